@@ -1,0 +1,153 @@
+"""One exception tree, so callers can catch exactly what they can handle.
+
+```
+JudgecardsError
+├── CardError              (file, line, field)
+│   ├── CardNotFound
+│   ├── CardValidationError
+│   └── CardLockMismatch
+├── RenderError            (card, variable)
+│   └── MissingInput
+├── InputError             (file, line, field)   a bad line in an items / labels file
+├── ProviderError          (provider, model)
+│   ├── ProviderConfigError   missing key or unknown provider; names the variable to set
+│   └── TransportError        the call failed after retries (kind, status)
+├── JudgeOutputError       (raw reply, problems)  internal to the re-ask loop
+└── StoreError
+```
+
+Messages never contain API keys: providers build errors from status codes and response bodies,
+never from request headers or client settings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+__all__ = [
+    "CardError",
+    "CardLockMismatch",
+    "CardNotFound",
+    "CardValidationError",
+    "InputError",
+    "JudgeOutputError",
+    "JudgecardsError",
+    "MissingInput",
+    "ProviderConfigError",
+    "ProviderError",
+    "RenderError",
+    "StoreError",
+    "TransportError",
+]
+
+
+class JudgecardsError(Exception):
+    """Base class of every error judgecards raises on purpose."""
+
+
+def _where(file: str | Path | None, line: int | None, field: str | None) -> str:
+    parts = []
+    if file is not None:
+        parts.append(f"{file}:{line}" if line is not None else str(file))
+    elif line is not None:
+        parts.append(f"line {line}")
+    if field:
+        parts.append(f"field {field!r}")
+    return ", ".join(parts)
+
+
+class _Located(JudgecardsError):
+    """An error about a place in a file: its message always names file, line and field."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | Path | None = None,
+        line: int | None = None,
+        field: str | None = None,
+    ) -> None:
+        self.file = str(file) if file is not None else None
+        self.line = line
+        self.field = field
+        self.reason = message
+        where = _where(file, line, field)
+        super().__init__(f"{where}: {message}" if where else message)
+
+
+class CardError(_Located):
+    """A judge card could not be found, parsed, validated or trusted."""
+
+
+class CardNotFound(CardError):
+    """No card with that name (and version) in the built-in or user card directories."""
+
+
+class CardValidationError(CardError):
+    """A card file's front-matter or body is invalid."""
+
+
+class CardLockMismatch(CardError):
+    """A released card's text changed without a new version (its hash differs from cards.lock)."""
+
+
+class InputError(_Located):
+    """A line of an input file (items, labels, outputs) is malformed."""
+
+
+class RenderError(JudgecardsError):
+    """A card could not be rendered with the inputs given."""
+
+    def __init__(self, message: str, *, card: str, variable: str | None = None) -> None:
+        self.card = card
+        self.variable = variable
+        super().__init__(message)
+
+
+class MissingInput(RenderError):
+    """An input the card needs was not supplied."""
+
+
+class ProviderError(JudgecardsError):
+    """A provider could not be configured or called."""
+
+    def __init__(self, message: str, *, provider: str, model: str | None = None) -> None:
+        self.provider = provider
+        self.model = model
+        super().__init__(message)
+
+
+class ProviderConfigError(ProviderError):
+    """The provider is unknown or not configured (e.g. no API key); the message says what to set."""
+
+
+class TransportError(ProviderError):
+    """A provider call failed for good: retries were exhausted or the error was not retryable."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider: str,
+        model: str | None = None,
+        kind: str,
+        status: int | None = None,
+    ) -> None:
+        self.kind = kind
+        self.status = status
+        super().__init__(message, provider=provider, model=model)
+
+
+class JudgeOutputError(JudgecardsError):
+    """The judge's reply could not be parsed or validated; carries the evidence for a re-ask."""
+
+    def __init__(self, raw_reply: str, problems: Sequence[str], *, truncated: bool = False) -> None:
+        self.raw_reply = raw_reply
+        self.problems = list(problems)
+        self.truncated = truncated
+        super().__init__("; ".join(self.problems) or "invalid judge reply")
+
+
+class StoreError(JudgecardsError):
+    """The results database could not be opened, migrated or written."""

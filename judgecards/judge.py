@@ -1,0 +1,446 @@
+"""`Judge`: a card plus a model, with caching, retries, re-asks and a durable store.
+
+One item's life: render the card (inputs are data) → look up the response cache → call the
+provider under the transport retry policy → parse and validate → on invalid output re-ask with
+the problems, up to ``max_attempts`` → decide the verdict in code → write the result (and, if it
+succeeded, the replies that produced it to the cache) in one transaction. Failures end as error
+records; only an authentication failure, which would fail every other item too, stops a batch.
+
+The re-ask loop is written once (`_Attempts`) and driven either synchronously (`score`) or
+asynchronously (`ascore`, `score_many`), so the two paths cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import random
+import time
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from judgecards.cards import Card, load_card
+from judgecards.errors import JudgeOutputError, MissingInput, TransportError
+from judgecards.parse import parse_reply
+from judgecards.providers import make_provider, split_model
+from judgecards.providers.base import Completion, CompletionRequest, Message, Provider, Usage
+from judgecards.render import render
+from judgecards.results import JudgeResult, TokenUsage
+from judgecards.retry import RetryPolicy, acall_with_retries, call_with_retries
+from judgecards.store import Store
+from judgecards.verdicts import decide
+
+__all__ = ["Judge", "Progress"]
+
+Progress = Callable[[int, int, JudgeResult], None]
+"""Called after each item of a batch as ``progress(done, total, result)``."""
+
+_UNSET: Any = object()
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()
+
+
+@dataclass
+class _Item:
+    key: str
+    item_id: str | None
+    inputs: dict[str, Any]
+    request: CompletionRequest
+
+
+@dataclass
+class _Attempts:
+    """One item's re-ask loop as a state machine; the drivers supply completions."""
+
+    judge: Judge
+    item: _Item
+    started: float = field(default_factory=time.perf_counter)
+    request: CompletionRequest | None = None
+    attempts: int = 0
+    usage: Usage = field(default_factory=Usage)
+    all_cached: bool = True
+    entries: list[tuple[str, str, Completion]] = field(default_factory=list)
+    last_reply: str | None = None
+    last_problems: list[str] = field(default_factory=list)
+
+    def next_request(self) -> CompletionRequest | None:
+        if self.attempts >= self.judge.max_attempts:
+            return None
+        if self.request is None:
+            self.request = self.item.request
+        self.attempts += 1
+        return self.request
+
+    def feed(self, key: str, completion: Completion, *, cached: bool) -> JudgeResult | None:
+        assert self.request is not None
+        if not cached:
+            self.all_cached = False
+            self.usage = self.usage + completion.usage
+        self.entries.append((key, self.judge.provider.name, completion))
+        self.last_reply = completion.text
+        try:
+            judgment = parse_reply(self.judge.card, completion.text, truncated=completion.truncated)
+        except JudgeOutputError as error:
+            self.last_problems = error.problems
+            self.request = self.judge._reask(self.request, completion.text, error)
+            return None
+        decision = decide(self.judge.card, judgment)
+        return self._result(
+            status="ok",
+            verdict=decision.verdict,
+            scores=decision.scores,
+            model_verdict=decision.model_verdict,
+            verdict_overridden=decision.verdict_overridden,
+            output=judgment.model_dump(mode="json"),
+            cached=self.all_cached,
+        )
+
+    def failed(self, error: TransportError) -> JudgeResult:
+        return self._result(status="error", error_kind=error.kind, error=str(error), cached=False)
+
+    def exhausted(self) -> JudgeResult:
+        problems = "; ".join(self.last_problems) or "invalid output"
+        return self._result(
+            status="error",
+            error_kind="invalid_output",
+            error=f"no valid judgment after {self.attempts} attempt(s): {problems}",
+            cached=False,
+        )
+
+    def _result(self, **fields: Any) -> JudgeResult:
+        judge = self.judge
+        return JudgeResult(
+            id=self.item.key,
+            item_id=self.item.item_id,
+            raw_reply=self.last_reply,
+            card=judge.card.ref,
+            card_hash=judge.card.hash,
+            model=judge.model,
+            usage=TokenUsage(input_tokens=self.usage.input_tokens, output_tokens=self.usage.output_tokens),
+            latency_s=time.perf_counter() - self.started,
+            attempts=self.attempts,
+            **fields,
+        )
+
+
+class Judge:
+    """Score items with one judge card and one model.
+
+    Args:
+        card: ``name``, ``name@version`` or a loaded `Card`.
+        model: ``provider:model``, e.g. ``anthropic:claude-sonnet-4-5``, ``openai:gpt-4o``, or
+            ``mock:judge`` for an offline dry run (synthetic scores, labelled as such).
+        cards_dir: extra card directories (else ``JUDGECARDS_CARDS_DIR``).
+        db: a `Store` or a database path (else ``JUDGECARDS_DB``, else ``./judgecards.db``).
+        cache: reuse stored results and cached replies; ``False`` calls the provider afresh
+            (and overwrites the stored result).
+        max_attempts: judge replies per item, re-asks included.
+        retry: transport retry policy (429, 5xx, timeouts).
+        temperature / max_tokens / top_logprobs: override the card's defaults; ``temperature=None``
+            sends none.
+        provider: a ready provider instance (for tests and custom providers).
+        **provider_options: passed to the provider: ``api_key``, ``base_url``, ``timeout``,
+            ``http_client``, ``async_http_client``.
+    """
+
+    def __init__(
+        self,
+        card: str | Card = "reference",
+        model: str = "mock:judge",
+        *,
+        cards_dir: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = None,
+        db: Store | str | os.PathLike[str] | None = None,
+        cache: bool = True,
+        max_attempts: int = 3,
+        retry: RetryPolicy | None = None,
+        temperature: float | None = _UNSET,
+        max_tokens: int | None = None,
+        top_logprobs: int | None = _UNSET,
+        provider: Provider | None = None,
+        **provider_options: Any,
+    ) -> None:
+        if max_attempts < 1:
+            raise ValueError("max_attempts must be at least 1")
+        self.card = load_card(card, cards_dir=cards_dir)
+        self.model = model
+        prefix, _ = split_model(model)
+        if provider is None:
+            if prefix == "mock":
+                provider_options.setdefault("responder", self._mock_reply)
+            provider = make_provider(model, **provider_options)
+        self.provider = provider
+        self.is_mock = prefix == "mock"
+        self.store = db if isinstance(db, Store) else Store(db)
+        self.cache = cache
+        self.max_attempts = max_attempts
+        self.retry = retry or RetryPolicy()
+        defaults = self.card.spec.defaults
+        self.temperature = defaults.temperature if temperature is _UNSET else temperature
+        self.max_tokens = max_tokens or defaults.max_tokens
+        self.top_logprobs = defaults.top_logprobs if top_logprobs is _UNSET else top_logprobs
+        self.params = {
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "top_logprobs": self.top_logprobs,
+        }
+        self._warn_if_uncalibrated()
+
+    def __repr__(self) -> str:
+        return f"Judge(card={self.card.ref!r}, model={self.model!r}, db={str(self.store.path)!r})"
+
+    # ------------------------------------------------------------------ public API
+
+    def score(self, **inputs: Any) -> JudgeResult:
+        """Judge one item synchronously. Invalid output and failed calls give an error record."""
+        item = self._prepare(inputs, item_id=None)
+        stored = self._stored([item])
+        if item.key in stored:
+            return stored[item.key]
+        result, entries = self._run_sync(item)
+        self._save(item, result, entries)
+        return result
+
+    async def ascore(self, **inputs: Any) -> JudgeResult:
+        """Judge one item asynchronously."""
+        item = self._prepare(inputs, item_id=None)
+        stored = self._stored([item])
+        if item.key in stored:
+            return stored[item.key]
+        result, entries = await self._run_async(item)
+        self._save(item, result, entries)
+        return result
+
+    def score_many(
+        self,
+        items: Iterable[Mapping[str, Any]],
+        *,
+        concurrency: int = 8,
+        progress: Progress | None = None,
+    ) -> list[JudgeResult]:
+        """Judge many items with at most ``concurrency`` calls in flight; results in input order.
+
+        Each item is a mapping of the card's inputs, optionally with an ``id``. Items already
+        judged successfully (same card version, model, parameters, id and inputs) are returned
+        from the store without a call, which is also how an interrupted run resumes. An item
+        missing an input becomes an error record (``error_kind="input"``); nothing is dropped.
+        """
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.ascore_many(items, concurrency=concurrency, progress=progress))
+        raise RuntimeError("score_many() cannot run inside an event loop; use `await judge.ascore_many(...)`")
+
+    async def ascore_many(
+        self,
+        items: Iterable[Mapping[str, Any]],
+        *,
+        concurrency: int = 8,
+        progress: Progress | None = None,
+    ) -> list[JudgeResult]:
+        """Async twin of `score_many`."""
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        prepared: list[_Item | JudgeResult] = []
+        for item in items:
+            item_id = item.get("id")
+            item_id = None if item_id is None else str(item_id)
+            try:
+                prepared.append(self._prepare(item, item_id=item_id))
+            except MissingInput as error:
+                prepared.append(self._input_error(item, item_id, error))
+        runnable = {p.key: p for p in prepared if isinstance(p, _Item)}
+        stored = self._stored(list(runnable.values()))
+        total = len(prepared)
+        done = 0
+        outcomes: dict[str, JudgeResult] = dict(stored)
+
+        def report(result: JudgeResult) -> None:
+            nonlocal done
+            done += 1
+            if progress is not None:
+                progress(done, total, result)
+
+        for entry in prepared:
+            if isinstance(entry, JudgeResult):
+                report(entry)
+            elif entry.key in stored:
+                report(stored[entry.key])
+
+        semaphore = asyncio.Semaphore(concurrency)
+
+        async def run(item: _Item) -> None:
+            async with semaphore:
+                result, entries = await self._run_async(item)
+                self._save(item, result, entries)
+            outcomes[item.key] = result
+            report(result)
+
+        pending = [item for key, item in runnable.items() if key not in stored]
+        tasks = [asyncio.ensure_future(run(item)) for item in pending]
+        try:
+            if tasks:
+                await asyncio.gather(*tasks)
+        except BaseException:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+        finally:
+            await self.provider.aclose()
+        # Items that share a key (same id and inputs) were judged once and share the result.
+        results: list[JudgeResult] = []
+        for entry in prepared:
+            results.append(entry if isinstance(entry, JudgeResult) else outcomes[entry.key])
+        return results
+
+    # ------------------------------------------------------------------ internals
+
+    def _prepare(self, inputs: Mapping[str, Any], *, item_id: str | None) -> _Item:
+        card_inputs = {name: inputs.get(name) for name in self.card.spec.inputs if inputs.get(name) is not None}
+        prompt = render(self.card, card_inputs)  # raises MissingInput before any call
+        key = _digest([self.card.hash, self.model, self.params, item_id, card_inputs])[:32]
+        request = CompletionRequest(
+            model=self.provider.model,
+            messages=(Message("user", prompt.user),),
+            system=prompt.system,
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+            top_logprobs=self.top_logprobs,
+        )
+        return _Item(key=key, item_id=item_id, inputs=card_inputs, request=request)
+
+    def _input_error(self, item: Mapping[str, Any], item_id: str | None, error: MissingInput) -> JudgeResult:
+        key = _digest([self.card.hash, self.model, self.params, item_id, dict(item), "input-error"])[:32]
+        result = JudgeResult(
+            id=key, item_id=item_id, status="error", card=self.card.ref, card_hash=self.card.hash,
+            model=self.model, error_kind="input", error=str(error),
+        )  # fmt: skip
+        self.store.save(result, inputs={k: v for k, v in item.items() if k != "id"}, params=self.params)
+        return result
+
+    def _stored(self, items: Sequence[_Item]) -> dict[str, JudgeResult]:
+        if not self.cache or not items:
+            return {}
+        return self.store.finished(item.key for item in items)
+
+    def _cache_key(self, request: CompletionRequest) -> str:
+        return _digest([self.provider.name, self.provider.model, self.card.hash, request.cache_fields()])
+
+    def _cached(self, key: str) -> Completion | None:
+        return self.store.cached_completion(key) if self.cache else None
+
+    def _run_sync(self, item: _Item) -> tuple[JudgeResult, list[tuple[str, str, Completion]]]:
+        state = _Attempts(self, item)
+        while (request := state.next_request()) is not None:
+            key = self._cache_key(request)
+            completion = self._cached(key)
+            cached = completion is not None
+            if completion is None:
+                try:
+                    completion = call_with_retries(
+                        self.provider, lambda: self.provider.complete(request), self.retry
+                    )
+                except TransportError as error:
+                    if error.kind == "auth":
+                        raise
+                    return state.failed(error), []
+            result = state.feed(key, completion, cached=cached)
+            if result is not None:
+                return result, state.entries
+        return state.exhausted(), []
+
+    async def _run_async(self, item: _Item) -> tuple[JudgeResult, list[tuple[str, str, Completion]]]:
+        state = _Attempts(self, item)
+        while (request := state.next_request()) is not None:
+            key = self._cache_key(request)
+            completion = self._cached(key)
+            cached = completion is not None
+            if completion is None:
+                bound = request
+                try:
+                    completion = await acall_with_retries(
+                        self.provider, lambda: self.provider.acomplete(bound), self.retry
+                    )
+                except TransportError as error:
+                    if error.kind == "auth":
+                        raise
+                    return state.failed(error), []
+            result = state.feed(key, completion, cached=cached)
+            if result is not None:
+                return result, state.entries
+        return state.exhausted(), []
+
+    def _save(self, item: _Item, result: JudgeResult, entries: list[tuple[str, str, Completion]]) -> None:
+        # Only replies that led to a valid judgment are cached (the runners pass none for a
+        # failed item), so a failed item is tried afresh next time instead of replaying failure.
+        self.store.save(result, inputs=item.inputs, params=self.params, cache_entries=entries)
+
+    def _reask(self, request: CompletionRequest, reply: str, error: JudgeOutputError) -> CompletionRequest:
+        """A new request: the conversation so far, the judge's reply, and what was wrong with it."""
+        problems = "\n".join(f"- {problem}" for problem in error.problems)
+        if self.card.spec.output.format == "final_token":
+            expected = (
+                f"End your reply with a final line of the form {self.card.spec.output.line!r}, "
+                f"with an integer from {self.card.spec.output.min} to {self.card.spec.output.max}."
+            )
+        else:
+            expected = "Reply again with only a single JSON object that matches the JSON Schema given above."
+        brevity = " Your reply was cut off at the token limit, so be brief." if error.truncated else ""
+        feedback = f"Your previous reply could not be used:\n{problems}\n{expected}{brevity}"
+        return CompletionRequest(
+            model=request.model,
+            messages=(*request.messages, Message("assistant", reply or "(empty reply)"), Message("user", feedback)),
+            system=request.system,
+            temperature=request.temperature,
+            max_tokens=request.max_tokens,
+            top_logprobs=request.top_logprobs,
+            timeout=request.timeout,
+        )
+
+    def _mock_reply(self, request: CompletionRequest) -> str:
+        """A valid reply in the card's format, chosen deterministically from the prompt."""
+        from judgecards.providers.mock import request_seed, synthesize
+
+        rng = random.Random(request_seed(request))
+        output = self.card.spec.output
+        if output.format == "final_token":
+            assert output.line is not None and output.min is not None and output.max is not None
+            value = rng.randint(output.min, output.max)
+            return "Mock reasoning: placeholder, not a judgment.\n" + output.line.replace("{value}", str(value))
+        schema = self.card.output_model.model_json_schema()
+        candidate: Any = {}
+        for _ in range(100):
+            candidate = synthesize(schema, rng)
+            try:
+                self.card.output_model.model_validate(candidate)
+                break
+            except ValidationError:
+                continue
+        return json.dumps(candidate)
+
+    def _warn_if_uncalibrated(self) -> None:
+        """Hook for the calibration package: warn when this card@version was never calibrated."""
+        try:
+            from calibration.status import latest_calibration
+        except ImportError:
+            return
+        if latest_calibration(self.store, card=self.card.ref, model=self.model) is None and not self.is_mock:
+            warnings.warn(
+                f"{self.card.ref} has never been calibrated against human labels for {self.model}; "
+                "see `judgecards audit sample`",
+                UncalibratedJudgeWarning,
+                stacklevel=3,
+            )
+
+
+class UncalibratedJudgeWarning(UserWarning):
+    """A judge card is used with a model it was never checked against human labels for."""
+

@@ -1,0 +1,131 @@
+"""The provider protocol: one call in each flavour (sync, async) plus a classifier for errors.
+
+Providers only *classify* failures; retries, the cache and concurrency live above them in
+`judgecards.retry` and `judgecards.judge`. That keeps a new provider to one small module.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
+
+__all__ = [
+    "Completion",
+    "CompletionRequest",
+    "Message",
+    "Provider",
+    "RetryDecision",
+    "TokenLogprob",
+    "Usage",
+]
+
+
+@dataclass(frozen=True)
+class Message:
+    """One chat turn. ``role`` is ``"user"`` or ``"assistant"``; the system prompt is separate."""
+
+    role: Literal["user", "assistant"]
+    content: str
+
+
+@dataclass(frozen=True)
+class CompletionRequest:
+    """Everything a provider needs for one call. Immutable: a re-ask builds a new request."""
+
+    model: str
+    messages: tuple[Message, ...]
+    system: str | None = None
+    temperature: float = 0.0
+    max_tokens: int = 1024
+    top_logprobs: int | None = None
+    timeout: float | None = None
+
+    def cache_fields(self) -> dict[str, Any]:
+        """The parameters that change a reply, for the response-cache key."""
+        return {
+            "system": self.system,
+            "messages": [[m.role, m.content] for m in self.messages],
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "top_logprobs": self.top_logprobs,
+        }
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token counts as the server reported them (0 when it reported none)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens)
+
+
+@dataclass(frozen=True)
+class TokenLogprob:
+    """One generated token with its log-probability and the top alternatives at that position."""
+
+    token: str
+    logprob: float
+    top: tuple[tuple[str, float], ...] = ()
+
+
+@dataclass(frozen=True)
+class Completion:
+    """A provider's reply. ``raw`` is the response body only: never headers, never keys."""
+
+    text: str
+    model: str
+    usage: Usage = field(default_factory=Usage)
+    finish_reason: str | None = None
+    logprobs: tuple[TokenLogprob, ...] | None = None
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def truncated(self) -> bool:
+        """True when the reply stopped at the token limit (OpenAI "length", Anthropic "max_tokens")."""
+        return self.finish_reason in ("length", "max_tokens")
+
+
+@dataclass(frozen=True)
+class RetryDecision:
+    """How the retry layer should treat an exception raised by a provider call.
+
+    ``kind`` is ``rate_limit`` (429 that may pass), ``transient`` (5xx, timeout, connection),
+    ``auth`` (401/403: retrying cannot help and every other item will fail too) or ``fatal``
+    (anything else, e.g. 400 or an exhausted quota).
+    """
+
+    retry: bool
+    kind: Literal["rate_limit", "transient", "auth", "fatal"]
+    retry_after: float | None = None
+    status: int | None = None
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """What the judge needs from a model provider."""
+
+    name: ClassVar[str]
+    model: str
+
+    def complete(self, request: CompletionRequest) -> Completion:
+        """Make one call, without retrying."""
+        ...
+
+    async def acomplete(self, request: CompletionRequest) -> Completion:
+        """Make one call asynchronously, without retrying."""
+        ...
+
+    def classify(self, error: BaseException) -> RetryDecision:
+        """Say whether and how soon an error from `complete`/`acomplete` may be retried."""
+        ...
+
+    def close(self) -> None:
+        """Release the sync client's HTTP connections."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release the async client, which is bound to the event loop that used it."""
+        ...

@@ -1,0 +1,179 @@
+"""OpenAI and every OpenAI-compatible server (vLLM, Ollama, llama.cpp, LM Studio…).
+
+The SDK is built with ``max_retries=0``: `judgecards.retry` is the only retry layer, so a 500 is
+tried as often as our policy says and not three times that.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from judgecards.errors import ProviderConfigError
+from judgecards.providers._http import classify_status
+from judgecards.providers.base import (
+    Completion,
+    CompletionRequest,
+    RetryDecision,
+    TokenLogprob,
+    Usage,
+)
+
+if TYPE_CHECKING:
+    import httpx2
+    import openai
+
+__all__ = ["OpenAIProvider"]
+
+_PLACEHOLDER_KEY = "not-needed"
+
+
+class OpenAIProvider:
+    """Chat Completions through the official ``openai`` SDK.
+
+    Args:
+        model: model name as the server knows it (``gpt-4o``, ``qwen2.5:7b``…).
+        api_key: defaults to ``OPENAI_API_KEY``. With a custom base URL and no key, a placeholder
+            is sent, since local servers usually ignore it.
+        base_url: defaults to ``OPENAI_BASE_URL``, else the OpenAI API.
+        http_client / async_http_client: ``httpx2`` clients to use (tests inject a MockTransport).
+        timeout: seconds per request.
+    """
+
+    name: ClassVar[str] = "openai"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        http_client: httpx2.Client | None = None,
+        async_http_client: httpx2.AsyncClient | None = None,
+        timeout: float = 60.0,
+    ) -> None:
+        self.model = model
+        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        key = api_key or os.environ.get("OPENAI_API_KEY")
+        if not key:
+            if self.base_url is None:
+                raise ProviderConfigError(
+                    "No OpenAI API key: set the OPENAI_API_KEY environment variable, pass "
+                    "api_key=..., or point OPENAI_BASE_URL at an OpenAI-compatible server "
+                    "(vLLM, Ollama, llama.cpp) that needs none.",
+                    provider=self.name,
+                    model=model,
+                )
+            key = _PLACEHOLDER_KEY
+        self._api_key = key
+        self._http_client = http_client
+        self._async_http_client = async_http_client
+        self._timeout = timeout
+        self._client: openai.OpenAI | None = None
+        self._async_client: openai.AsyncOpenAI | None = None
+
+    def __repr__(self) -> str:  # never show the key
+        return f"OpenAIProvider(model={self.model!r}, base_url={self.base_url!r})"
+
+    # Clients are built once and reused: per-call construction is what makes many tools slow.
+    def _sync(self) -> openai.OpenAI:
+        if self._client is None:
+            import openai
+
+            self._client = openai.OpenAI(
+                api_key=self._api_key,
+                base_url=self.base_url,
+                http_client=self._http_client,
+                max_retries=0,
+                timeout=self._timeout,
+            )
+        return self._client
+
+    def _async(self) -> openai.AsyncOpenAI:
+        if self._async_client is None:
+            import openai
+
+            self._async_client = openai.AsyncOpenAI(
+                api_key=self._api_key,
+                base_url=self.base_url,
+                http_client=self._async_http_client,
+                max_retries=0,
+                timeout=self._timeout,
+            )
+        return self._async_client
+
+    def _arguments(self, request: CompletionRequest) -> dict[str, Any]:
+        messages: list[dict[str, str]] = []
+        if request.system:
+            messages.append({"role": "system", "content": request.system})
+        messages.extend({"role": m.role, "content": m.content} for m in request.messages)
+        arguments: dict[str, Any] = {"model": self.model, "messages": messages}
+        if request.temperature is not None:
+            arguments["temperature"] = request.temperature
+        # OpenAI's own API wants max_completion_tokens (reasoning models reject max_tokens);
+        # compatible servers (vLLM, Ollama, llama.cpp) reliably understand max_tokens.
+        token_key = "max_tokens" if self.base_url else "max_completion_tokens"
+        arguments[token_key] = request.max_tokens
+        if request.top_logprobs is not None:
+            arguments["logprobs"] = True
+            arguments["top_logprobs"] = request.top_logprobs
+        if request.timeout is not None:
+            arguments["timeout"] = request.timeout
+        return arguments
+
+    def complete(self, request: CompletionRequest) -> Completion:
+        response = self._sync().chat.completions.create(**self._arguments(request))
+        return _completion(response)
+
+    async def acomplete(self, request: CompletionRequest) -> Completion:
+        response = await self._async().chat.completions.create(**self._arguments(request))
+        return _completion(response)
+
+    def classify(self, error: BaseException) -> RetryDecision:
+        import openai
+
+        if isinstance(error, openai.APIStatusError):
+            return classify_status(error.status_code, error.response.headers, error.body)
+        if isinstance(error, openai.APIConnectionError):  # includes APITimeoutError
+            return RetryDecision(retry=True, kind="transient")
+        return RetryDecision(retry=False, kind="fatal")
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    async def aclose(self) -> None:
+        # A client we built is closed; one the caller passed in is theirs to close.
+        if self._async_client is not None and self._async_http_client is None:
+            await self._async_client.close()
+        self._async_client = None
+
+
+def _completion(response: Any) -> Completion:
+    if not response.choices:
+        return Completion(text="", model=response.model or "", raw={"id": response.id})
+    choice = response.choices[0]
+    usage = response.usage
+    logprobs = None
+    content_logprobs = getattr(choice.logprobs, "content", None) if choice.logprobs else None
+    if content_logprobs:
+        logprobs = tuple(
+            TokenLogprob(
+                token=item.token,
+                logprob=item.logprob,
+                top=tuple((alt.token, alt.logprob) for alt in (item.top_logprobs or ())),
+            )
+            for item in content_logprobs
+        )
+    return Completion(
+        text=choice.message.content or "",
+        model=response.model or "",
+        usage=Usage(
+            input_tokens=(usage.prompt_tokens or 0) if usage else 0,
+            output_tokens=(usage.completion_tokens or 0) if usage else 0,
+        ),
+        finish_reason=choice.finish_reason,
+        logprobs=logprobs,
+        raw={"id": response.id, "system_fingerprint": getattr(response, "system_fingerprint", None)},
+    )

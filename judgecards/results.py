@@ -1,0 +1,72 @@
+"""`JudgeResult`: one judged item, successful or not. Nothing is dropped: a failure is a record."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["JudgeResult", "TokenUsage"]
+
+
+class TokenUsage(BaseModel):
+    """Tokens the provider billed for this item, summed over re-asks and transport retries."""
+
+    model_config = ConfigDict(frozen=True)
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class JudgeResult(BaseModel):
+    """The outcome of judging one item with one card and one model.
+
+    Attributes:
+        id: stable key of (card hash, model, call parameters, item id, inputs); re-judging the
+            same thing writes the same row, so results never duplicate.
+        item_id: the caller's id for the item (the ``id`` field of an input line), if any.
+        status: ``ok``, or ``error`` when every attempt failed (see ``error_kind``).
+        verdict: decided in code by the card's rule (None for cards without verdicts).
+        scores: numeric axes by name (e.g. ``correctness``).
+        model_verdict: the verdict the judge itself wrote; ``verdict_overridden`` when it differs.
+        output: the full validated judgment (reasoning, per-axis details).
+        raw_reply: the judge's last reply text, kept for audit and for error records.
+        card / card_hash: ``name@version`` and ``sha256:<hex>`` of the card used.
+        model: ``provider:model`` as configured (``mock:…`` for synthetic runs).
+        usage: tokens billed; zero when served from cache.
+        latency_s: wall time spent on the item, waits included.
+        attempts: judge replies requested (1 + re-asks).
+        cached: served from the results store or response cache without a provider call.
+        error_kind: ``invalid_output``, ``rate_limit``, ``transient``, ``fatal`` or ``input``.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    item_id: str | None = None
+    status: Literal["ok", "error"]
+    verdict: str | None = None
+    scores: dict[str, int | float] = Field(default_factory=dict)
+    model_verdict: str | None = None
+    verdict_overridden: bool = False
+    output: dict[str, Any] | None = None
+    raw_reply: str | None = None
+    card: str
+    card_hash: str
+    model: str
+    usage: TokenUsage = Field(default_factory=TokenUsage)
+    latency_s: float = 0.0
+    attempts: int = 0
+    cached: bool = False
+    error_kind: str | None = None
+    error: str | None = None
+    created_at: datetime = Field(default_factory=_now)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"

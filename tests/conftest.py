@@ -1,0 +1,41 @@
+"""Shared fixtures: a throw-away database per test and the third-party data in ../shared/data."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _shared_data_dir() -> Path:
+    configured = os.environ.get("JUDGECARDS_SHARED_DATA")
+    return Path(configured) if configured else REPO.parent / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """The public evaluation data beside the checkout (see ../shared/data/README.md).
+
+    A user's clone may not have it, so tests that need it skip there; CI always has it, so under
+    CI a missing folder is a failure, never a skip.
+    """
+    path = _shared_data_dir()
+    if not path.is_dir():
+        if os.environ.get("CI"):
+            pytest.fail(f"shared data folder {path} is missing in CI")
+        pytest.skip(f"shared data folder {path} not present (set JUDGECARDS_SHARED_DATA)")
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _isolated_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own database and never touches a user's judgecards.db."""
+    db = tmp_path / "judgecards.db"
+    monkeypatch.setenv("JUDGECARDS_DB", str(db))
+    for name in ("OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_API_KEY",
+                 "JUDGECARDS_CARDS_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    return db
