@@ -283,9 +283,10 @@ def pairwise_report(
     consistent = np.array([1.0 if o.position_consistent else 0.0 for o in outcomes])
     consistency = bootstrap_ci(consistent, **ci)
     first, decided = _position_counts(outcomes)
-    preference = bootstrap_ci(first, decided, statistic=_ratio, **ci)
-    if n and not decided.sum():
+    if n and not decided.sum():  # every single judgment a tie: no position was ever chosen
         preference = Estimate(math.nan, math.nan, math.nan, level, n)
+    else:
+        preference = bootstrap_ci(first, decided, statistic=_ratio, **ci)
 
     verbosity = None
     if (len_a is None) != (len_b is None):

@@ -4,6 +4,11 @@
 reports (win-rate) and the deterministic metrics all call it, so an interval means the same thing
 everywhere: a paired, percentile-or-BCa bootstrap over items, seeded, computed by
 `scipy.stats.bootstrap` (scipy comes with scikit-learn).
+
+Two systems scored on the same items are compared with `paired_bootstrap` (any per-item score:
+an interval for the difference of means) or `mcnemar` (right/wrong outcomes: an exact binomial
+or chi-squared test on the discordant items). Both say so when the difference is inside the
+noise.
 """
 
 from __future__ import annotations
@@ -16,7 +21,14 @@ from typing import Any, Literal
 
 import numpy as np
 
-__all__ = ["Estimate", "bootstrap_ci"]
+__all__ = [
+    "Estimate",
+    "McNemarResult",
+    "PairedComparison",
+    "bootstrap_ci",
+    "mcnemar",
+    "paired_bootstrap",
+]
 
 
 @dataclass(frozen=True)
@@ -130,3 +142,197 @@ def bootstrap_ci(
 
 def _mean(values: np.ndarray) -> float:
     return float(np.mean(values))
+
+
+@dataclass(frozen=True)
+class PairedComparison:
+    """Two systems scored on the same items: the difference of a statistic, with an interval.
+
+    Attributes:
+        a: the statistic for system A on all items.
+        b: the statistic for system B on all items.
+        difference: ``a - b`` with its paired bootstrap interval.
+    """
+
+    a: float
+    b: float
+    difference: Estimate
+
+    @property
+    def inside_noise(self) -> bool:
+        """True when the interval for ``a - b`` includes 0 (or cannot be computed)."""
+        low, high = self.difference.low, self.difference.high
+        return math.isnan(low) or math.isnan(high) or low <= 0.0 <= high
+
+    @property
+    def note(self) -> str:
+        """One sentence saying whether the difference is distinguishable from noise."""
+        pct = round(self.difference.level * 100)
+        if self.inside_noise:
+            return f"the difference is inside the noise: the {pct}% interval includes 0"
+        better = "A" if self.difference.value > 0 else "B"
+        return f"{better} is higher; the {pct}% interval excludes 0"
+
+    def __str__(self) -> str:
+        d = self.difference
+        return f"A - B = {d.value:+.3f} [{d.low:+.3f}, {d.high:+.3f}] (n={d.n}): {self.note}"
+
+
+def paired_bootstrap(
+    a: Sequence[float] | np.ndarray,
+    b: Sequence[float] | np.ndarray,
+    *,
+    statistic: Callable[[np.ndarray], float] | None = None,
+    level: float = 0.95,
+    n_resamples: int = 2000,
+    seed: int | None = 0,
+    method: Literal["percentile", "BCa", "basic"] = "percentile",
+) -> PairedComparison:
+    """Paired bootstrap for the difference between two systems scored on the same items.
+
+    Item ``i`` of ``a`` and item ``i`` of ``b`` must be the same example. Items are resampled
+    together (via `bootstrap_ci`), so per-item difficulty cancels out and the interval is
+    narrower than comparing two independent intervals.
+
+    Args:
+        a: per-item scores of system A (any per-example metric: EM, F1, ROUGE, 0/1 pass).
+        b: per-item scores of system B, same length and order.
+        statistic: maps one system's scores to a number; default the mean.
+        level: confidence level of the interval.
+        n_resamples: bootstrap resamples.
+        seed: bootstrap seed.
+        method: bootstrap interval method, as in `bootstrap_ci`.
+
+    Returns:
+        A `PairedComparison`; its ``note`` says whether the difference is inside the noise
+        (the interval includes 0).
+    """
+    stat = statistic or _mean
+    left, right = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if left.ndim != 1 or right.ndim != 1 or len(left) != len(right):
+        raise ValueError(f"a and b must be flat and equally long, got {left.shape} and {right.shape}")
+
+    def difference(x: np.ndarray, y: np.ndarray) -> float:
+        return float(stat(x)) - float(stat(y))
+
+    estimate = bootstrap_ci(
+        left, right, statistic=difference, level=level, n_resamples=n_resamples, seed=seed,
+        method=method,
+    )
+    value_a = float(stat(left)) if len(left) else math.nan
+    value_b = float(stat(right)) if len(right) else math.nan
+    return PairedComparison(value_a, value_b, estimate)
+
+
+@dataclass(frozen=True)
+class McNemarResult:
+    """McNemar's test for two systems judged right/wrong on the same items.
+
+    Attributes:
+        only_a: items A got right and B got wrong.
+        only_b: items B got right and A got wrong.
+        both_right: items both got right.
+        both_wrong: items both got wrong.
+        statistic: for ``method="exact"`` the smaller discordant count; for ``"chi2"`` the
+            continuity-corrected chi-squared value ``(|only_a - only_b| - 1)^2 / (only_a + only_b)``.
+        p_value: two-sided p-value (1.0 when there are no discordant items).
+        method: ``"exact"`` (binomial test of ``only_a`` out of the discordant items at 1/2) or
+            ``"chi2"`` (chi-squared with one degree of freedom).
+        alpha: significance level used by `significant` and `note`.
+    """
+
+    only_a: int
+    only_b: int
+    both_right: int
+    both_wrong: int
+    statistic: float
+    p_value: float
+    method: Literal["exact", "chi2"]
+    alpha: float
+
+    @property
+    def n(self) -> int:
+        """Number of items."""
+        return self.only_a + self.only_b + self.both_right + self.both_wrong
+
+    @property
+    def significant(self) -> bool:
+        """True when ``p_value < alpha``."""
+        return self.p_value < self.alpha
+
+    @property
+    def note(self) -> str:
+        """One sentence saying whether the difference is distinguishable from noise."""
+        if not self.significant:
+            return f"the difference is inside the noise (p = {self.p_value:.3g} >= {self.alpha})"
+        better = "A" if self.only_a > self.only_b else "B"
+        return f"{better} is better (p = {self.p_value:.3g} < {self.alpha})"
+
+    def __str__(self) -> str:
+        return (
+            f"McNemar ({self.method}): A only {self.only_a}, B only {self.only_b}, "
+            f"n={self.n}: {self.note}"
+        )
+
+
+def mcnemar(
+    a_correct: Sequence[bool] | np.ndarray,
+    b_correct: Sequence[bool] | np.ndarray,
+    *,
+    method: Literal["auto", "exact", "chi2"] = "auto",
+    alpha: float = 0.05,
+) -> McNemarResult:
+    """McNemar's test: do two systems differ in accuracy on the same items?
+
+    Only the discordant items (one system right, the other wrong) carry information. Under the
+    null hypothesis each discordant item is equally likely to favour A or B.
+
+    Args:
+        a_correct: per-item correctness of system A (bools or 0/1).
+        b_correct: per-item correctness of system B, same length and order.
+        method: ``"exact"`` binomial test, ``"chi2"`` with continuity correction, or ``"auto"``:
+            exact when there are fewer than 25 discordant items, chi-squared otherwise.
+        alpha: significance level for the result's ``significant`` flag and ``note``.
+
+    Returns:
+        A `McNemarResult`.
+    """
+    from scipy import stats as scipy_stats
+
+    a, b = _as_bools(a_correct, "a_correct"), _as_bools(b_correct, "b_correct")
+    if len(a) != len(b):
+        raise ValueError(f"a_correct and b_correct must be equally long, got {len(a)} and {len(b)}")
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    only_a, only_b = int(np.sum(a & ~b)), int(np.sum(~a & b))
+    both_right, both_wrong = int(np.sum(a & b)), int(np.sum(~a & ~b))
+    discordant = only_a + only_b
+    chosen: Literal["exact", "chi2"]
+    if method == "auto":
+        chosen = "exact" if discordant < 25 else "chi2"
+    elif method in ("exact", "chi2"):
+        chosen = method
+    else:
+        raise ValueError(f"method must be 'auto', 'exact' or 'chi2', got {method!r}")
+    if discordant == 0:
+        statistic, p_value = 0.0, 1.0
+    elif chosen == "exact":
+        statistic = float(min(only_a, only_b))
+        p_value = float(scipy_stats.binomtest(only_a, discordant, 0.5).pvalue)
+    else:
+        statistic = (abs(only_a - only_b) - 1) ** 2 / discordant
+        p_value = float(scipy_stats.chi2.sf(statistic, 1))
+    return McNemarResult(
+        only_a, only_b, both_right, both_wrong, statistic, min(p_value, 1.0), chosen, alpha
+    )
+
+
+def _as_bools(values: Sequence[bool] | np.ndarray, name: str) -> np.ndarray:
+    array = np.asarray(values)
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be a flat sequence")
+    if array.dtype != bool:
+        if array.size and not np.isin(array, (0, 1)).all():
+            raise ValueError(f"{name} must hold booleans or 0/1")
+        array = array.astype(bool)
+    return array

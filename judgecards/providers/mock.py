@@ -36,7 +36,11 @@ class MockProvider:
         *,
         replies: Iterable[str | Completion | BaseException] = (),
         responder: Responder | None = None,
+        **transport_options: Any,
     ) -> None:
+        # api_key, base_url, timeout and http clients are accepted so that the same options work
+        # for every provider; the mock has no transport to apply them to.
+        del transport_options
         self.model = model or "judge"
         self._queue: deque[str | Completion | BaseException] = deque(replies)
         self.responder = responder

@@ -1,0 +1,139 @@
+"""``judgecards score``: judge a JSONL file of items, with progress and a closing summary."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+import click
+
+from judgecards.cli._common import cards_dir_option, db_option, fail, mock_banner, read_jsonl
+from judgecards.errors import InputError, JudgecardsError
+
+
+@click.command()
+@click.option("--card", "card_ref", required=True, help="Card as NAME or NAME@VERSION.")
+@click.option("--model", required=True, help="provider:model, e.g. openai:gpt-4o, anthropic:claude-sonnet-4-5, mock:judge.")
+@click.option("--input", "input_path", required=True, type=click.Path(dir_okay=False, exists=True, path_type=Path), help="JSONL: one object per line with 'id' and the card's inputs.")
+@click.option("--output", "output_path", required=True, type=click.Path(dir_okay=False, path_type=Path), help="JSONL of results, in input order.")
+@click.option("--concurrency", default=8, show_default=True, type=click.IntRange(1, 1024))
+@click.option("--max-attempts", default=3, show_default=True, type=click.IntRange(1, 20), help="Judge replies per item, re-asks included.")
+@click.option("--no-cache", is_flag=True, help="Call the provider even for items already judged or cached.")
+@click.option("--base-url", default=None, help="Server URL (else OPENAI_BASE_URL / ANTHROPIC_BASE_URL).")
+@click.option("--timeout", default=60.0, show_default=True, type=float, help="Seconds per request.")
+@db_option
+@cards_dir_option
+def score(
+    card_ref: str,
+    model: str,
+    input_path: Path,
+    output_path: Path,
+    concurrency: int,
+    max_attempts: int,
+    no_cache: bool,
+    base_url: str | None,
+    timeout: float,
+    db: Path,
+    cards_dirs: tuple[Path, ...],
+) -> None:
+    """Judge every item of a JSONL file with one card and model.
+
+    Every line is checked before any call is made. Results are stored as each item finishes, so
+    an interrupted run picks up where it stopped when started again.
+    """
+    from judgecards.judge import Judge
+    from judgecards.results import JudgeResult
+
+    options: dict[str, Any] = {"timeout": timeout}
+    if base_url:
+        options["base_url"] = base_url
+    try:
+        judge = Judge(
+            card_ref, model, cards_dir=list(cards_dirs) or None, db=db, cache=not no_cache,
+            max_attempts=max_attempts, **options,
+        )  # fmt: skip
+        items = _read_items(input_path, judge)
+    except JudgecardsError as error:
+        fail(error)
+    mock_banner(model)
+    click.echo(f"Judging {len(items)} items with {judge.card.ref} on {model} (db {db})", err=True)
+
+    started = time.perf_counter()
+    with click.progressbar(length=len(items), label="judging", file=sys.stderr, show_pos=True) as bar:
+        def progress(done: int, total: int, result: JudgeResult) -> None:
+            bar.update(1)
+
+        try:
+            results = judge.score_many(items, concurrency=concurrency, progress=progress)
+        except JudgecardsError as error:
+            fail(error)
+    elapsed = time.perf_counter() - started
+
+    tmp = output_path.with_name(output_path.name + ".tmp")
+    with tmp.open("w", encoding="utf-8") as handle:
+        for result in results:
+            handle.write(result.model_dump_json() + "\n")
+    os.replace(tmp, output_path)
+    click.echo(_summary(results, elapsed, output_path))
+    mock_banner(model)
+
+
+def _read_items(path: Path, judge: Any) -> list[dict[str, Any]]:
+    """Validate every line before any call: id present and unique, required inputs present."""
+    required = [name for name, spec in judge.card.spec.inputs.items() if spec.required]
+    problems: list[InputError] = []
+    items: list[dict[str, Any]] = []
+    seen: dict[str, int] = {}
+    for number, item in read_jsonl(path):
+        if isinstance(item, InputError):
+            problems.append(item)
+            continue
+        item_id = item.get("id")
+        if item_id is None or item_id == "":
+            problems.append(InputError("missing 'id'", file=path, line=number, field="id"))
+        elif str(item_id) in seen:
+            problems.append(InputError(f"duplicate id (first on line {seen[str(item_id)]})", file=path, line=number, field="id"))
+        else:
+            seen[str(item_id)] = number
+        for name in required:
+            if item.get(name) is None:
+                problems.append(InputError(f"missing input required by {judge.card.ref}", file=path, line=number, field=name))
+        items.append(item)
+    if problems:
+        shown = "\n".join(f"  {p}" for p in problems[:20])
+        more = f"\n  … and {len(problems) - 20} more" if len(problems) > 20 else ""
+        raise InputError(f"{len(problems)} bad line(s), nothing was judged:\n{shown}{more}", file=path)
+    if not items:
+        raise InputError("no items", file=path)
+    return items
+
+
+def _summary(results: list[Any], elapsed: float, output_path: Path) -> str:
+    ok = [r for r in results if r.status == "ok"]
+    errors = Counter(r.error_kind for r in results if r.status == "error")
+    verdicts = Counter(r.verdict for r in ok if r.verdict is not None)
+    axes: dict[str, list[float]] = defaultdict(list)
+    for result in ok:
+        for axis, value in result.scores.items():
+            axes[axis].append(value)
+    tokens_in = sum(r.usage.input_tokens for r in results)
+    tokens_out = sum(r.usage.output_tokens for r in results)
+    cached = sum(1 for r in results if r.cached)
+    overridden = sum(1 for r in ok if r.verdict_overridden)
+    lines = [f"\n{len(results)} items in {elapsed:.1f}s -> {output_path}"]
+    if verdicts:
+        total = sum(verdicts.values())
+        lines.append("verdicts:  " + "  ".join(f"{v} {n} ({n / total:.0%})" for v, n in verdicts.most_common()))
+        lines.append(f"overrides: {overridden} (the rule disagreed with the judge's own verdict)")
+    for axis, values in axes.items():
+        lines.append(f"mean {axis:<16} {sum(values) / len(values):.2f}  (n={len(values)})")
+    error_text = ", ".join(f"{kind} {n}" for kind, n in errors.most_common()) if errors else "none"
+    lines.append(f"errors:    {sum(errors.values())} ({error_text})")
+    lines.append(f"tokens:    {tokens_in} in, {tokens_out} out")
+    lines.append(f"cache:     {cached} of {len(results)} served without a call")
+    return "\n".join(lines)
