@@ -208,8 +208,8 @@ class PairwiseReport:
             f"  {'sign test (two-sided)':<28}p = {_fmt_p(self.sign_test_p)}  ({self.wins} vs {self.losses}, ties dropped)",
             f"  {'position consistency':<28}{_fmt_estimate(self.position_consistency)}  {pct}",
             f"  {'first-position preference':<28}{_fmt_estimate(self.first_position_preference)}  "
-            f"{pct}; 0.5 = none; over {self.single_judgments - self.single_ties} non-tie single "
-            f"judgments, {self.single_ties} ties left out",
+            f"{pct}; 0.5 = no bias; {self.single_judgments - self.single_ties} single judgments "
+            f"({self.single_ties} ties left out)",
         ]
         if self.verbosity is not None:
             v = self.verbosity

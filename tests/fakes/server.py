@@ -1,0 +1,130 @@
+"""A loopback fake of the OpenAI and Anthropic APIs, for the CLI, kill-and-resume and bench.
+
+Runs an asyncio HTTP/1.1 server (keep-alive) on 127.0.0.1 with a fixed latency per request. It
+answers ``POST /v1/chat/completions`` and ``POST /v1/messages`` with a judge-shaped reply chosen
+by ``reply(prompt_text) -> str`` (default: a valid ``reference`` judgment). Run it in-process in
+a thread (`serve_in_thread`) or as its own process::
+
+    python -m tests.fakes.server --port 0 --latency 0.2   # prints "PORT <n>" when ready
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+DEFAULT_REPLY = json.dumps({
+    "scores": {"correctness": 5, "completeness": 4, "style_fidelity": 5},
+    "style_relevant": False,
+    "verdict": "match",
+    "delta": "Same facts in different words.",
+    "decision_basis": "All gold points are present and correct.",
+})  # fmt: skip
+
+
+@dataclass
+class FakeServer:
+    latency: float = 0.0
+    reply: Callable[[str], str] = lambda prompt: DEFAULT_REPLY
+    requests: int = 0
+    port: int = 0
+    _ready: threading.Event = field(default_factory=threading.Event)
+    _loop: asyncio.AbstractEventLoop | None = None
+    _server: asyncio.base_events.Server | None = None
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                lines = head.decode("latin-1").split("\r\n")
+                method, path, _ = lines[0].split(" ", 2)
+                headers = {k.strip().lower(): v.strip() for k, _, v in (l.partition(":") for l in lines[1:] if l)}
+                body = await reader.readexactly(int(headers.get("content-length", "0")))
+                self.requests += 1
+                if self.latency:
+                    await asyncio.sleep(self.latency)
+                status, payload = self._respond(method, path, body)
+                data = json.dumps(payload).encode()
+                writer.write(
+                    f"HTTP/1.1 {status} OK\r\ncontent-type: application/json\r\n"
+                    f"content-length: {len(data)}\r\nconnection: keep-alive\r\n\r\n".encode() + data
+                )
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionResetError, asyncio.LimitOverrunError):
+            pass
+        finally:
+            writer.close()
+
+    def _respond(self, method: str, path: str, body: bytes) -> tuple[int, dict[str, Any]]:
+        request = json.loads(body or b"{}")
+        messages = request.get("messages", [])
+        prompt = "\n".join(str(m.get("content", "")) for m in messages)
+        if path.endswith("/chat/completions"):
+            text = self.reply(prompt)
+            return 200, {
+                "id": f"chatcmpl-{self.requests}", "object": "chat.completion", "created": 1741569952,
+                "model": request.get("model", "fake"),
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "logprobs": None, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": len(prompt.split()), "completion_tokens": len(text.split()), "total_tokens": 0},
+            }  # fmt: skip
+        if path.endswith("/messages"):
+            text = self.reply(prompt)
+            return 200, {
+                "id": f"msg_{self.requests}", "type": "message", "role": "assistant", "model": request.get("model", "fake"),
+                "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
+                "usage": {"input_tokens": len(prompt.split()), "output_tokens": len(text.split())},
+            }  # fmt: skip
+        return 404, {"error": {"message": f"no route {method} {path}"}}
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_server(self._handle, "127.0.0.1", self.port, backlog=1024)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def serve_in_thread(self) -> FakeServer:
+        def run() -> None:
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            loop.run_until_complete(self.start())
+            self._ready.set()
+            loop.run_forever()
+
+        threading.Thread(target=run, daemon=True).start()
+        self._ready.wait(10)
+        return self
+
+    def stop(self) -> None:
+        if self._loop is not None and self._server is not None:
+            self._loop.call_soon_threadsafe(self._server.close)
+            self._loop.call_soon_threadsafe(self._loop.stop)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--latency", type=float, default=0.0)
+    args = parser.parse_args()
+    server = FakeServer(latency=args.latency, port=args.port)
+
+    async def run() -> None:
+        await server.start()
+        print(f"PORT {server.port}", flush=True)
+        await asyncio.Event().wait()
+
+    try:
+        asyncio.run(run())
+    except KeyboardInterrupt:
+        sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()
