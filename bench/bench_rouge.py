@@ -25,9 +25,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from judgecards.metrics.rouge import rouge  # noqa: E402
 
 TYPES = ("rouge1", "rouge2", "rougeL")
 FIELDS = ("precision", "recall", "fmeasure")
@@ -75,7 +72,10 @@ def main() -> int:
     parser.add_argument("--data", type=Path, default=Path(default_data))
     args = parser.parse_args()
 
+    sys.path.insert(0, str(REPO))
     from rouge_score import rouge_scorer
+
+    from judgecards.metrics.rouge import rouge
 
     if (args.data / "summeval" / "documents.jsonl").is_file():
         pairs, source = summeval_pairs(args.data), "SummEval summaries x references"

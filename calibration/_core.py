@@ -80,13 +80,13 @@ def kappa_estimate(
 def weight_matrix(n_labels: int, weights: Weights | None) -> NDArray[np.float64]:
     """Disagreement weights between label positions: 0/1, ``|i-j|`` or ``(i-j)**2``."""
     position = np.arange(n_labels)
-    distance = np.abs(position[:, None] - position[None, :]).astype(np.float64)
+    distance: NDArray[np.float64] = np.abs(position[:, None] - position[None, :]).astype(np.float64)
     if weights is None:
         return (distance > 0).astype(np.float64)
     if weights == "linear":
         return distance
     if weights == "quadratic":
-        return distance**2
+        return np.square(distance)
     raise ValueError(f"weights must be None, 'linear' or 'quadratic', got {weights!r}")
 
 

@@ -123,9 +123,9 @@ class InterAnnotatorReport:
         pct = round(self.krippendorff_alpha.level * 100)
         names = [" – ".join(p.raters) for p in self.pairs]
         width = max([len(n) for n in names] + [len(f"Krippendorff's alpha ({self.metric})")])
+        title = f"Inter-annotator agreement: {len(self.raters)} raters, {self.n_items} items"
         lines = [
-            f"Inter-annotator agreement: {len(self.raters)} raters, {self.n_items} items "
-            f"({pct}% CI)",
+            f"{title} ({pct}% CI)",
             f"  {'':<{width}}  {'kappa':<22}  {'agreement':<22}  n",
         ]
         for name, p in zip(names, self.pairs):

@@ -186,7 +186,11 @@ def _summarise(
 ) -> PairwiseAgreement:
     used, used_s2 = total > 0, total_s2 > 0
     n_items, n_items_s2 = int(used.sum()), int(used_s2.sum())
-    warn_if_small(min(n_items, n_items_s2), "pairwise agreement", stacklevel=3)
+    what = "pairwise agreement" if unit == "votes" else "human-human pairwise agreement"
+    if n_items_s2 < n_items:
+        warn_if_small(n_items_s2, f"{what} without ties (S2)", stacklevel=3)
+    else:
+        warn_if_small(n_items, f"{what} with ties (S1)", stacklevel=3)
     with_ties = _ratio_estimate(match[used], total[used], level, n_resamples, seed)
     without_ties = _ratio_estimate(match_s2[used_s2], total_s2[used_s2], level, n_resamples, seed)
     return PairwiseAgreement(with_ties, without_ties, n_items, n_items_s2, unit)

@@ -137,7 +137,9 @@ class AgreementReport:
         lines.append("  " + " " * width + "".join(f"  {n:>{width}}" for n in names))
         for name, row in zip(names, self.confusion):
             lines.append(f"  {name:<{width}}" + "".join(f"  {c:>{width}}" for c in row))
-        lines += ["", f"  {'label':<{width}}  precision     recall         f1    support"]
+        lines += ["", f"  {'label':<{width}}" + "".join(
+            f"  {h:>9}" for h in ("precision", "recall", "F1", "support")
+        )]
         for name, c in zip(names, self.per_class):
             lines.append(
                 f"  {name:<{width}}  {c.precision:>9.3f}  {c.recall:>9.3f}  {c.f1:>9.3f}"

@@ -19,7 +19,7 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
@@ -116,7 +116,7 @@ def verbosity_bias_single(lengths: Sequence[float], scores: Sequence[float]) -> 
 def verbosity_bias_pairwise(
     len_a: Sequence[float],
     len_b: Sequence[float],
-    winners: Sequence[Literal["A", "B", "tie"]],
+    winners: Sequence[str],
 ) -> PairwiseVerbosity:
     """Correlation between the length difference and the pairwise preference.
 
@@ -133,8 +133,10 @@ def verbosity_bias_pairwise(
         ValueError: the sequences differ in length, hold non-finite lengths or unknown winners.
     """
     if not len(len_a) == len(len_b) == len(winners):
-        raise ValueError(f"len_a, len_b and winners must have equal length, got "
-                         f"{len(len_a)}, {len(len_b)}, {len(winners)}")
+        raise ValueError(
+            f"len_a, len_b and winners must have equal length, got "
+            f"{len(len_a)}, {len(len_b)}, {len(winners)}"
+        )
     preference_of = {"A": 1.0, "B": -1.0, "tie": 0.0}
     for row, winner in enumerate(winners):
         if winner not in preference_of:
@@ -175,7 +177,9 @@ _FAMILIES: tuple[tuple[str, str], ...] = (
     ("vicuna", r"vicuna"),
     ("alpaca", r"alpaca"),
 )
-_FAMILY_RES = tuple((family, re.compile(rf"(?:^|[-_/.:\s])(?:{pattern})")) for family, pattern in _FAMILIES)
+_FAMILY_RES = tuple(
+    (family, re.compile(rf"(?:^|[-_/.:\s])(?:{pattern})")) for family, pattern in _FAMILIES
+)
 # Providers whose own name is the best family guess when the model name is not recognised.
 _PROVIDER_FAMILIES = {"anthropic": "claude", "mock": "mock"}
 
@@ -240,7 +244,9 @@ def _finite(values: Sequence[float] | np.ndarray, name: str) -> np.ndarray:
     return array
 
 
-def _correlate(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> LengthCorrelation:
+def _correlate(
+    x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray
+) -> LengthCorrelation:
     if len(x) != len(y):
         raise ValueError(f"the two sequences must have equal length, got {len(x)} and {len(y)}")
     xs, ys = _finite(x, "lengths"), _finite(y, "scores")
@@ -252,8 +258,11 @@ def _correlate(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray)
     pearson = stats.pearsonr(xs, ys)
     spearman = stats.spearmanr(xs, ys)
     return LengthCorrelation(
-        float(pearson.statistic), float(pearson.pvalue),
-        float(spearman.statistic), float(spearman.pvalue), n,
+        float(pearson.statistic),
+        float(pearson.pvalue),
+        float(spearman.statistic),
+        float(spearman.pvalue),
+        n,
     )
 
 

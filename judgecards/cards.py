@@ -209,7 +209,13 @@ def parse_card_file(path: Path, *, locked: Mapping[str, str] | None = None) -> C
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         line = mark.line + 2 if mark is not None else None
-        raise CardValidationError(f"invalid YAML front-matter: {error}", file=path, line=line) from error
+        # PyYAML's own text counts lines from the start of the front-matter, not of the file;
+        # say what went wrong and let the error's file:line be the one place numbers appear.
+        problem = getattr(error, "problem", None) or str(error)
+        context = getattr(error, "context", None)
+        column = f" at column {mark.column + 1}" if mark is not None else ""
+        detail = f"{problem}{column}" + (f" ({context})" if context else "")
+        raise CardValidationError(f"invalid YAML front-matter: {detail}", file=path, line=line) from error
     if not isinstance(raw, dict):
         raise CardValidationError("front-matter must be a mapping", file=path, line=2)
     try:
@@ -329,25 +335,33 @@ def _line_of(node: yaml.Node | None, loc: Sequence[str]) -> int | None:
     if node is None:
         return None
     current: yaml.Node = node
+    line = node.start_mark.line
     for key in loc:
         if isinstance(current, yaml.MappingNode):
-            match = next((v for k, v in current.value if getattr(k, "value", None) == key), None)
-            if match is None:
+            pair = next(((k, v) for k, v in current.value if getattr(k, "value", None) == key), None)
+            if pair is None:
                 # The key is missing: point at the mapping that should hold it.
                 break
-            current = match
+            # The key's line, not the value's: a block mapping value starts on the next line.
+            line = pair[0].start_mark.line
+            current = pair[1]
         elif isinstance(current, yaml.SequenceNode) and key.isdigit() and int(key) < len(current.value):
             current = current.value[int(key)]
+            line = current.start_mark.line
         else:
             break
-    return current.start_mark.line + 2
+    return line + 2
 
 
 def _body_line_of(card: Card, name: str) -> int | None:
-    pattern = re.compile(r"\b" + re.escape(name) + r"\b")
-    for offset, text in enumerate(card.body.split("\n")):
-        if pattern.search(text):
-            return card.body_line + offset
+    word = r"\b" + re.escape(name) + r"\b"
+    # Prefer the line where the name is used inside {{ }} or {% %}: the same word in the prose
+    # around it ("apply the rubric below") is not the mistake.
+    lines = card.body.split("\n")
+    for pattern in (re.compile(r"\{[{%][^}]*" + word), re.compile(word)):
+        for offset, text in enumerate(lines):
+            if pattern.search(text):
+                return card.body_line + offset
     return None
 
 

@@ -13,7 +13,7 @@ indicators (position consistency and first-position preference).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -199,29 +199,37 @@ class PairwiseReport:
     def as_text(self) -> str:
         """A fixed-width summary for the terminal."""
         pct = f"{round(self.level * 100)}% CI"
+        decided = self.single_judgments - self.single_ties
         decisive = self.wins + self.losses
-        lines = [
-            f"{self.model_a} (A) vs {self.model_b} (B): {self.n} comparisons, each judged in both orders",
-            f"  {'wins / losses / ties':<28}{self.wins} / {self.losses} / {self.ties}",
-            f"  {'win-rate (ties dropped)':<28}{_fmt_estimate(self.win_rate)}  {pct}, n={decisive}",
-            f"  {'win-rate (ties = half)':<28}{_fmt_estimate(self.win_rate_ties_half)}  {pct}, n={self.n}",
-            f"  {'sign test (two-sided)':<28}p = {_fmt_p(self.sign_test_p)}  ({self.wins} vs {self.losses}, ties dropped)",
-            f"  {'position consistency':<28}{_fmt_estimate(self.position_consistency)}  {pct}",
-            f"  {'first-position preference':<28}{_fmt_estimate(self.first_position_preference)}  "
-            f"{pct}; 0.5 = no bias; {self.single_judgments - self.single_ties} single judgments "
-            f"({self.single_ties} ties left out)",
+        sign = f"p = {_fmt_p(self.sign_test_p)}  ({self.wins} vs {self.losses}, ties dropped)"
+        preference = (
+            f"{_fmt_estimate(self.first_position_preference)}  {pct}; 0.5 = no bias; "
+            f"{decided} single judgments ({self.single_ties} ties left out)"
+        )
+        rows = [
+            ("wins / losses / ties", f"{self.wins} / {self.losses} / {self.ties}"),
+            ("win-rate (ties dropped)", f"{_fmt_estimate(self.win_rate)}  {pct}, n={decisive}"),
+            (
+                "win-rate (ties = half)",
+                f"{_fmt_estimate(self.win_rate_ties_half)}  {pct}, n={self.n}",
+            ),
+            ("sign test (two-sided)", sign),
+            ("position consistency", f"{_fmt_estimate(self.position_consistency)}  {pct}"),
+            ("first-position preference", preference),
         ]
         if self.verbosity is not None:
-            v = self.verbosity
-            lines.append(
-                f"  {'longer answer wins':<28}{_fmt(v.longer_wins_rate)}  of {v.decisive_unequal} decisive "
-                f"pairs of unequal length (p = {_fmt_p(v.longer_wins_p)})"
+            v, c = self.verbosity, self.verbosity.correlation
+            longer = (
+                f"{_fmt(v.longer_wins_rate)}  of {v.decisive_unequal} decisive pairs of "
+                f"unequal length (p = {_fmt_p(v.longer_wins_p)})"
             )
-            lines.append(
-                f"  {'length diff vs preference':<28}Spearman {_fmt(v.correlation.spearman)} "
-                f"(p = {_fmt_p(v.correlation.spearman_p)}), Pearson {_fmt(v.correlation.pearson)} "
-                f"(p = {_fmt_p(v.correlation.pearson_p)}), n={v.correlation.n}"
+            correlation = (
+                f"Spearman {_fmt(c.spearman)} (p = {_fmt_p(c.spearman_p)}), "
+                f"Pearson {_fmt(c.pearson)} (p = {_fmt_p(c.pearson_p)}), n={c.n}"
             )
+            rows += [("longer answer wins", longer), ("length diff vs preference", correlation)]
+        title = f"{self.model_a} (A) vs {self.model_b} (B): {self.n} comparisons in both orders"
+        lines = [title, *(f"  {label:<28}{text}" for label, text in rows)]
         if self.self_preference is not None:
             lines.append(f"  warning: {self.self_preference}")
         return "\n".join(lines)
@@ -266,12 +274,16 @@ def pairwise_report(
     winners = [o.winner for o in outcomes]
     wins, losses = winners.count("A"), winners.count("B")
     ties = n - wins - losses
-    ci = {"level": level, "seed": seed, "n_resamples": n_resamples}
+
+    def interval(*samples: np.ndarray, statistic: Callable[..., float] | None = None) -> Estimate:
+        return bootstrap_ci(
+            *samples, statistic=statistic, level=level, n_resamples=n_resamples, seed=seed
+        )
 
     decisive = np.array([1.0 if w == "A" else 0.0 for w in winners if w != "tie"])
-    win_rate = bootstrap_ci(decisive, **ci)
+    win_rate = interval(decisive)
     scores = np.array([{"A": 1.0, "B": 0.0, "tie": 0.5}[w] for w in winners])
-    win_rate_ties_half = bootstrap_ci(scores, **ci)
+    win_rate_ties_half = interval(scores)
 
     if wins + losses:
         from scipy.stats import binomtest
@@ -281,28 +293,43 @@ def pairwise_report(
         sign_p = math.nan
 
     consistent = np.array([1.0 if o.position_consistent else 0.0 for o in outcomes])
-    consistency = bootstrap_ci(consistent, **ci)
+    consistency = interval(consistent)
     first, decided = _position_counts(outcomes)
     if n and not decided.sum():  # every single judgment a tie: no position was ever chosen
         preference = Estimate(math.nan, math.nan, math.nan, level, n)
     else:
-        preference = bootstrap_ci(first, decided, statistic=_ratio, **ci)
+        preference = interval(first, decided, statistic=_ratio)
 
     verbosity = None
     if (len_a is None) != (len_b is None):
         raise ValueError("give both len_a and len_b, or neither")
     if len_a is not None and len_b is not None:
         if len(len_a) != n or len(len_b) != n:
-            raise ValueError(f"len_a/len_b must have one entry per outcome ({n}), got {len(len_a)}/{len(len_b)}")
+            raise ValueError(
+                f"len_a/len_b must have one entry per outcome ({n}), got {len(len_a)}/{len(len_b)}"
+            )
         verbosity = verbosity_bias_pairwise(len_a, len_b, winners)
-    self_preference = self_preference_warning(judge_model, [model_a, model_b]) if judge_model else None
+    self_preference = (
+        self_preference_warning(judge_model, [model_a, model_b]) if judge_model else None
+    )
 
     return PairwiseReport(
-        model_a=model_a, model_b=model_b, n=n, wins=wins, losses=losses, ties=ties,
-        win_rate=win_rate, win_rate_ties_half=win_rate_ties_half, sign_test_p=sign_p,
-        position_consistency=consistency, first_position_preference=preference,
-        single_judgments=2 * n, single_ties=2 * n - int(decided.sum()), level=level,
-        verbosity=verbosity, self_preference=self_preference,
+        model_a=model_a,
+        model_b=model_b,
+        n=n,
+        wins=wins,
+        losses=losses,
+        ties=ties,
+        win_rate=win_rate,
+        win_rate_ties_half=win_rate_ties_half,
+        sign_test_p=sign_p,
+        position_consistency=consistency,
+        first_position_preference=preference,
+        single_judgments=2 * n,
+        single_ties=2 * n - int(decided.sum()),
+        level=level,
+        verbosity=verbosity,
+        self_preference=self_preference,
     )
 
 
@@ -323,8 +350,10 @@ def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> float:
 
 
 def _estimate_dict(estimate: Estimate) -> dict[str, float | int | None]:
-    return {key: _json_float(value) if isinstance(value, float) else value
-            for key, value in estimate.as_dict().items()}
+    return {
+        key: _json_float(value) if isinstance(value, float) else value
+        for key, value in estimate.as_dict().items()
+    }
 
 
 def _json_float(value: float) -> float | None:

@@ -7,25 +7,25 @@ outcomes works (human votes, arena battles).
 
 **Scale.** Both methods report Elo-like ratings: a difference of ``scale`` points (400) means odds
 of ``base**1`` (10 : 1) that the higher-rated model wins a decisive game, i.e.
-``P(i beats j | not a tie) = 1 / (1 + base ** (-(R_i - R_j) / scale))``. Bradley–Terry ratings are
-anchored so that their **mean** is ``initial`` (1000), or so that a chosen ``anchor`` model sits at
-``initial``; only differences carry meaning.
+``P(i beats j | not a tie) = 1 / (1 + base ** (-(R_i - R_j) / scale))``. Bradley–Terry
+ratings are anchored so that their **mean** is ``initial`` (1000), or so that a chosen ``anchor``
+model sits at ``initial``; only differences carry meaning.
 
-**Bradley–Terry** (`bradley_terry`) is a maximum-likelihood fit of ``P(i beats j) =
-sigmoid(theta_i - theta_j)`` over all comparisons at once, so it does not depend on their order. Ties
-are handled explicitly, one of two ways:
+**Bradley–Terry** (`bradley_terry`) is a maximum-likelihood fit of
+``P(i beats j) = sigmoid(theta_i - theta_j)`` over all comparisons at once, so it does not depend on
+their order. Ties are handled explicitly, one of two ways:
 
 * ``ties="half"`` (default): a tie counts as half a win for each side, as Chatbot Arena does. The
-  fitted ratings then describe the *expected score* (win = 1, tie = 1/2), which is what a leaderboard
-  usually wants; with many ties the ratings are pulled together accordingly.
+  fitted ratings then describe the *expected score* (win = 1, tie = 1/2), which is what a
+  leaderboard usually wants; with many ties the ratings are pulled together accordingly.
 * ``ties="davidson"``: Davidson's (1970) model, ``P(i wins) ∝ pi_i``, ``P(j wins) ∝ pi_j``,
   ``P(tie) ∝ nu * sqrt(pi_i * pi_j)``. Ratings describe decisive games only and ``nu`` (reported as
   ``tie_strength``) absorbs the tie rate; it is the right choice when a judge emits many ties.
 
 The fit is a damped Newton iteration on the pair counts (the log-likelihood is concave in both
 models), vectorised over bootstrap resamples so a 1000-resample interval costs a few tenths of a
-second. A tiny ridge penalty (``ridge``, default 1e-6 on the natural-log strengths, the same order as
-Chatbot Arena's ``LogisticRegression(C=1e6)``) fixes the free additive constant and keeps the
+second. A tiny ridge penalty (``ridge``, default 1e-6 on the natural-log strengths, the same order
+as Chatbot Arena's ``LogisticRegression(C=1e6)``) fixes the free additive constant and keeps the
 estimate finite when a model won or lost every game; such a model's rating is then very large in
 magnitude and its interval very wide — the data cannot bound it.
 
@@ -42,18 +42,21 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 
-from judgecards.pairwise_report import VERDICTS, Verdict
+from judgecards.pairwise_report import VERDICTS
 
 __all__ = ["Comparison", "ModelRating", "Ratings", "bradley_terry", "elo"]
 
-Comparison = tuple[str, str, Verdict]
-"""One pairwise outcome: ``(model_a, model_b, winner)`` with ``winner`` in ``{"A", "B", "tie"}``."""
+Comparison = tuple[str, str, str]
+"""One pairwise outcome: ``(model_a, model_b, winner)`` with ``winner`` in ``{"A", "B", "tie"}``.
+
+The winner is typed ``str`` rather than `Verdict` so rows read from CSV or a database need no
+cast; it is checked at run time."""
 
 # Keep each vectorised bootstrap batch to about this many resampled indices in memory.
 _BATCH_CELLS = 4_000_000
@@ -161,7 +164,7 @@ class Ratings:
     def win_probability(self, model: str, other: str) -> float:
         """Probability that ``model`` beats ``other`` in a decisive game, from the ratings."""
         diff = self[model].rating - self[other].rating
-        return 1.0 / (1.0 + self.base ** (-diff / self.scale))
+        return float(1.0 / (1.0 + self.base ** (-diff / self.scale)))
 
     def to_dict(self) -> dict[str, Any]:
         """A strict-JSON dict (``nan`` becomes ``None``) for ``--json`` output and storage."""
@@ -175,7 +178,9 @@ class Ratings:
             "base": self.base,
             "initial": self.initial,
             "anchor": self.anchor,
-            "tie_strength": _json_float(self.tie_strength) if self.tie_strength is not None else None,
+            "tie_strength": _json_float(self.tie_strength)
+            if self.tie_strength is not None
+            else None,
             "k": self.k,
             "models": [entry.to_dict() for entry in self.models],
         }
@@ -189,18 +194,29 @@ class Ratings:
                 else "a tie counts as half a win each"
             )
             title = f"Bradley–Terry ratings ({tie_text})"
-            anchor = f"{self.anchor} = {self.initial:g}" if self.anchor else f"mean = {self.initial:g}"
+            anchor = (
+                f"{self.anchor} = {self.initial:g}" if self.anchor else f"mean = {self.initial:g}"
+            )
         else:
             title = f"Elo ratings (online, K = {self.k:g}, a tie scores 0.5; order dependent)"
             anchor = f"start = {self.initial:g}"
         pct = f"{round(self.level * 100)}% CI"
         width = max([len("model"), *(len(m.model) for m in self.models)])
+        intervals = (
+            f"{pct} from {self.n_resamples} bootstrap resamples"
+            if self.n_resamples
+            else "no intervals"
+        )
+        odds = f"{self.scale:g} points = {self.base:g}:1 odds"
+        header = (
+            f"{'rank':>4}  {'model':<{width}}  {'rating':>7}  {pct:>17}  "
+            f"{'games':>5}  {'W':>5}  {'L':>5}  {'T':>5}"
+        )
         lines = [
             title,
-            f"{self.n_comparisons} comparisons; {anchor}; {self.scale:g} points = {self.base:g}:1 odds; "
-            + (f"{pct} from {self.n_resamples} bootstrap resamples" if self.n_resamples else "no intervals"),
+            f"{self.n_comparisons} comparisons; {anchor}; {odds}; {intervals}",
             "",
-            f"{'rank':>4}  {'model':<{width}}  {'rating':>7}  {pct:>17}  {'games':>5}  {'W':>5}  {'L':>5}  {'T':>5}",
+            header,
         ]
         for m in self.models:
             ci = f"[{m.low:7.1f}, {m.high:7.1f}]" if not math.isnan(m.low) else "-"
@@ -259,8 +275,12 @@ def bradley_terry(
     anchor_idx = data.models.index(anchor) if anchor is not None else None
 
     def to_ratings(theta: np.ndarray) -> np.ndarray:
-        ref = theta[..., [anchor_idx]] if anchor_idx is not None else theta.mean(axis=-1, keepdims=True)
-        return initial + factor * (theta - ref)
+        if anchor_idx is not None:
+            ref = theta[..., [anchor_idx]]
+        else:
+            ref = theta.mean(axis=-1, keepdims=True)
+        ratings: np.ndarray = initial + factor * (theta - ref)
+        return ratings
 
     counts = data.pair_counts(np.arange(data.n)[None, :])
     theta, eta = _fit_bt(counts, data.pairs, len(data.models), ties, ridge)
@@ -275,9 +295,20 @@ def bradley_terry(
 
     low, high = _bootstrap(statistic, data.n, len(data.models), bootstrap, level, seed)
     return _ratings(
-        data, point, low, high,
-        method="bradley_terry", ties=ties, level=level, n_resamples=bootstrap, scale=scale,
-        base=base, initial=initial, anchor=anchor, tie_strength=tie_strength, k=None,
+        data,
+        point,
+        low,
+        high,
+        method="bradley_terry",
+        ties=ties,
+        level=level,
+        n_resamples=bootstrap,
+        scale=scale,
+        base=base,
+        initial=initial,
+        anchor=anchor,
+        tie_strength=tie_strength,
+        k=None,
     )
 
 
@@ -348,9 +379,20 @@ def elo(
 
     low, high = _bootstrap(statistic, data.n, n_models, bootstrap, level, seed)
     return _ratings(
-        data, point, low, high,
-        method="elo", ties="half", level=level, n_resamples=bootstrap, scale=scale, base=base,
-        initial=initial, anchor=None, tie_strength=None, k=k,
+        data,
+        point,
+        low,
+        high,
+        method="elo",
+        ties="half",
+        level=level,
+        n_resamples=bootstrap,
+        scale=scale,
+        base=base,
+        initial=initial,
+        anchor=None,
+        tie_strength=None,
+        k=k,
     )
 
 
@@ -428,14 +470,21 @@ def _check_connected(data: _Encoded) -> None:
 
 
 def _fit_bt(
-    counts: np.ndarray, pairs: np.ndarray, n_models: int, ties: str, ridge: float,
-    max_iter: int = 100, tol: float = 1e-9,
+    counts: np.ndarray,
+    pairs: np.ndarray,
+    n_models: int,
+    ties: str,
+    ridge: float,
+    max_iter: int = 100,
+    tol: float = 1e-9,
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """Maximise the penalised log-likelihood for every row of ``counts`` at once.
 
     Parameters per row: log-strengths ``theta`` (n_models) and, for Davidson, ``eta = log nu``.
     Returns ``theta`` (batch, n_models) and ``eta`` (batch,) or ``None``.
     """
+    from scipy.special import expit
+
     batch = counts.shape[0]
     davidson = ties == "davidson"
     dim = n_models + (1 if davidson else 0)
@@ -458,7 +507,8 @@ def _fit_bt(
             win_i = counts[..., 0] + counts[..., 2] / 2
             win_j = counts[..., 1] + counts[..., 2] / 2
             ll = -(win_i * np.logaddexp(0.0, -d) + win_j * np.logaddexp(0.0, d)).sum(-1)
-        return ll - 0.5 * (penalty * b * b).sum(-1)
+        value: np.ndarray = ll - 0.5 * (penalty * b * b).sum(-1)
+        return value
 
     rows = np.arange(batch)[:, None]
     current = objective(beta)
@@ -475,17 +525,19 @@ def _fit_bt(
             g_eta = resid[..., 2]
             # Fisher information of the three-way softmax, n (diag p - p p^T), mapped to (d, eta)
             # through logits = (d/2, -d/2, eta).
-            f11, f22, f33 = n * p[..., 0] * (1 - p[..., 0]), n * p[..., 1] * (1 - p[..., 1]), n * p[..., 2] * (1 - p[..., 2])
-            f12, f13, f23 = -n * p[..., 0] * p[..., 1], -n * p[..., 0] * p[..., 2], -n * p[..., 1] * p[..., 2]
+            p1, p2, p3 = p[..., 0], p[..., 1], p[..., 2]
+            f11, f22, f33 = n * p1 * (1 - p1), n * p2 * (1 - p2), n * p3 * (1 - p3)
+            f12, f13, f23 = -n * p1 * p2, -n * p1 * p3, -n * p2 * p3
             h_dd = 0.25 * (f11 - 2 * f12 + f22)
             h_de = 0.5 * (f13 - f23)
             grad[:, -1] = g_eta.sum(-1)
             hess[:, -1, -1] = f33.sum(-1)
-            np.add.at(hess, (rows, i[None, :], -1), h_de)
-            np.add.at(hess, (rows, j[None, :], -1), -h_de)
+            last = np.full((1, 1), dim - 1, dtype=np.intp)
+            np.add.at(hess, (rows, i[None, :], last), h_de)
+            np.add.at(hess, (rows, j[None, :], last), -h_de)
             hess[:, -1, :-1] = hess[:, :-1, -1]
         else:
-            s = 1.0 / (1.0 + np.exp(-d))
+            s = expit(d)
             n = counts.sum(-1)
             g_d = counts[..., 0] + counts[..., 2] / 2 - n * s
             h_dd = n * s * (1 - s)
@@ -516,11 +568,17 @@ def _fit_bt(
 
 def _logsumexp(x: np.ndarray) -> np.ndarray:
     top = x.max(axis=-1, keepdims=True)
-    return top + np.log(np.exp(x - top).sum(axis=-1, keepdims=True))
+    out: np.ndarray = top + np.log(np.exp(x - top).sum(axis=-1, keepdims=True))
+    return out
 
 
 def _bootstrap(
-    statistic: Any, n: int, n_models: int, n_resamples: int, level: float, seed: int | None
+    statistic: Callable[..., np.ndarray],
+    n: int,
+    n_models: int,
+    n_resamples: int,
+    level: float,
+    seed: int | None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Percentile intervals for a vector statistic of resampled comparison indices."""
     if not 0.0 < level < 1.0:
@@ -534,7 +592,9 @@ def _bootstrap(
 
     with warnings.catch_warnings():
         # A model whose rating is the same in every resample (e.g. the anchor) is expected.
-        warnings.simplefilter("ignore", category=getattr(scipy_stats, "DegenerateDataWarning", RuntimeWarning))
+        warnings.simplefilter(
+            "ignore", category=getattr(scipy_stats, "DegenerateDataWarning", RuntimeWarning)
+        )
         result = scipy_stats.bootstrap(
             (np.arange(n),),
             statistic,
@@ -552,11 +612,19 @@ def _ratings(
     data: _Encoded, point: np.ndarray, low: np.ndarray, high: np.ndarray, **meta: Any
 ) -> Ratings:
     n_models = len(data.models)
-    games = np.bincount(data.idx_a, minlength=n_models) + np.bincount(data.idx_b, minlength=n_models)
+    games = np.bincount(data.idx_a, minlength=n_models) + np.bincount(
+        data.idx_b, minlength=n_models
+    )
     a_won, b_won, tied = data.outcome == 0, data.outcome == 1, data.outcome == 2
-    wins = np.bincount(data.idx_a[a_won], minlength=n_models) + np.bincount(data.idx_b[b_won], minlength=n_models)
-    losses = np.bincount(data.idx_b[a_won], minlength=n_models) + np.bincount(data.idx_a[b_won], minlength=n_models)
-    ties = np.bincount(data.idx_a[tied], minlength=n_models) + np.bincount(data.idx_b[tied], minlength=n_models)
+    wins = np.bincount(data.idx_a[a_won], minlength=n_models) + np.bincount(
+        data.idx_b[b_won], minlength=n_models
+    )
+    losses = np.bincount(data.idx_b[a_won], minlength=n_models) + np.bincount(
+        data.idx_a[b_won], minlength=n_models
+    )
+    ties = np.bincount(data.idx_a[tied], minlength=n_models) + np.bincount(
+        data.idx_b[tied], minlength=n_models
+    )
     entries = []
     for m in range(n_models):
         # A hair of tolerance so models the fit cannot tell apart share a rank.
@@ -564,9 +632,16 @@ def _ratings(
         rank_ub = rank if math.isnan(high[m]) else 1 + int(np.sum(low > high[m] + _RANK_TOLERANCE))
         entries.append(
             ModelRating(
-                model=data.models[m], rating=float(point[m]), low=float(low[m]), high=float(high[m]),
-                rank=rank, rank_ub=rank_ub, games=int(games[m]), wins=int(wins[m]),
-                losses=int(losses[m]), ties=int(ties[m]),
+                model=data.models[m],
+                rating=float(point[m]),
+                low=float(low[m]),
+                high=float(high[m]),
+                rank=rank,
+                rank_ub=rank_ub,
+                games=int(games[m]),
+                wins=int(wins[m]),
+                losses=int(losses[m]),
+                ties=int(ties[m]),
             )
         )
     entries.sort(key=lambda e: (-e.rating, e.model))

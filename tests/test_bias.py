@@ -44,7 +44,10 @@ def test_single_detects_a_length_loving_judge() -> None:
 )
 def test_single_undefined_correlation_is_nan(lengths: list[float], scores: list[float]) -> None:
     result = verbosity_bias_single(lengths, scores)
-    assert all(math.isnan(v) for v in (result.pearson, result.pearson_p, result.spearman, result.spearman_p))
+    assert all(
+        math.isnan(v)
+        for v in (result.pearson, result.pearson_p, result.spearman, result.spearman_p)
+    )
     assert json.dumps(result.to_dict(), allow_nan=False)
 
 
@@ -61,14 +64,17 @@ def test_pairwise_hand_computed() -> None:
     # A won) but not item 2 (A shorter, A won): 2 of 3. Item 3 (equal lengths) and item 4 (tie)
     # are left out. Binomial two-sided p for 2 of 3: every outcome is at most as likely as
     # P(2) = 3/8, so p = 1.
-    result = verbosity_bias_pairwise([10, 20, 5, 8, 7], [5, 10, 10, 8, 3], ["A", "A", "A", "B", "tie"])
+    result = verbosity_bias_pairwise(
+        [10, 20, 5, 8, 7], [5, 10, 10, 8, 3], ["A", "A", "A", "B", "tie"]
+    )
     assert (result.longer_wins, result.decisive_unequal) == (2, 3)
     assert result.longer_wins_rate == pytest.approx(2 / 3)
     assert result.longer_wins_p == pytest.approx(1.0)
     # Pearson of diff with preference: means 2.8 and 0.4; deviations [2.2, 7.2, -7.8, -2.8, 1.2]
     # and [0.6, 0.6, 0.6, -1.4, -0.4]; cross-sum 1.32 + 4.32 - 4.68 + 3.92 - 0.48 = 4.4;
-    # squared sums 128.8 and 3.2: r = 4.4 / sqrt(412.16) = 0.21673.
-    assert result.correlation.pearson == pytest.approx(4.4 / math.sqrt(128.8 * 3.2))
+    # squared sums 4.84 + 51.84 + 60.84 + 7.84 + 1.44 = 126.8 and 3 * 0.36 + 1.96 + 0.16 = 3.2:
+    # r = 4.4 / sqrt(405.76) = 0.21843.
+    assert result.correlation.pearson == pytest.approx(4.4 / math.sqrt(126.8 * 3.2))
     assert result.correlation.n == 5
 
 
@@ -76,7 +82,7 @@ def test_pairwise_judge_that_always_picks_the_longer_answer() -> None:
     rng = np.random.default_rng(1)
     len_a, len_b = rng.integers(10, 500, 100), rng.integers(10, 500, 100)
     winners = ["A" if a > b else "B" if b > a else "tie" for a, b in zip(len_a, len_b)]
-    result = verbosity_bias_pairwise(len_a.tolist(), len_b.tolist(), winners)  # type: ignore[arg-type]
+    result = verbosity_bias_pairwise(len_a.tolist(), len_b.tolist(), winners)
     assert result.longer_wins_rate == 1.0
     assert result.longer_wins_p < 1e-20
     assert result.correlation.spearman > 0.85
@@ -90,7 +96,7 @@ def test_pairwise_all_ties_and_bad_input() -> None:
     with pytest.raises(ValueError, match="equal length"):
         verbosity_bias_pairwise([1, 2], [1], ["A", "B"])
     with pytest.raises(ValueError, match="winner 1"):
-        verbosity_bias_pairwise([1, 2], [2, 1], ["A", "C"])  # type: ignore[list-item]
+        verbosity_bias_pairwise([1, 2], [2, 1], ["A", "C"])
 
 
 @pytest.mark.parametrize(
@@ -128,7 +134,9 @@ def test_model_family(model: str, family: str) -> None:
 
 
 def test_self_preference_warning() -> None:
-    warning = self_preference_warning("openai:gpt-4o", ["gpt-4o-mini", "claude-3-haiku", "gpt-4o-mini"])
+    warning = self_preference_warning(
+        "openai:gpt-4o", ["gpt-4o-mini", "claude-3-haiku", "gpt-4o-mini"]
+    )
     assert warning is not None
     assert "'gpt'" in warning and "gpt-4o-mini" in warning and "claude" not in warning
     assert warning.count("gpt-4o-mini") == 1

@@ -38,7 +38,9 @@ def outcomes_of(*orders: tuple[Verdict, Verdict], times: int = 1) -> list[PairOu
         ("tie", "B", "tie"),
     ],
 )
-def test_resolve_pair_requires_a_win_in_both_orders(first: Verdict, second: Verdict, winner: Verdict) -> None:
+def test_resolve_pair_requires_a_win_in_both_orders(
+    first: Verdict, second: Verdict, winner: Verdict
+) -> None:
     assert resolve_pair(first, second) == winner
     outcome = PairOutcome.from_orders(first, second)
     assert outcome.winner == winner
@@ -84,8 +86,12 @@ def test_hand_computed_report() -> None:
     assert report.first_position_preference.value == pytest.approx(12 / 21)
     assert first_position_preference(HAND) == pytest.approx(12 / 21)
     assert position_consistency(HAND) == pytest.approx(8 / 12)
-    for estimate in (report.win_rate, report.win_rate_ties_half, report.position_consistency,
-                     report.first_position_preference):
+    for estimate in (
+        report.win_rate,
+        report.win_rate_ties_half,
+        report.position_consistency,
+        report.first_position_preference,
+    ):
         assert 0.0 <= estimate.low <= estimate.value <= estimate.high <= 1.0
         assert estimate.level == 0.95
 
@@ -136,20 +142,32 @@ def test_report_is_seeded_and_serialises() -> None:
     assert data["wins"] == 5 and data["win_rate"]["value"] == pytest.approx(5 / 7)
     assert data["verbosity"] is None and data["self_preference"] is None
     text = first.as_text()
-    for needle in ("5 / 2 / 5", "0.714", "p = 0.4531", "position consistency", "first-position preference"):
+    for needle in (
+        "5 / 2 / 5",
+        "0.714",
+        "p = 0.4531",
+        "position consistency",
+        "first-position preference",
+    ):
         assert needle in text
 
 
 def test_report_carries_verbosity_and_self_preference() -> None:
     outcomes = outcomes_of(("A", "A"), ("B", "B"), ("A", "A"), ("A", "B"))
     report = pairwise_report(
-        outcomes, len_a=[300, 100, 500, 50], len_b=[100, 400, 200, 50],
-        model_a="gpt-4o-mini", model_b="claude-3-haiku", judge_model="openai:gpt-4o",
+        outcomes,
+        len_a=[300, 100, 500, 50],
+        len_b=[100, 400, 200, 50],
+        model_a="gpt-4o-mini",
+        model_b="claude-3-haiku",
+        judge_model="openai:gpt-4o",
     )
     assert report.verbosity is not None
     assert (report.verbosity.longer_wins, report.verbosity.decisive_unequal) == (3, 3)
     assert report.self_preference is not None and "gpt-4o-mini" in report.self_preference
-    assert "longer answer wins" in report.as_text() and "warning: self-preference" in report.as_text()
+    assert (
+        "longer answer wins" in report.as_text() and "warning: self-preference" in report.as_text()
+    )
     with pytest.raises(ValueError, match="both len_a and len_b"):
         pairwise_report(outcomes, len_a=[1, 2, 3, 4])
     with pytest.raises(ValueError, match="one entry per outcome"):
@@ -163,11 +181,17 @@ def _llmbar_outcome(row: dict[str, Any]) -> PairOutcome:
     # "1" = output_1 (shown first in the original order) = A; "2" = B; null (unparseable) = tie.
     # LLMBar's `equal` counts null == null as agreement, which "tie" == "tie" reproduces.
     verdict: dict[str | None, Verdict] = {"1": "A", "2": "B", None: "tie"}
-    return PairOutcome.from_orders(verdict[row["winner_swap_false"]], verdict[row["winner_swap_true"]])
+    return PairOutcome.from_orders(
+        verdict[row["winner_swap_false"]], verdict[row["winner_swap_true"]]
+    )
 
 
 @pytest.fixture(scope="module")
-def llmbar(shared_data: Path) -> tuple[dict[tuple[str, str, str], list[dict[str, Any]]], dict[tuple[str, str, str], dict[str, Any]]]:
+def llmbar(
+    shared_data: Path,
+) -> tuple[
+    dict[tuple[str, str, str], list[dict[str, Any]]], dict[tuple[str, str, str], dict[str, Any]]
+]:
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
     with (shared_data / "llmbar" / "evaluator_verdicts.jsonl").open() as handle:
         for line in handle:
@@ -209,8 +233,12 @@ def test_llmbar_first_position_preference_flags_the_biased_judge(llmbar: Any) ->
     # Measured on LLMBar/Natural, Vanilla: GPT-4 0.505 [0.485, 0.530] (no detectable bias);
     # Falcon-180B 0.740 [0.690, 0.790] with position consistency 0.52 (strong first-position bias).
     groups, _ = llmbar
-    gpt4 = pairwise_report([_llmbar_outcome(r) for r in groups[("LLMBar/Natural", "GPT-4", "Vanilla")]])
-    falcon = pairwise_report([_llmbar_outcome(r) for r in groups[("LLMBar/Natural", "Falcon", "Vanilla")]])
+    gpt4 = pairwise_report(
+        [_llmbar_outcome(r) for r in groups[("LLMBar/Natural", "GPT-4", "Vanilla")]]
+    )
+    falcon = pairwise_report(
+        [_llmbar_outcome(r) for r in groups[("LLMBar/Natural", "Falcon", "Vanilla")]]
+    )
     assert gpt4.first_position_preference.low <= 0.5 <= gpt4.first_position_preference.high
     assert falcon.first_position_preference.value == pytest.approx(0.74)
     assert falcon.first_position_preference.low > 0.6

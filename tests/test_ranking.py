@@ -6,6 +6,7 @@ import csv
 import json
 import math
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import pytest
@@ -29,7 +30,7 @@ def simulate(n: int, rng: np.random.Generator, nu: float = NU) -> list[Compariso
     pt = nu * np.sqrt(pi * pj)
     u = rng.random(n) * (pi + pj + pt)
     winners = np.where(u < pi, "A", np.where(u < pi + pj, "B", "tie"))
-    return [(NAMES[a], NAMES[b], str(w)) for a, b, w in zip(i, j, winners)]  # type: ignore[misc]
+    return [(NAMES[a], NAMES[b], str(w)) for a, b, w in zip(i, j, winners)]
 
 
 @pytest.fixture(scope="module")
@@ -44,13 +45,20 @@ def test_two_models_half_ties_closed_form() -> None:
     # A beats B 6 times, loses 2, ties 2. With a tie as half a win each, A's score is
     # (6 + 1) / 10 = 0.7, and the two-model MLE solves sigmoid(d) = 0.7, so the rating gap is
     # 400 * log10(0.7 / 0.3) = 400 * 0.367977 = 147.19; anchored at mean 1000: 1073.60 / 926.40.
-    games: list[Comparison] = [("a", "b", "A")] * 6 + [("a", "b", "B")] * 2 + [("b", "a", "tie")] * 2
+    games: list[Comparison] = (
+        [("a", "b", "A")] * 6 + [("a", "b", "B")] * 2 + [("b", "a", "tie")] * 2
+    )
     ratings = bradley_terry(games, bootstrap=0)
     gap = 400 * math.log10(7 / 3)
     assert ratings["a"].rating == pytest.approx(1000 + gap / 2, abs=1e-3)
     assert ratings["b"].rating == pytest.approx(1000 - gap / 2, abs=1e-3)
     assert ratings.win_probability("a", "b") == pytest.approx(0.7, abs=1e-6)
-    assert (ratings["a"].wins, ratings["a"].losses, ratings["a"].ties, ratings["a"].games) == (6, 2, 2, 10)
+    assert (ratings["a"].wins, ratings["a"].losses, ratings["a"].ties, ratings["a"].games) == (
+        6,
+        2,
+        2,
+        10,
+    )
     assert math.isnan(ratings["a"].low) and ratings.n_resamples == 0
 
 
@@ -59,7 +67,9 @@ def test_two_models_davidson_closed_form() -> None:
     # pi_a / pi_b = wins_a / wins_b = 3 (gap = 400 * log10(3) = 190.85), and with
     # pi_a = sqrt(3), pi_b = 1/sqrt(3): P(tie) = nu / (sqrt(3) + 1/sqrt(3) + nu) = 2/10
     # gives nu = 0.25 * (sqrt(3) + 1/sqrt(3)) = 0.57735.
-    games: list[Comparison] = [("a", "b", "A")] * 6 + [("a", "b", "B")] * 2 + [("b", "a", "tie")] * 2
+    games: list[Comparison] = (
+        [("a", "b", "A")] * 6 + [("a", "b", "B")] * 2 + [("b", "a", "tie")] * 2
+    )
     ratings = bradley_terry(games, ties="davidson", bootstrap=0)
     assert ratings["a"].rating - ratings["b"].rating == pytest.approx(400 * math.log10(3), abs=1e-3)
     assert ratings.tie_strength == pytest.approx(0.25 * (math.sqrt(3) + 1 / math.sqrt(3)), abs=1e-5)
@@ -84,7 +94,9 @@ def test_matches_scikit_learn_logistic_regression(tournament: list[Comparison]) 
     for a, b, winner in games:
         row = np.zeros(len(NAMES))
         row[index[a]], row[index[b]] = 1.0, -1.0
-        for target, weight in ([(1, 0.5), (0, 0.5)] if winner == "tie" else [(int(winner == "A"), 1.0)]):
+        for target, weight in (
+            [(1, 0.5), (0, 0.5)] if winner == "tie" else [(int(winner == "A"), 1.0)]
+        ):
             rows.append(row)
             targets.append(target)
             weights.append(weight)
@@ -125,12 +137,14 @@ def test_without_ties_both_tie_models_agree() -> None:
     games = simulate(1000, np.random.default_rng(7), nu=0.0)
     half = bradley_terry(games, bootstrap=0)
     davidson = bradley_terry(games, ties="davidson", bootstrap=0)
-    assert [half[n].rating for n in NAMES] == pytest.approx([davidson[n].rating for n in NAMES], abs=0.01)
+    assert [half[n].rating for n in NAMES] == pytest.approx(
+        [davidson[n].rating for n in NAMES], abs=0.01
+    )
     assert davidson.tie_strength is not None and davidson.tie_strength < 1e-3
 
 
 @pytest.mark.parametrize(("ties", "nu"), [("davidson", NU), ("half", 0.0)])
-def test_bootstrap_interval_coverage(ties: str, nu: float) -> None:
+def test_bootstrap_interval_coverage(ties: Literal["half", "davidson"], nu: float) -> None:
     # 100 replications × 6 models = 600 nominal-95% intervals, each from 200 resamples of 600
     # games (about 1 s). Measured with this seed: 0.935 (davidson, with ties) and 0.948 (half, no
     # ties); 200 replications with other seeds gave 0.947 (davidson). The percentile bootstrap
@@ -139,8 +153,10 @@ def test_bootstrap_interval_coverage(ties: str, nu: float) -> None:
     covered = []
     for rep in range(100):
         games = simulate(600, rng, nu=nu)
-        ratings = bradley_terry(games, ties=ties, bootstrap=200, seed=rep)  # type: ignore[arg-type]
-        covered += [ratings[n].low <= truth <= ratings[n].high for n, truth in zip(NAMES, TRUE_RATINGS)]
+        ratings = bradley_terry(games, ties=ties, bootstrap=200, seed=rep)
+        covered += [
+            ratings[n].low <= truth <= ratings[n].high for n, truth in zip(NAMES, TRUE_RATINGS)
+        ]
     coverage = float(np.mean(covered))
     assert 0.90 <= coverage <= 0.98, coverage
 
@@ -194,7 +210,10 @@ def test_bad_input_is_rejected(games: list[Comparison], message: str) -> None:
 
 
 def test_to_dict_is_strict_json_and_text_lists_models(tournament: list[Comparison]) -> None:
-    for ratings in (bradley_terry(tournament[:200], bootstrap=0), elo(tournament[:200], bootstrap=20)):
+    for ratings in (
+        bradley_terry(tournament[:200], bootstrap=0),
+        elo(tournament[:200], bootstrap=20),
+    ):
         payload = json.dumps(ratings.to_dict(), allow_nan=False)
         assert json.loads(payload)["models"][0]["model"] == ratings.ranking()[0]
         text = ratings.as_text()
@@ -226,23 +245,41 @@ def test_elo_orders_the_tournament(tournament: list[Comparison]) -> None:
 # --- real data: MT-Bench human votes and GPT-4 judgments ------------------------------------
 
 
-EXPECTED_MT_BENCH_ORDER = ["gpt-4", "claude-v1", "gpt-3.5-turbo", "vicuna-13b-v1.2", "alpaca-13b", "llama-13b"]
+EXPECTED_MT_BENCH_ORDER = [
+    "gpt-4",
+    "claude-v1",
+    "gpt-3.5-turbo",
+    "vicuna-13b-v1.2",
+    "alpaca-13b",
+    "llama-13b",
+]
 
 
 def test_mt_bench_rankings_from_humans_and_gpt4_agree(shared_data: Path) -> None:
-    with (shared_data / "mt_bench" / "human_vs_gpt4_pair_labels_judgecal.csv").open(newline="") as handle:
+    with (shared_data / "mt_bench" / "human_vs_gpt4_pair_labels_judgecal.csv").open(
+        newline=""
+    ) as handle:
         rows = list(csv.DictReader(handle))
     assert len(rows) == 1814
-    human = bradley_terry([(r["model_a"], r["model_b"], r["human_winner"]) for r in rows], bootstrap=200)  # type: ignore[misc]
-    gpt4 = bradley_terry([(r["model_a"], r["model_b"], r["gpt4_winner"]) for r in rows], bootstrap=200)  # type: ignore[misc]
+    human = bradley_terry(
+        [(r["model_a"], r["model_b"], r["human_winner"]) for r in rows], bootstrap=200
+    )
+    gpt4 = bradley_terry(
+        [(r["model_a"], r["model_b"], r["gpt4_winner"]) for r in rows], bootstrap=200
+    )
     # Measured: both give exactly the paper's order. Human: gpt-4 1163, claude-v1 1124,
     # gpt-3.5-turbo 1098, vicuna 981, alpaca 866, llama 769; GPT-4 spreads them wider (1311 … 664).
     for ratings in (human, gpt4):
         assert ratings.ranking()[0] == "gpt-4"
         assert ratings.ranking()[-1] == "llama-13b"
         assert ratings.ranking() == EXPECTED_MT_BENCH_ORDER
-    rho = spearmanr([human[m].rating for m in EXPECTED_MT_BENCH_ORDER],
-                    [gpt4[m].rating for m in EXPECTED_MT_BENCH_ORDER]).statistic
+    rho = spearmanr(
+        [human[m].rating for m in EXPECTED_MT_BENCH_ORDER],
+        [gpt4[m].rating for m in EXPECTED_MT_BENCH_ORDER],
+    ).statistic
     assert rho >= 0.9
     # The judge agrees with humans on the order but is more decisive (a wider spread).
-    assert gpt4["gpt-4"].rating - gpt4["llama-13b"].rating > human["gpt-4"].rating - human["llama-13b"].rating
+    assert (
+        gpt4["gpt-4"].rating - gpt4["llama-13b"].rating
+        > human["gpt-4"].rating - human["llama-13b"].rating
+    )

@@ -68,12 +68,15 @@ class ClassificationReport:
     n: int
 
     def __str__(self) -> str:
-        lines = [
+        headline = (
             f"accuracy {self.accuracy}  macro-F1 {self.macro_f1:.3f}  micro-F1 {self.micro_f1:.3f}"
-            f"  majority baseline {self.majority_baseline:.3f}",
+            f"  majority baseline {self.majority_baseline:.3f}"
+        )
+        header = (
             f"{'class':<16}{'support':>9}{'share':>8}{'predicted':>11}{'share':>8}"
-            f"{'precision':>11}{'recall':>8}{'F1':>7}",
-        ]
+            f"{'precision':>11}{'recall':>8}{'F1':>7}"
+        )
+        lines = [headline, header]
         for row in self.classes:
             lines.append(
                 f"{str(row.label)[:15]:<16}{row.support:>9}{row.support_share:>8.3f}"

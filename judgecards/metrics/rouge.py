@@ -177,7 +177,7 @@ def _parse_types(types: Sequence[str]) -> dict[str, int]:
 class _Tokens:
     """A token list with its n-gram counts computed once and reused across references."""
 
-    __slots__ = ("tokens", "_counts")
+    __slots__ = ("_counts", "tokens")
 
     def __init__(self, tokens: Sequence[Hashable]) -> None:
         self.tokens = list(tokens)
@@ -221,7 +221,7 @@ def _clipped_overlap(a: Counter[Hashable], b: Counter[Hashable]) -> int:
     for gram, count in a.items():
         other = get(gram)
         if other:
-            total += count if count < other else other
+            total += min(count, other)
     return total
 
 

@@ -1,0 +1,170 @@
+"""Benchmark of the judge core against a local fake OpenAI-compatible server.
+
+Prints, from one run:
+  * wall time of ``Judge.score_many`` on N items at latency L and concurrency C, as a ratio to the
+    floor N·L/C and to a plain ``AsyncOpenAI`` + semaphore + pydantic loop over the same prompts
+    (the bare minimum any tool must do);
+  * client CPU time per item at L = 0, ours and the plain loop's;
+  * peak resident memory of this process;
+  * a fully cached re-run of 10,000 items;
+  * ``judgecards --help`` start-up time.
+
+Targets (issue 2): ≤ 1.05 × plain loop and ≤ 1.10 × floor at L = 200 ms, C = 32; CPU per item
+≤ 2 × the plain loop's; cached re-run of 10,000 items < 1 s; ``--help`` < 0.5 s.
+
+Usage: python bench/bench_core.py [--n 1000] [--latency 0.2] [--concurrency 32] [--cached-n 10000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+
+def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.fakes.server", "--latency", str(latency)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    port = int(line.split()[1])
+    return process, f"http://127.0.0.1:{port}/v1"
+
+
+def items(n: int, tag: str) -> list[dict[str, str]]:
+    return [
+        {
+            "id": f"{tag}-{i}",
+            "question": f"What is the capital of country number {i}?",
+            "gold_answer": f"City {i}.",
+            "model_output": f"I believe it is City {i}, on the river {i % 7}.",
+        }
+        for i in range(n)
+    ]
+
+
+def run_ours(base_url: str, data: list[dict[str, str]], concurrency: int, db: Path) -> tuple[float, float]:
+    from judgecards import Judge
+
+    judge = Judge("reference", "openai:fake-judge", db=db, base_url=base_url, api_key="sk-bench")
+    cpu, wall = time.process_time(), time.perf_counter()
+    results = judge.score_many(data, concurrency=concurrency)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    bad = [r for r in results if r.status != "ok"]
+    assert not bad, bad[0]
+    return wall, cpu
+
+
+def run_plain(base_url: str, data: list[dict[str, str]], concurrency: int) -> tuple[float, float]:
+    import openai
+
+    from judgecards.cards import load_card
+    from judgecards.render import render
+    from judgecards.schemas import ReferenceJudgment
+
+    card = load_card("reference")
+    prompts = [render(card, item) for item in data]  # rendering is not charged to the plain loop
+
+    async def main() -> None:
+        client = openai.AsyncOpenAI(base_url=base_url, api_key="sk-bench", max_retries=0)
+        semaphore = asyncio.Semaphore(concurrency)
+
+        async def one(prompt: object) -> ReferenceJudgment:
+            async with semaphore:
+                response = await client.chat.completions.create(
+                    model="fake-judge",
+                    messages=[
+                        {"role": "system", "content": prompt.system or ""},  # type: ignore[attr-defined]
+                        {"role": "user", "content": prompt.user},  # type: ignore[attr-defined]
+                    ],
+                    temperature=0.0,
+                    max_tokens=800,
+                )
+                return ReferenceJudgment.model_validate_json(response.choices[0].message.content or "")
+
+        await asyncio.gather(*(one(p) for p in prompts))
+        await client.close()
+
+    cpu, wall = time.process_time(), time.perf_counter()
+    asyncio.run(main())
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
+def help_time() -> float:
+    best = float("inf")
+    for _ in range(5):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "judgecards", "--help"], cwd=REPO, capture_output=True, check=True)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, default=1000)
+    parser.add_argument("--latency", type=float, default=0.2)
+    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--cpu-n", type=int, default=1000)
+    parser.add_argument("--cached-n", type=int, default=10000)
+    args = parser.parse_args()
+    n, latency, concurrency = args.n, args.latency, args.concurrency
+    os.environ.pop("OPENAI_BASE_URL", None)
+    tmp = Path(tempfile.mkdtemp(prefix="judgecards-bench-"))
+    rows: list[tuple[str, str, str]] = []
+
+    server, base_url = start_server(latency)
+    try:
+        # Warm both paths (imports, connection pools) on a few items first.
+        run_plain(base_url, items(concurrency, "warm"), concurrency)
+        run_ours(base_url, items(concurrency, "warm"), concurrency, tmp / "warm.db")
+        plain_wall, _ = run_plain(base_url, items(n, "plain"), concurrency)
+        ours_wall, _ = run_ours(base_url, items(n, "ours"), concurrency, tmp / "latency.db")
+    finally:
+        server.terminate()
+    floor = n * latency / concurrency
+    rows.append(("floor N·L/C", f"{floor:.2f} s", f"N={n}, L={latency * 1000:.0f} ms, C={concurrency}"))
+    rows.append(("plain loop wall", f"{plain_wall:.2f} s", f"{plain_wall / floor:.3f} × floor"))
+    rows.append(("judgecards wall", f"{ours_wall:.2f} s", f"{ours_wall / floor:.3f} × floor (target ≤ 1.10)"))
+    rows.append(("judgecards / plain", f"{ours_wall / plain_wall:.3f}", "target ≤ 1.05"))
+
+    server, base_url = start_server(0.0)
+    try:
+        run_plain(base_url, items(64, "warm0"), concurrency)
+        run_ours(base_url, items(64, "warm0"), concurrency, tmp / "warm0.db")
+        _, plain_cpu = run_plain(base_url, items(args.cpu_n, "cpu-plain"), concurrency)
+        _, ours_cpu = run_ours(base_url, items(args.cpu_n, "cpu-ours"), concurrency, tmp / "cpu.db")
+        rows.append(("CPU/item plain (L=0)", f"{plain_cpu / args.cpu_n * 1000:.2f} ms", ""))
+        rows.append(("CPU/item judgecards", f"{ours_cpu / args.cpu_n * 1000:.2f} ms", f"{ours_cpu / plain_cpu:.2f} × plain (target ≤ 2)"))
+
+        cached_items = items(args.cached_n, "cached")
+        first_wall, _ = run_ours(base_url, cached_items, 64, tmp / "cached.db")
+        rerun_wall, _ = run_ours(base_url, cached_items, 64, tmp / "cached.db")
+        rows.append((f"cached re-run of {args.cached_n}", f"{rerun_wall:.3f} s", f"target < 1 s (first run {first_wall:.1f} s)"))
+    finally:
+        server.terminate()
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    rows.append(("peak RSS (this process)", f"{peak:.0f} MB", "all runs above"))
+    rows.append(("judgecards --help", f"{help_time() * 1000:.0f} ms", "best of 5, target < 500 ms"))
+
+    width = max(len(r[0]) for r in rows)
+    print(f"\njudgecards core benchmark (python {sys.version.split()[0]}, {os.cpu_count()} cores)")
+    for name, value, note in rows:
+        print(f"  {name:<{width}}  {value:>10}  {note}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The main job, end to end on a fresh machine: create an environment, install judgecards, judge
+# the example items with the reference card, and print the summary.
+#
+# The judge model is chosen from what this machine has:
+#   JUDGE_MODEL if set (e.g. openai:gpt-4o, anthropic:claude-sonnet-4-5, openai:qwen2.5:7b);
+#   else anthropic:claude-sonnet-4-5 when ANTHROPIC_API_KEY is set;
+#   else openai:gpt-4o-mini when OPENAI_API_KEY or OPENAI_BASE_URL is set;
+#   else the offline mock provider, with a banner saying its scores are synthetic.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON=${PYTHON:-python3}
+if [ ! -x .venv/bin/judgecards ]; then
+  "$PYTHON" -m venv .venv
+  .venv/bin/python -m pip install -q --disable-pip-version-check -e .
+fi
+
+if [ -n "${JUDGE_MODEL:-}" ]; then
+  model=$JUDGE_MODEL
+elif [ -n "${ANTHROPIC_API_KEY:-}" ]; then
+  model=anthropic:claude-sonnet-4-5
+elif [ -n "${OPENAI_API_KEY:-}" ] || [ -n "${OPENAI_BASE_URL:-}" ]; then
+  model=openai:gpt-4o-mini
+else
+  model=mock:judge
+fi
+
+mkdir -p out
+export JUDGECARDS_DB=${JUDGECARDS_DB:-out/judgecards.db}
+.venv/bin/judgecards cards list
+.venv/bin/judgecards score --card reference --model "$model" \
+  --input examples/reference_items.jsonl --output out/reference_results.jsonl --concurrency 8
+echo "results: out/reference_results.jsonl   database: $JUDGECARDS_DB"

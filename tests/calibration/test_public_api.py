@@ -1,0 +1,38 @@
+"""The calibration package's public surface: a sorted, documented __all__."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+
+import pytest
+
+import calibration
+
+MODULES = ["calibration", "calibration.agreement", "calibration.interrater",
+           "calibration.pairwise", "calibration.report"]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_all_is_sorted_and_unique(name: str) -> None:
+    exported = importlib.import_module(name).__all__
+    assert exported == sorted(exported)
+    assert len(set(exported)) == len(exported)
+
+
+@pytest.mark.parametrize("name", calibration.__all__)
+def test_every_public_name_is_documented(name: str) -> None:
+    obj = getattr(calibration, name)
+    doc = inspect.getdoc(obj)
+    assert doc and len(doc) > 40, f"{name} needs a docstring"
+    if inspect.isfunction(obj):
+        for section in ("Args:", "Returns:"):
+            assert section in doc, f"{name}'s docstring lacks {section}"
+        params = [p for p in inspect.signature(obj).parameters]
+        for param in params:
+            assert f"{param}:" in doc, f"{name}'s docstring does not describe {param!r}"
+
+
+def test_public_warning_is_a_user_warning() -> None:
+    assert issubclass(calibration.SmallSampleWarning, UserWarning)
+    assert calibration.SmallSampleWarning.__module__ == "calibration"
