@@ -9,23 +9,18 @@ warning) and the call is retried, instead of failing every item of a batch.
 from __future__ import annotations
 
 import logging
-import os
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
-from judgecards.errors import ProviderConfigError
 from judgecards.providers._http import classify_status
+from judgecards.providers._sdk import SDKProvider
 from judgecards.providers.base import Completion, CompletionRequest, RetryDecision, Usage
-
-if TYPE_CHECKING:
-    import anthropic
-    import httpx2
 
 __all__ = ["AnthropicProvider"]
 
 log = logging.getLogger(__name__)
 
 
-class AnthropicProvider:
+class AnthropicProvider(SDKProvider):
     """Claude models through the official ``anthropic`` SDK (``max_retries=0``; we retry).
 
     Args:
@@ -37,63 +32,17 @@ class AnthropicProvider:
     """
 
     name: ClassVar[str] = "anthropic"
+    key_variable: ClassVar[str] = "ANTHROPIC_API_KEY"
+    base_url_variable: ClassVar[str] = "ANTHROPIC_BASE_URL"
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        http_client: httpx2.Client | None = None,
-        async_http_client: httpx2.AsyncClient | None = None,
-        timeout: float = 60.0,
-    ) -> None:
-        self.model = model
-        self.base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
-        key = api_key or os.environ.get("ANTHROPIC_API_KEY")
-        if not key:
-            raise ProviderConfigError(
-                "No Anthropic API key: set the ANTHROPIC_API_KEY environment variable or pass "
-                "api_key=... (ANTHROPIC_BASE_URL points the SDK at another server).",
-                provider=self.name,
-                model=model,
-            )
-        self._api_key = key
-        self._http_client = http_client
-        self._async_http_client = async_http_client
-        self._timeout = timeout
-        self._client: anthropic.Anthropic | None = None
-        self._async_client: anthropic.AsyncAnthropic | None = None
+    def __init__(self, model: str, **options: Any) -> None:
+        super().__init__(model, **options)
         self._send_temperature = True
 
-    def __repr__(self) -> str:  # never show the key
-        return f"AnthropicProvider(model={self.model!r}, base_url={self.base_url!r})"
+    def _sdk_classes(self) -> tuple[Any, Any]:
+        import anthropic
 
-    def _sync(self) -> anthropic.Anthropic:
-        if self._client is None:
-            import anthropic
-
-            self._client = anthropic.Anthropic(
-                api_key=self._api_key,
-                base_url=self.base_url,
-                http_client=self._http_client,
-                max_retries=0,
-                timeout=self._timeout,
-            )
-        return self._client
-
-    def _async(self) -> anthropic.AsyncAnthropic:
-        if self._async_client is None:
-            import anthropic
-
-            self._async_client = anthropic.AsyncAnthropic(
-                api_key=self._api_key,
-                base_url=self.base_url,
-                http_client=self._async_http_client,
-                max_retries=0,
-                timeout=self._timeout,
-            )
-        return self._async_client
+        return anthropic.Anthropic, anthropic.AsyncAnthropic
 
     def _arguments(self, request: CompletionRequest) -> dict[str, Any]:
         arguments: dict[str, Any] = {
@@ -132,16 +81,6 @@ class AnthropicProvider:
             return RetryDecision(retry=True, kind="transient")
         return RetryDecision(retry=False, kind="fatal")
 
-    def close(self) -> None:
-        if self._client is not None:
-            self._client.close()
-            self._client = None
-
-    async def aclose(self) -> None:
-        # A client we built is closed; one the caller passed in is theirs to close.
-        if self._async_client is not None and self._async_http_client is None:
-            await self._async_client.close()
-        self._async_client = None
 
 
 def _completion(message: Any) -> Completion:

@@ -6,11 +6,11 @@ tried as often as our policy says and not three times that.
 
 from __future__ import annotations
 
-import os
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from judgecards.errors import ProviderConfigError
 from judgecards.providers._http import classify_status
+from judgecards.providers._sdk import SDKProvider
 from judgecards.providers.base import (
     Completion,
     CompletionRequest,
@@ -19,16 +19,12 @@ from judgecards.providers.base import (
     Usage,
 )
 
-if TYPE_CHECKING:
-    import httpx2
-    import openai
-
 __all__ = ["OpenAIProvider"]
 
 _PLACEHOLDER_KEY = "not-needed"
 
 
-class OpenAIProvider:
+class OpenAIProvider(SDKProvider):
     """Chat Completions through the official ``openai`` SDK.
 
     Args:
@@ -41,66 +37,24 @@ class OpenAIProvider:
     """
 
     name: ClassVar[str] = "openai"
+    key_variable: ClassVar[str] = "OPENAI_API_KEY"
+    base_url_variable: ClassVar[str] = "OPENAI_BASE_URL"
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        http_client: httpx2.Client | None = None,
-        async_http_client: httpx2.AsyncClient | None = None,
-        timeout: float = 60.0,
-    ) -> None:
-        self.model = model
-        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
-        key = api_key or os.environ.get("OPENAI_API_KEY")
-        if not key:
-            if self.base_url is None:
-                raise ProviderConfigError(
-                    "No OpenAI API key: set the OPENAI_API_KEY environment variable, pass "
-                    "api_key=..., or point OPENAI_BASE_URL at an OpenAI-compatible server "
-                    "(vLLM, Ollama, llama.cpp) that needs none.",
-                    provider=self.name,
-                    model=model,
-                )
-            key = _PLACEHOLDER_KEY
-        self._api_key = key
-        self._http_client = http_client
-        self._async_http_client = async_http_client
-        self._timeout = timeout
-        self._client: openai.OpenAI | None = None
-        self._async_client: openai.AsyncOpenAI | None = None
-
-    def __repr__(self) -> str:  # never show the key
-        return f"OpenAIProvider(model={self.model!r}, base_url={self.base_url!r})"
-
-    # Clients are built once and reused: per-call construction is what makes many tools slow.
-    def _sync(self) -> openai.OpenAI:
-        if self._client is None:
-            import openai
-
-            self._client = openai.OpenAI(
-                api_key=self._api_key,
-                base_url=self.base_url,
-                http_client=self._http_client,
-                max_retries=0,
-                timeout=self._timeout,
+    def _without_key(self) -> str:
+        if self.base_url is None:
+            raise ProviderConfigError(
+                "No OpenAI API key: set the OPENAI_API_KEY environment variable, pass "
+                "api_key=..., or point OPENAI_BASE_URL at an OpenAI-compatible server "
+                "(vLLM, Ollama, llama.cpp) that needs none.",
+                provider=self.name,
+                model=self.model,
             )
-        return self._client
+        return _PLACEHOLDER_KEY
 
-    def _async(self) -> openai.AsyncOpenAI:
-        if self._async_client is None:
-            import openai
+    def _sdk_classes(self) -> tuple[Any, Any]:
+        import openai
 
-            self._async_client = openai.AsyncOpenAI(
-                api_key=self._api_key,
-                base_url=self.base_url,
-                http_client=self._async_http_client,
-                max_retries=0,
-                timeout=self._timeout,
-            )
-        return self._async_client
+        return openai.OpenAI, openai.AsyncOpenAI
 
     def _arguments(self, request: CompletionRequest) -> dict[str, Any]:
         messages: list[dict[str, str]] = []
@@ -138,16 +92,6 @@ class OpenAIProvider:
             return RetryDecision(retry=True, kind="transient")
         return RetryDecision(retry=False, kind="fatal")
 
-    def close(self) -> None:
-        if self._client is not None:
-            self._client.close()
-            self._client = None
-
-    async def aclose(self) -> None:
-        # A client we built is closed; one the caller passed in is theirs to close.
-        if self._async_client is not None and self._async_http_client is None:
-            await self._async_client.close()
-        self._async_client = None
 
 
 def _completion(response: Any) -> Completion:

@@ -1,0 +1,86 @@
+"""What the two official-SDK providers share: key and base-URL lookup, one client per flavour.
+
+Clients are built once and reused (per-call construction is what makes many tools slow), always
+with ``max_retries=0`` because `judgecards.retry` is the only retry layer.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, ClassVar
+
+from judgecards.errors import ProviderConfigError
+
+
+class SDKProvider:
+    """Base of providers backed by an official SDK client class pair (sync, async)."""
+
+    name: ClassVar[str]
+    key_variable: ClassVar[str]
+    base_url_variable: ClassVar[str]
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        http_client: Any = None,
+        async_http_client: Any = None,
+        timeout: float = 60.0,
+    ) -> None:
+        self.model = model
+        self.base_url = base_url or os.environ.get(self.base_url_variable) or None
+        self._api_key = api_key or os.environ.get(self.key_variable) or self._without_key()
+        self._http_client = http_client
+        self._async_http_client = async_http_client
+        self._timeout = timeout
+        self._client: Any = None
+        self._async_client: Any = None
+
+    def _without_key(self) -> str:
+        """The key to use when none is configured; by default, an error naming the variable."""
+        raise ProviderConfigError(
+            f"No {self.name} API key: set the {self.key_variable} environment variable or pass "
+            f"api_key=... ({self.base_url_variable} points the SDK at another server).",
+            provider=self.name,
+            model=self.model,
+        )
+
+    def _sdk_classes(self) -> tuple[Any, Any]:
+        """The SDK's (sync, async) client classes, imported only when first needed."""
+        raise NotImplementedError
+
+    def _build(self, async_: bool) -> Any:
+        sync_class, async_class = self._sdk_classes()
+        return (async_class if async_ else sync_class)(
+            api_key=self._api_key,
+            base_url=self.base_url,
+            http_client=self._async_http_client if async_ else self._http_client,
+            max_retries=0,
+            timeout=self._timeout,
+        )
+
+    def _sync(self) -> Any:
+        if self._client is None:
+            self._client = self._build(async_=False)
+        return self._client
+
+    def _async(self) -> Any:
+        if self._async_client is None:
+            self._async_client = self._build(async_=True)
+        return self._async_client
+
+    def __repr__(self) -> str:  # never show the key
+        return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r})"
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    async def aclose(self) -> None:
+        # A client we built is closed; one the caller passed in is theirs to close.
+        if self._async_client is not None and self._async_http_client is None:
+            await self._async_client.close()
+        self._async_client = None
