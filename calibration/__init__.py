@@ -12,35 +12,90 @@ Measures (this package's public names, all with bootstrap confidence intervals):
 * `inter_annotator`, `fleiss_kappa`, `krippendorff_alpha` — agreement among human raters
   (`InterAnnotatorReport`, `RaterPair`).
 
+Human labels and drift audits:
+
+* `import_labels`, `export_labels`, `read_labels` — human labels of stored results as CSV or
+  JSONL, validated row by row (`LabelImportError`, `LabelImportReport`).
+* `Audit` — spot-check samples, labelling sheets, ingest, the report with its CI gate
+  (`AuditReport`, `AuditSummary`), anchor sets (`AnchorSet`) and their re-runs.
+* `latest_calibration` — a card version's latest calibration for a judge model
+  (`CalibrationStatus`), as `judgecards.Judge` checks it.
+
 Every measure warns with `SmallSampleWarning` below 30 items. Intervals come from
 `judgecards.metrics.stats.bootstrap_ci` and are returned as `judgecards.metrics.stats.Estimate`.
 """
 
-from calibration._core import SmallSampleWarning
-from calibration.agreement import agreement, kappa
-from calibration.interrater import (
-    InterAnnotatorReport,
-    RaterPair,
-    fleiss_kappa,
-    inter_annotator,
-    krippendorff_alpha,
-)
-from calibration.pairwise import PairwiseAgreement, pairwise_agreement, pairwise_human_agreement
-from calibration.report import AgreementReport, ClassScores, calibrate
+from __future__ import annotations
 
-__all__ = [
-    "AgreementReport",
-    "ClassScores",
-    "InterAnnotatorReport",
-    "PairwiseAgreement",
-    "RaterPair",
-    "SmallSampleWarning",
-    "agreement",
-    "calibrate",
-    "fleiss_kappa",
-    "inter_annotator",
-    "kappa",
-    "krippendorff_alpha",
-    "pairwise_agreement",
-    "pairwise_human_agreement",
-]
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# Names are imported on first use (PEP 562): `judgecards.Judge` imports `calibration.status` on
+# every construction, and that must not pay for numpy, scipy and scikit-learn. To add a name,
+# add it here (and to the TYPE_CHECKING imports below); `__all__` is sorted from this mapping.
+_EXPORTS: dict[str, str] = {
+    "AgreementReport": "calibration.report",
+    "AnchorSet": "calibration.audit",
+    "Audit": "calibration.audit",
+    "AuditError": "calibration.audit",
+    "AuditReport": "calibration.audit",
+    "AuditSummary": "calibration.audit",
+    "CalibrationStatus": "calibration.status",
+    "ClassScores": "calibration.report",
+    "InterAnnotatorReport": "calibration.interrater",
+    "LabelImportError": "calibration.labels",
+    "LabelImportReport": "calibration.labels",
+    "PairwiseAgreement": "calibration.pairwise",
+    "RaterPair": "calibration.interrater",
+    "SmallSampleWarning": "calibration._core",
+    "agreement": "calibration.agreement",
+    "calibrate": "calibration.report",
+    "export_labels": "calibration.labels",
+    "fleiss_kappa": "calibration.interrater",
+    "import_labels": "calibration.labels",
+    "inter_annotator": "calibration.interrater",
+    "kappa": "calibration.agreement",
+    "krippendorff_alpha": "calibration.interrater",
+    "latest_calibration": "calibration.status",
+    "pairwise_agreement": "calibration.pairwise",
+    "pairwise_human_agreement": "calibration.pairwise",
+    "read_labels": "calibration.labels",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'calibration' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])
+
+
+if TYPE_CHECKING:
+    from calibration._core import SmallSampleWarning
+    from calibration.agreement import agreement, kappa
+    from calibration.audit import AnchorSet, Audit, AuditError, AuditReport, AuditSummary
+    from calibration.interrater import (
+        InterAnnotatorReport,
+        RaterPair,
+        fleiss_kappa,
+        inter_annotator,
+        krippendorff_alpha,
+    )
+    from calibration.labels import (
+        LabelImportError,
+        LabelImportReport,
+        export_labels,
+        import_labels,
+        read_labels,
+    )
+    from calibration.pairwise import PairwiseAgreement, pairwise_agreement, pairwise_human_agreement
+    from calibration.report import AgreementReport, ClassScores, calibrate
+    from calibration.status import CalibrationStatus, latest_calibration

@@ -34,7 +34,6 @@ class SmallSampleWarning(UserWarning):
 SmallSampleWarning.__module__ = "calibration"
 
 
-
 def warn_if_small(n: int, what: str, *, stacklevel: int) -> None:
     """Warn with `SmallSampleWarning` when ``n`` is below `MIN_ITEMS`."""
     if n < MIN_ITEMS:

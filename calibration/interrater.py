@@ -30,6 +30,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from calibration._core import (
+    Labels,
     Weights,
     agreement_estimate,
     as_list,
@@ -52,7 +53,7 @@ __all__ = [
 ]
 
 Metric = Literal["nominal", "ordinal", "interval"]
-RaterLabels = Mapping[str, Sequence[Any]] | Sequence[Sequence[Any]] | NDArray[Any]
+RaterLabels = Mapping[str, Labels] | Sequence[Labels] | NDArray[Any]
 Matrix = NDArray[np.intp]
 Floats = NDArray[np.float64]
 DistanceFn = Callable[[Floats], Floats]  # label marginals -> label x label distance matrix
@@ -121,14 +122,14 @@ class InterAnnotatorReport:
     def as_text(self) -> str:
         """A readable table: one row per rater pair, then the overall measures."""
         pct = round(self.krippendorff_alpha.level * 100)
-        names = [" – ".join(p.raters) for p in self.pairs]
+        names = [" vs ".join(p.raters) for p in self.pairs]
         width = max([len(n) for n in names] + [len(f"Krippendorff's alpha ({self.metric})")])
         title = f"Inter-annotator agreement: {len(self.raters)} raters, {self.n_items} items"
         lines = [
             f"{title} ({pct}% CI)",
             f"  {'':<{width}}  {'kappa':<22}  {'agreement':<22}  n",
         ]
-        for name, p in zip(names, self.pairs):
+        for name, p in zip(names, self.pairs, strict=True):
             lines.append(
                 f"  {name:<{width}}  {format_estimate(p.kappa):<22}  "
                 f"{format_estimate(p.agreement):<22}  {p.kappa.n}"
@@ -337,7 +338,9 @@ def _fleiss_estimate(
     def statistic(sample: Matrix) -> float:
         return _fleiss_from_codes(sample, n_labels)
 
-    return bootstrap_ci(complete, statistic=statistic, level=level, n_resamples=n_resamples, seed=seed)
+    return bootstrap_ci(
+        complete, statistic=statistic, level=level, n_resamples=n_resamples, seed=seed
+    )
 
 
 def _distance_fn(metric: str, order: Sequence[Hashable]) -> DistanceFn:
@@ -348,12 +351,16 @@ def _distance_fn(metric: str, order: Sequence[Hashable]) -> DistanceFn:
     if metric == "ordinal":
         return _ordinal_distance
     if metric == "interval":
-        if not all(isinstance(v, (int, float, np.number)) and not isinstance(v, bool) for v in order):
+        if not all(_is_number(v) for v in order):
             raise ValueError(f"metric='interval' needs numeric labels, got {tuple(order)!r}")
         values = np.asarray(order, dtype=np.float64)
         interval = (values[:, None] - values[None, :]) ** 2
         return lambda marginals: interval
     raise ValueError(f"metric must be 'nominal', 'ordinal' or 'interval', got {metric!r}")
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float, np.number)) and not isinstance(value, bool)
 
 
 def _ordinal_distance(marginals: Floats) -> Floats:
@@ -398,5 +405,7 @@ def _alpha_estimate(
     def statistic(sample: Matrix) -> float:
         return _alpha_from_codes(sample, n_labels, distance)
 
-    return bootstrap_ci(pairable, statistic=statistic, level=level, n_resamples=n_resamples, seed=seed)
+    return bootstrap_ci(
+        pairable, statistic=statistic, level=level, n_resamples=n_resamples, seed=seed
+    )
 

@@ -24,14 +24,14 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from calibration._core import as_list, is_missing, warn_if_small
+from calibration._core import Labels, as_list, is_missing, warn_if_small
 from judgecards.metrics.stats import Estimate, bootstrap_ci
 
 __all__ = ["PairwiseAgreement", "pairwise_agreement", "pairwise_human_agreement"]
@@ -82,8 +82,8 @@ class PairwiseAgreement:
 
 
 def pairwise_agreement(
-    judge: Sequence[Hashable] | NDArray[Any],
-    human: Sequence[Hashable | Sequence[Hashable]],
+    judge: Labels,
+    human: Labels,
     *,
     tie: Hashable = "tie",
     level: float = 0.95,
@@ -119,7 +119,9 @@ def pairwise_agreement(
         if is_missing(verdict):
             raise ValueError(f"judge verdict at position {i} is missing")
     judge_tie = np.array([verdict == tie for verdict in judge_list], dtype=bool)
-    match = np.array([sum(v == j for v in vs) for j, vs in zip(judge_list, votes)], dtype=np.int64)
+    match = np.array(
+        [sum(v == j for v in vs) for j, vs in zip(judge_list, votes, strict=True)], dtype=np.int64
+    )
     total = np.array([len(vs) for vs in votes], dtype=np.int64)
     not_tie = np.array([sum(v != tie for v in vs) for vs in votes], dtype=np.int64)
     # S2: when the judge did not call a tie, any matching vote is itself not a tie.
@@ -131,7 +133,7 @@ def pairwise_agreement(
 
 
 def pairwise_human_agreement(
-    votes: Sequence[Sequence[Hashable]],
+    votes: Labels,
     *,
     tie: Hashable = "tie",
     level: float = 0.95,
@@ -216,7 +218,7 @@ def _pairs(k: int) -> int:
     return k * (k - 1) // 2
 
 
-def _votes_per_item(human: Sequence[Any]) -> list[list[Hashable]]:
+def _votes_per_item(human: Labels) -> list[list[Hashable]]:
     votes: list[list[Hashable]] = []
     for i, item in enumerate(as_list(human, "human")):
         if isinstance(item, np.ndarray):

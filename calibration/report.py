@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +26,7 @@ from calibration._core import (
     Labels,
     SmallSampleWarning,
     agreement_estimate,
+    as_list,
     encode_pair,
     format_estimate,
     kappa_estimate,
@@ -125,22 +126,25 @@ class AgreementReport:
         ]
         lines += [f"  {name:<26}{format_estimate(e)}" for name, e in rows if e is not None]
         ceiling = self.human_ceiling
-        if ceiling is not None:
-            lines.append(
-                f"  human ceiling ({len(ceiling.raters)} raters): mean pairwise kappa "
-                f"{ceiling.mean_pairwise_kappa:.3f}, Krippendorff's alpha ({ceiling.metric}) "
-                f"{format_estimate(ceiling.krippendorff_alpha)}"
-            )
+        if ceiling is not None:  # the human ceiling, right under the judge's numbers
+            n_pairs = len(ceiling.pairs)
+            kappa_note = f"(mean over {n_pairs} rater pair{'s' * (n_pairs != 1)})"
+            alpha_note = f"(Krippendorff, {ceiling.metric}, {len(ceiling.raters)} raters)"
+            lines += [
+                f"  {'human-human kappa':<26}{ceiling.mean_pairwise_kappa:.3f} {kappa_note}",
+                f"  {'human-human alpha':<26}{format_estimate(ceiling.krippendorff_alpha)} "
+                + alpha_note,
+            ]
         names = [str(label) for label in self.labels]
         width = max([len(n) for n in names] + [9])
         lines += ["", "Confusion (rows = human, columns = judge)"]
         lines.append("  " + " " * width + "".join(f"  {n:>{width}}" for n in names))
-        for name, row in zip(names, self.confusion):
+        for name, row in zip(names, self.confusion, strict=True):
             lines.append(f"  {name:<{width}}" + "".join(f"  {c:>{width}}" for c in row))
         lines += ["", f"  {'label':<{width}}" + "".join(
             f"  {h:>9}" for h in ("precision", "recall", "F1", "support")
         )]
-        for name, c in zip(names, self.per_class):
+        for name, c in zip(names, self.per_class, strict=True):
             lines.append(
                 f"  {name:<{width}}  {c.precision:>9.3f}  {c.recall:>9.3f}  {c.f1:>9.3f}"
                 f"  {c.support:>9}"
@@ -155,7 +159,7 @@ def calibrate(
     *,
     ordinal: bool = False,
     labels: Iterable[Hashable] | None = None,
-    raters: Mapping[str, Sequence[Any]] | None = None,
+    raters: Mapping[str, Labels] | None = None,
     level: float = 0.95,
     n_resamples: int = 2000,
     seed: int | None = 0,
@@ -180,7 +184,8 @@ def calibrate(
         An `AgreementReport`.
 
     Raises:
-        ValueError: unequal lengths, missing labels, or labels outside ``labels``.
+        ValueError: unequal lengths (judge, human and every rater), missing judge or human
+            labels, or labels outside ``labels``.
 
     Warns:
         SmallSampleWarning: fewer than 30 items (once per call), or fewer than 30 items with
@@ -207,11 +212,19 @@ def calibrate(
     )
     ceiling = None
     if raters is not None:
+        for name, rater_labels in raters.items():
+            if len(as_list(rater_labels, f"labels of rater {name!r}")) != n:
+                raise ValueError(f"rater {name!r} must have one entry per item ({n})")
         with warnings.catch_warnings():
             if n < MIN_ITEMS:  # already warned above; one warning per call is enough
                 warnings.simplefilter("ignore", SmallSampleWarning)
             ceiling = inter_annotator(
-                raters, metric="ordinal" if ordinal else "nominal", labels=order, **boot
+                raters,
+                metric="ordinal" if ordinal else "nominal",
+                # the caller's scale if given; else the raters' own labels, which may include
+                # one that neither the judge nor the reference label uses
+                labels=None if labels is None else order,
+                **boot,
             )
     return AgreementReport(
         n=n,

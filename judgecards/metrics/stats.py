@@ -77,7 +77,9 @@ def bootstrap_ci(
     The percentile method is the default because it is well defined for bounded, discrete
     statistics such as kappa and accuracy on small samples, where BCa's jackknife can be undefined.
     When every resample gives the same value (e.g. all items agree) the interval collapses to that
-    value instead of raising, and with fewer than two items the bounds are ``nan``.
+    value instead of raising, and with fewer than two items the bounds are ``nan``. Resamples in
+    which the statistic is undefined (``nan``) are left out of a percentile interval when they
+    are a minority; with more than half undefined the bounds are ``nan``.
 
     Args:
         *samples: one or more equal-length sequences (numbers or labels).
@@ -134,9 +136,16 @@ def bootstrap_ci(
         )
     low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
     if math.isnan(low) or math.isnan(high):
-        spread = result.bootstrap_distribution
-        if np.all(spread == spread.flat[0]):
-            low = high = float(spread.flat[0])
+        spread = np.asarray(result.bootstrap_distribution, dtype=float)
+        finite = spread[~np.isnan(spread)]
+        if finite.size and np.all(finite == finite[0]):
+            low = high = float(finite[0])
+        elif finite.size >= 0.5 * spread.size and method == "percentile":
+            # Some resamples leave the statistic undefined (e.g. kappa when a resample holds a
+            # single class). The interval is taken over the resamples where it is defined, as
+            # long as they are the majority; otherwise it stays nan rather than mislead.
+            tail = (1.0 - level) / 2.0 * 100.0
+            low, high = (float(v) for v in np.percentile(finite, [tail, 100.0 - tail]))
     return Estimate(value, low, high, level, n)
 
 
@@ -210,7 +219,9 @@ def paired_bootstrap(
     stat = statistic or _mean
     left, right = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if left.ndim != 1 or right.ndim != 1 or len(left) != len(right):
-        raise ValueError(f"a and b must be flat and equally long, got {left.shape} and {right.shape}")
+        raise ValueError(
+            f"a and b must be flat and equally long, got {left.shape} and {right.shape}"
+        )
 
     def difference(x: np.ndarray, y: np.ndarray) -> float:
         return float(stat(x)) - float(stat(y))
@@ -234,7 +245,8 @@ class McNemarResult:
         both_right: items both got right.
         both_wrong: items both got wrong.
         statistic: for ``method="exact"`` the smaller discordant count; for ``"chi2"`` the
-            continuity-corrected chi-squared value ``(|only_a - only_b| - 1)^2 / (only_a + only_b)``.
+            continuity-corrected chi-squared value
+            ``(|only_a - only_b| - 1)^2 / (only_a + only_b)``.
         p_value: two-sided p-value (1.0 when there are no discordant items).
         method: ``"exact"`` (binomial test of ``only_a`` out of the discordant items at 1/2) or
             ``"chi2"`` (chi-squared with one degree of freedom).

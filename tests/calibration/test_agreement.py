@@ -18,7 +18,9 @@ from sklearn.metrics import cohen_kappa_score
 from calibration import SmallSampleWarning, agreement, kappa
 
 
-def _from_confusion(confusion: list[list[int]], labels: list[object]) -> tuple[list[object], list[object]]:
+def _from_confusion(
+    confusion: list[list[int]], labels: list[object]
+) -> tuple[list[object], list[object]]:
     """(judge, human) label lists with confusion[i][j] items human=labels[i], judge=labels[j]."""
     judge: list[object] = []
     human: list[object] = []
@@ -171,11 +173,24 @@ def test_perfect_agreement_has_kappa_one_and_a_collapsed_interval() -> None:
     assert (result.value, result.low, result.high, result.n) == (1.0, 1.0, 1.0, 40)
 
 
-def test_interval_is_nan_when_resamples_can_be_undefined() -> None:
-    # 39 A/A items and 1 A/B item: kappa = 0 (the judge is constant), and about 36% of resamples
-    # miss the B item, where kappa is undefined, so no interval is claimed.
+def test_interval_skips_a_minority_of_undefined_resamples() -> None:
+    # 39 A/A items and 1 A/B item: kappa = 0 (the judge is constant). About 36% of resamples
+    # (0.975^40) miss the B item, where kappa is undefined; the interval comes from the rest,
+    # in all of which kappa is exactly 0.
     result = kappa(["A"] * 40, ["A"] * 39 + ["B"])
     assert result.value == pytest.approx(0.0)
+    assert result.low == pytest.approx(0.0) and result.high == pytest.approx(0.0)
+
+
+def test_interval_is_nan_when_most_resamples_are_undefined() -> None:
+    from judgecards.metrics.stats import bootstrap_ci
+
+    # The statistic is defined only when the resample holds item 0 at least twice, which
+    # happens in 1 - 0.9^10 - 10 * 0.1 * 0.9^9 = 1 - 0.349 - 0.387, about 26% of resamples.
+    def defined_rarely(values: np.ndarray) -> float:
+        return float(np.mean(values)) if np.count_nonzero(values == 0) >= 2 else math.nan
+
+    result = bootstrap_ci(np.arange(10), statistic=defined_rarely, n_resamples=400)
     assert math.isnan(result.low) and math.isnan(result.high)
 
 
@@ -215,7 +230,9 @@ def test_thirty_items_do_not_warn() -> None:
         ([1, 2], [1, 2], {"weights": "cubic"}, "weights must be"),
     ],
 )
-def test_bad_input_is_refused(judge: list[object], human: list[object], kwargs: dict[str, object], message: str) -> None:
+def test_bad_input_is_refused(
+    judge: list[object], human: list[object], kwargs: dict[str, object], message: str
+) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SmallSampleWarning)
         with pytest.raises(ValueError, match=message):
@@ -242,7 +259,8 @@ def test_bootstrap_intervals_cover_population_values_at_about_the_nominal_rate()
     true_kappa = (p_o - p_e) / (1 - p_e)
     assert true_kappa == pytest.approx(0.3954 / 0.6654)
     distance = np.subtract.outer(np.arange(3), np.arange(3)) ** 2
-    true_quadratic = 1 - (distance * P).sum() / (distance * np.outer(human_share, judge_share)).sum()
+    expected = np.outer(human_share, judge_share)
+    true_quadratic = 1 - (distance * P).sum() / (distance * expected).sum()
 
     rng = np.random.default_rng(2024)
     simulations, n = 200, 80

@@ -39,7 +39,7 @@ FLEISS_TABLE = [
 def _raters_from_table(table: list[list[int]]) -> list[list[int]]:
     """One label list per rater (rater r gives subject i the r-th of its expanded labels)."""
     per_subject = [[c + 1 for c, count in enumerate(row) for _ in range(count)] for row in table]
-    return [list(labels) for labels in zip(*per_subject)]
+    return [list(labels) for labels in zip(*per_subject, strict=True)]
 
 
 def test_fleiss_kappa_on_the_wikipedia_example() -> None:
@@ -68,7 +68,7 @@ def test_fleiss_kappa_is_nan_when_every_label_is_the_same() -> None:
 
 def test_fleiss_kappa_leaves_out_items_a_rater_skipped() -> None:
     raters = _raters_from_table(FLEISS_TABLE * 3)
-    with_gap = [list(r) for r in raters]
+    with_gap: list[list[int | None]] = [list(r) for r in raters]
     with_gap[0].append(None)
     for r in with_gap[1:]:
         r.append(1)
@@ -141,7 +141,9 @@ def test_krippendorff_alpha_and_fleiss_kappa_agree_on_complete_nominal_data() ->
     rng = np.random.default_rng(11)
     for _ in range(10):
         truth = rng.integers(0, 4, size=40)
-        raters = [np.where(rng.random(40) < 0.7, truth, rng.integers(0, 4, size=40)) for _ in range(3)]
+        raters = [
+            np.where(rng.random(40) < 0.7, truth, rng.integers(0, 4, size=40)) for _ in range(3)
+        ]
         alpha = krippendorff_alpha(raters, n_resamples=10).value
         kappa_f = fleiss_kappa(raters, n_resamples=10).value
         n = 40 * 3
@@ -230,7 +232,7 @@ def test_report_to_dict_and_as_text() -> None:
     assert data["fleiss_kappa"]["n"] == 30
     text = report.as_text()
     assert text.startswith("Inter-annotator agreement: 3 raters, 30 items (95% CI)")
-    for line in ("x – y", "x – z", "y – z", "Fleiss kappa", "Krippendorff's alpha (nominal)"):
+    for line in ("x vs y", "x vs z", "y vs z", "Fleiss kappa", "Krippendorff's alpha (nominal)"):
         assert line in text
 
 

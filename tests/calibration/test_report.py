@@ -22,7 +22,9 @@ from calibration import AgreementReport, SmallSampleWarning, calibrate
 HAND = [[9, 3, 0], [3, 6, 3], [3, 0, 3]]
 
 
-def _from_confusion(confusion: list[list[int]], labels: list[object]) -> tuple[list[object], list[object]]:
+def _from_confusion(
+    confusion: list[list[int]], labels: list[object]
+) -> tuple[list[object], list[object]]:
     judge: list[object] = []
     human: list[object] = []
     for i, row in enumerate(confusion):
@@ -51,7 +53,7 @@ def test_report_numbers_by_hand() -> None:
     # macro F1 = (2/3 + 4/7 + 1/2) / 3 = (28 + 24 + 21) / 42 / 3 = 73/126
     got = [(c.label, c.precision, c.recall, c.f1, c.support) for c in report.per_class]
     expected = [(1, 0.6, 0.75, 2 / 3, 12), (2, 2 / 3, 0.5, 4 / 7, 12), (3, 0.5, 0.5, 0.5, 6)]
-    for row, want in zip(got, expected):
+    for row, want in zip(got, expected, strict=True):
         assert row[0] == want[0] and row[4] == want[4]
         assert row[1:4] == pytest.approx(want[1:4])
     assert report.macro_f1 == pytest.approx(73 / 126)
@@ -98,12 +100,21 @@ def test_human_ceiling_sits_next_to_the_judge(tmp_path: Path) -> None:
     assert ceiling is not None
     assert ceiling.metric == "ordinal"
     assert ceiling.labels == report.labels
-    assert ceiling.pairs[0].kappa.value == pytest.approx(cohen_kappa_score(raters["ann"], raters["bob"]))
+    expected = cohen_kappa_score(raters["ann"], raters["bob"])
+    assert ceiling.pairs[0].kappa.value == pytest.approx(expected)
     text = report.as_text()
-    assert "human ceiling (2 raters): mean pairwise kappa" in text
+    assert "  human-human kappa         " in text
+    assert "(mean over 1 rater pair)" in text
+    assert "(Krippendorff, ordinal, 2 raters)" in text
     path = tmp_path / "report.json"
     path.write_text(json.dumps(report.to_dict()))
     assert json.loads(path.read_text())["human_ceiling"]["raters"] == ["ann", "bob"]
+
+
+def test_raters_must_label_the_same_items() -> None:
+    judge, human = _from_confusion(HAND, [1, 2, 3])
+    with pytest.raises(ValueError, match="rater 'ann' must have one entry per item"):
+        calibrate(judge, human, raters={"ann": human[:-1], "bob": human})
 
 
 def test_as_text_is_a_readable_table() -> None:
@@ -163,7 +174,8 @@ def test_pandalm_judges_against_the_human_majority(shared_data: Path) -> None:
     pandalm_labels = [str(pandalm[item["idx"]]) for item in items]
 
     raters = {f"annotator{i}": [item[f"annotator{i}"] for item in items] for i in (1, 2, 3)}
-    report = calibrate(gpt_labels, majority, raters={k: [str(v) for v in vs] for k, vs in raters.items()})
+    as_text = {name: [str(v) for v in labels] for name, labels in raters.items()}
+    report = calibrate(gpt_labels, majority, raters=as_text)
     assert isinstance(report, AgreementReport)
     assert report.labels == ("0", "1", "2", "garbage")
     assert report.agreement.value == pytest.approx(697 / 999)

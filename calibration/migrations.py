@@ -1,0 +1,140 @@
+"""The calibration tables: human labels, audits and anchor sets, in the results database.
+
+They live in the same SQLite file as the judged results (labels point at result rows) and are
+created by their own ordered, atomic sqlite-utils migration set, ``Migrations("calibration")``,
+next to judgecards' ``Migrations("judgecards")``. Nothing creates them by hand: the calibration
+API calls `open_store`, which applies whatever is pending. A plain `judgecards.Store` (and so a
+`Judge`) never creates them, which is why `calibration.status` must cope with their absence.
+
+Tables::
+
+    labels        one human label of one stored result on one field (verdict, a score axis or
+                  a pairwise winner), by one labeler, optionally inside an audit
+    audits        a spot-check sample or an anchor-set re-run: card@version, card hash, judge
+                  model, seed, n, sheet; plus the cached headline (kappa, n, date) that
+                  `latest_calibration` reads without any computation
+    audit_items   the results an audit covers, with a snapshot of what the judge said then
+                  (a later ``cache=False`` run may overwrite the result row itself)
+    anchor_sets   a named, fixed set of human-labelled items to re-judge over time
+    anchor_items  its items: inputs, the source run's judge labels, and the human labels
+"""
+
+from __future__ import annotations
+
+import os
+
+import sqlite_utils
+from sqlite_utils import Migrations
+
+from judgecards.store import Store
+
+__all__ = ["migrations", "open_store"]
+
+migrations = Migrations("calibration")
+
+
+@migrations()
+def m001_labels_audits_anchors(db: sqlite_utils.Database) -> None:
+    db["audits"].create(
+        {
+            "id": int,
+            "kind": str,  # "sample" | "rerun"
+            "card": str,
+            "card_hash": str,
+            "model": str,
+            "seed": int,
+            "n_requested": int,
+            "n": int,
+            "since": str,
+            "stratify": str,
+            "sheet": str,
+            "anchor_set": str,
+            "created_at": str,
+            # Cached headline, rewritten after every ingest or re-run (see calibration.status).
+            "field": str,
+            "n_labeled": int,
+            "kappa": float,
+            "kappa_low": float,
+            "kappa_high": float,
+            "agreement": float,
+            "calibrated_at": str,
+        },
+        pk="id",
+        not_null={"kind", "card", "card_hash", "model", "n", "created_at"},
+    )
+    db["audits"].create_index(["card", "model", "created_at"], index_name="audits_card_model_time")
+
+    db["labels"].create(
+        {
+            "id": int,
+            "result_id": str,
+            "item_id": str,
+            "card": str,
+            "model": str,
+            "labeler": str,
+            "field": str,
+            "kind": str,  # "verdict" | "score" | "winner"
+            "value": str,  # JSON, so 4 stays an int and "match" a string
+            "note": str,
+            "audit_id": int,
+            "source": str,
+            "created_at": str,
+        },
+        pk="id",
+        not_null={"result_id", "card", "model", "labeler", "field", "kind", "value", "created_at"},
+        foreign_keys=[("audit_id", "audits", "id")],
+    )
+    # One label per result, labeler and field within one audit (audit ids start at 1, so 0
+    # stands for "no audit"). Written in SQL: sqlite-utils has no expression indexes.
+    db.execute(
+        "CREATE UNIQUE INDEX labels_unique ON labels (result_id, labeler, field, ifnull(audit_id, 0))"
+    )
+    db["labels"].create_index(["card", "model", "created_at"], index_name="labels_card_model_time")
+    db["labels"].create_index(["audit_id"], index_name="labels_audit")
+    db["labels"].create_index(["item_id"], index_name="labels_item")
+
+    db["audit_items"].create(
+        {
+            "audit_id": int,
+            "position": int,
+            "result_id": str,
+            "item_id": str,
+            "stratum": str,
+            "anchor_position": int,
+            "judge": str,  # JSON {field: value} as judged when the audit was made
+        },
+        pk=("audit_id", "position"),
+        not_null={"result_id"},
+        foreign_keys=[("audit_id", "audits", "id")],
+    )
+    db["audit_items"].create_index(["audit_id", "result_id"], unique=True, index_name="audit_items_result")
+
+    db["anchor_sets"].create(
+        {"name": str, "card": str, "source_audit": int, "description": str, "created_at": str},
+        pk="name",
+        not_null={"card", "source_audit", "created_at"},
+    )
+    db["anchor_items"].create(
+        {
+            "anchor_set": str,
+            "position": int,
+            "item_id": str,
+            "source_result_id": str,
+            "inputs": str,  # JSON of the card inputs, to re-judge with
+            "judge": str,  # JSON {field: value} of the source run
+            "labels": str,  # JSON {labeler: {field: value}}
+        },
+        pk=("anchor_set", "position"),
+        foreign_keys=[("anchor_set", "anchor_sets", "name")],
+    )
+
+
+def open_store(db: Store | str | os.PathLike[str] | None = None) -> Store:
+    """A `Store` (opened from a path, ``JUDGECARDS_DB`` or the default) with the calibration tables.
+
+    Passing a `Store` migrates it in place and returns it, so a `Judge` and the calibration API
+    can share one connection.
+    """
+    store = db if isinstance(db, Store) else Store(db)
+    migrations.apply(store.db)
+    return store
