@@ -1,4 +1,4 @@
-"""Time judgecards' ROUGE against Google's rouge-score on at least 10,000 prediction/reference pairs.
+"""Time judgecards' ROUGE against Google's rouge-score on 10,000+ prediction/reference pairs.
 
 Usage::
 
@@ -36,8 +36,10 @@ def summeval_pairs(data: Path) -> list[tuple[str, str]]:
         for line in fh:
             doc = json.loads(line)
             references[doc["id"]] = doc["references"]
-    pairs = []
-    with (data / "summeval" / "annotations_abstractive_12systems.jsonl").open(encoding="utf-8") as fh:
+    pairs: list[tuple[str, str]] = []
+    with (data / "summeval" / "annotations_abstractive_12systems.jsonl").open(
+        encoding="utf-8"
+    ) as fh:
         for line in fh:
             row = json.loads(line)
             pairs.extend((row["decoded"], ref) for ref in references[row["id"]])
@@ -54,7 +56,9 @@ def synthetic_pairs(count: int, seed: int = 0) -> list[tuple[str, str]]:
     return [(text(), text()) for _ in range(count)]
 
 
-def best_time(fn: Callable[[], list[tuple[float, ...]]], repeat: int) -> tuple[float, list[tuple[float, ...]]]:
+def best_time(
+    fn: Callable[[], list[tuple[float, ...]]], repeat: int
+) -> tuple[float, list[tuple[float, ...]]]:
     best = float("inf")
     result: list[tuple[float, ...]] = []
     for _ in range(repeat):
@@ -66,8 +70,12 @@ def best_time(fn: Callable[[], list[tuple[float, ...]]], repeat: int) -> tuple[f
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pairs", type=int, default=None, help="use the first N pairs (default: all)")
-    parser.add_argument("--repeat", type=int, default=3, help="runs per implementation; best counts")
+    parser.add_argument(
+        "--pairs", type=int, default=None, help="use the first N pairs (default: all)"
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="runs per implementation; best counts"
+    )
     default_data = os.environ.get("JUDGECARDS_SHARED_DATA", str(REPO.parent / "shared" / "data"))
     parser.add_argument("--data", type=Path, default=Path(default_data))
     args = parser.parse_args()
@@ -84,7 +92,9 @@ def main() -> int:
     if args.pairs is not None:
         pairs = pairs[: args.pairs]
     if len(pairs) < 10_000:
-        print(f"warning: only {len(pairs)} pairs; the issue asks for at least 10,000", file=sys.stderr)
+        print(
+            f"warning: only {len(pairs)} pairs; the issue asks for at least 10,000", file=sys.stderr
+        )
 
     scorer = rouge_scorer.RougeScorer(list(TYPES), use_stemmer=False)
 

@@ -62,7 +62,9 @@ __all__ = [
 DEFAULT_THRESHOLD = 0.7
 
 
-def conversation_pass(turn_scores: Sequence[float], *, threshold: float = DEFAULT_THRESHOLD) -> bool:
+def conversation_pass(
+    turn_scores: Sequence[float], *, threshold: float = DEFAULT_THRESHOLD
+) -> bool:
     """True if every turn's score is at least ``threshold``.
 
     Args:
@@ -154,14 +156,16 @@ class Reliability:
         """The readiness level of the point estimates of pass@1 and pass^3 (see `readiness`)."""
         return readiness(self.pass_at(1).value, self.pass_hat(3).value, table=table)
 
-    def _estimate(
-        self, transform: Callable[[Any], Any], k: int, *, at_least_one: bool
-    ) -> Estimate:
+    def _estimate(self, transform: Callable[[Any], Any], k: int, *, at_least_one: bool) -> Estimate:
         c, n = self.successes, self.trials
         if self.mode == "frequentist":
             low, high = _wilson(c, n, self.level)
             return Estimate(
-                float(transform(c / n)), float(transform(low)), float(transform(high)), self.level, n
+                float(transform(c / n)),
+                float(transform(low)),
+                float(transform(high)),
+                self.level,
+                n,
             )
         a, b = c + 1, n - c + 1
         tail = (1.0 - self.level) / 2
@@ -175,7 +179,11 @@ class Reliability:
             moment = math.prod((first + i) / (a + b + i) for i in range(k))
             value = 1.0 - moment if at_least_one else moment
             return Estimate(
-                value, float(transform(float(q_low))), float(transform(float(q_high))), self.level, n
+                value,
+                float(transform(float(q_low))),
+                float(transform(float(q_high))),
+                self.level,
+                n,
             )
         samples = transform(np.random.default_rng(self.seed).beta(a, b, size=self.draws))
         low_s, high_s = np.quantile(samples, [tail, 1.0 - tail])
@@ -208,8 +216,13 @@ def conversation_reliability(
     """
     passes = [conversation_pass(turns, threshold=threshold) for turns in conversations]
     return Reliability(
-        successes=sum(passes), trials=len(passes), mode=mode, level=level, method=method,
-        draws=draws, seed=seed,
+        successes=sum(passes),
+        trials=len(passes),
+        mode=mode,
+        level=level,
+        method=method,
+        draws=draws,
+        seed=seed,
     )
 
 
@@ -232,34 +245,42 @@ class ReadinessLevel:
 
 DEFAULT_READINESS: tuple[ReadinessLevel, ...] = (
     ReadinessLevel(
-        "ready", 0.90, 0.80,
+        "ready",
+        0.90,
+        0.80,
         "Ship: fails rarely, and three attempts in a row all pass at least 80% of the time.",
     ),
     ReadinessLevel(
-        "ready_with_oversight", 0.80, 0.60,
+        "ready_with_oversight",
+        0.80,
+        0.60,
         "Ship behind monitoring or human review of failures.",
     ),
     ReadinessLevel(
-        "inconsistent", 0.80, 0.0,
+        "inconsistent",
+        0.80,
+        0.0,
         "Usually right but flaky: the same task fails on repeats. Fix consistency first.",
     ),
     ReadinessLevel(
-        "prototype", 0.50, 0.0,
+        "prototype",
+        0.50,
+        0.0,
         "Works more often than not; keep iterating before any user sees it.",
     ),
     ReadinessLevel("not_ready", 0.0, 0.0, "Fails at least half of the time."),
 )
 """The default readiness table; rows are tried in order and the first whose minimums are met wins.
 
-==========================  ============  ============  =============================================
-level                       pass@1 >=     pass^3 >=     meaning
-==========================  ============  ============  =============================================
-``ready``                   0.90          0.80          ship
-``ready_with_oversight``    0.80          0.60          ship with monitoring / human review
-``inconsistent``            0.80          (any)         capable but flaky; fix consistency first
-``prototype``               0.50          (any)         keep iterating
-``not_ready``               (any)         (any)         fails at least half of the time
-==========================  ============  ============  =============================================
+========================  =========  =========  ========================================
+level                     pass@1 >=  pass^3 >=  meaning
+========================  =========  =========  ========================================
+``ready``                 0.90       0.80       ship
+``ready_with_oversight``  0.80       0.60       ship with monitoring / human review
+``inconsistent``          0.80       (any)      capable but flaky; fix consistency first
+``prototype``             0.50       (any)      keep iterating
+``not_ready``             (any)      (any)      fails at least half of the time
+========================  =========  =========  ========================================
 
 Readiness tables in circulation give levels for some (pass@1, pass^3) combinations and leave
 others unassigned. This table is judgecards' own choice of thresholds and closes every such
@@ -529,14 +550,18 @@ def _parameter_score(expected: list[ToolCall], called: list[ToolCall]) -> float:
             continue
         free.remove(partner)
         given = called[partner].arguments
-        matched += sum(1 for key, value in want.arguments.items() if key in given and given[key] == value)
+        matched += sum(
+            1 for key, value in want.arguments.items() if key in given and given[key] == value
+        )
     return matched / total
 
 
 def _sequence_score(expected: list[ToolCall], called: list[ToolCall]) -> float:
     if not expected:
         return 1.0
-    hits = sum(1 for i, want in enumerate(expected) if i < len(called) and called[i].name == want.name)
+    hits = sum(
+        1 for i, want in enumerate(expected) if i < len(called) and called[i].name == want.name
+    )
     return hits / len(expected)
 
 
@@ -545,7 +570,9 @@ def _utilisation(called: list[ToolCall], final_answer: str | None) -> float:
     if final_answer is None or not with_results:
         return 1.0
     answer = " ".join(final_answer.casefold().split())
-    used = sum(1 for call in with_results if any(_mentions(answer, leaf) for leaf in _leaves(call.result)))
+    used = sum(
+        1 for call in with_results if any(_mentions(answer, leaf) for leaf in _leaves(call.result))
+    )
     return used / len(with_results)
 
 

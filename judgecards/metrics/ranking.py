@@ -307,7 +307,9 @@ def mean_recall_at_k(
     """
     values = [
         recall_at_k(
-            ranked, k, n_relevant=_count_relevant(judged, relevance_level),
+            ranked,
+            k,
+            n_relevant=_count_relevant(judged, relevance_level),
             relevance_level=relevance_level,
         )
         for ranked, judged in _queries(run, qrels, complete)
@@ -374,7 +376,8 @@ def mean_average_precision(
     """
     values = [
         average_precision(
-            ranked, n_relevant=_count_relevant(judged, relevance_level),
+            ranked,
+            n_relevant=_count_relevant(judged, relevance_level),
             relevance_level=relevance_level,
         )
         for ranked, judged in _queries(run, qrels, complete)

@@ -288,8 +288,8 @@ class McNemarResult:
 
 
 def mcnemar(
-    a_correct: Sequence[bool] | np.ndarray,
-    b_correct: Sequence[bool] | np.ndarray,
+    a_correct: Sequence[bool | int] | np.ndarray,
+    b_correct: Sequence[bool | int] | np.ndarray,
     *,
     method: Literal["auto", "exact", "chi2"] = "auto",
     alpha: float = 0.05,
@@ -339,7 +339,7 @@ def mcnemar(
     )
 
 
-def _as_bools(values: Sequence[bool] | np.ndarray, name: str) -> np.ndarray:
+def _as_bools(values: Sequence[bool | int] | np.ndarray, name: str) -> np.ndarray:
     array = np.asarray(values)
     if array.ndim != 1:
         raise ValueError(f"{name} must be a flat sequence")

@@ -92,7 +92,9 @@ def exact_match(
     """
     norm = normalize or _unchanged
     predicted = norm(prediction)
-    return 1.0 if any(predicted == gold for gold in _normalised_references(references, norm)) else 0.0
+    return (
+        1.0 if any(predicted == gold for gold in _normalised_references(references, norm)) else 0.0
+    )
 
 
 def token_f1(
@@ -122,7 +124,9 @@ def token_f1(
     """
     norm = normalize or _unchanged
     predicted = norm(prediction).split()
-    return max(_bag_f1(predicted, gold.split()) for gold in _normalised_references(references, norm))
+    return max(
+        _bag_f1(predicted, gold.split()) for gold in _normalised_references(references, norm)
+    )
 
 
 def substring_recall(prediction: str, references: References) -> float:
