@@ -45,7 +45,8 @@ import sqlite3
 import warnings
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
+from dataclasses import field as dataclass_field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
@@ -219,8 +220,8 @@ class FieldAgreement:
     report: AgreementReport | None
     ceiling: InterAnnotatorReport | None
     ties: int
-    pairs: tuple[tuple[Any, Any], ...] = field(default=(), repr=False)
-    scale: tuple[Any, ...] | None = field(default=None, repr=False)
+    pairs: tuple[tuple[Any, Any], ...] = dataclass_field(default=(), repr=False)
+    scale: tuple[Any, ...] | None = dataclass_field(default=None, repr=False)
 
     @property
     def kappa(self) -> Estimate | None:
@@ -333,7 +334,8 @@ class AuditSummary:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data, JSON-ready (``nan`` becomes ``None``)."""
-        return _clean(_summary_dict(self))  # type: ignore[no-any-return]
+        data: dict[str, Any] = _clean(_summary_dict(self))
+        return data
 
     def as_text(self, *, max_disagreements: int = 10) -> str:
         """The audit, its fields (with the human ceiling), re-run drift and disagreements."""
@@ -384,7 +386,7 @@ class AuditReport:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data, JSON-ready (``nan`` becomes ``None``)."""
-        return _clean({
+        data: dict[str, Any] = _clean({
             "passed": self.passed,
             "min_kappa": self.min_kappa,
             "audits": [_summary_dict(s) for s in self.audits],
@@ -395,6 +397,7 @@ class AuditReport:
             ],
             "notes": list(self.notes),
         })  # fmt: skip
+        return data
 
     def as_text(self, *, max_disagreements: int = 10) -> str:
         """Readable tables: audits over time, each audit's fields and disagreements, the gate."""
@@ -420,8 +423,13 @@ class AuditReport:
             )
         for s in self.audits:
             lines += ["", s.as_text(max_disagreements=max_disagreements)]
-        lines += ["", f"Gate: newest labelled audit per card and model; kappa >= {self.min_kappa:.2f} "
-                      "and not significantly below the baseline"]  # fmt: skip
+        lines += [
+            "",
+            (
+                f"Gate: newest labelled audit per card and model; kappa >= {self.min_kappa:.2f} "
+                "and not significantly below the baseline"
+            ),
+        ]
         for check in self.checks:
             status = "PASS" if check.passed else "FAIL"
             lines.append(f"  {status}  {check.card} · {check.model}: " + "; ".join(check.reasons))
@@ -678,8 +686,15 @@ class Audit:
         return report
 
     def refresh(self, audit_id: int) -> AuditSummary:
-        """Recompute an audit's summary and cache its headline (read by `latest_calibration`)."""
-        summary, _ = self._summaries([self.get(audit_id)], seed=0)
+        """Recompute an audit's headline (primary field: kappa, n) and cache it on the audit row.
+
+        `latest_calibration` and ``judgecards cards list`` read that cache, so they never compute.
+        Ingest and re-run call this; call it yourself after changing labels by other means.
+
+        Returns:
+            The summary of the primary field only (`summary` gives every field).
+        """
+        summary, _ = self._summaries([self.get(audit_id)], seed=0, primary_only=True)
         only = summary[0]
         kappa = only.kappa
         agreement = only.agreement
@@ -770,7 +785,7 @@ class Audit:
             raise AuditError(f"anchor set {name!r} already exists")
         record = self.get(from_audit)
         humans = _humans(read_labels(self.store, audit_id=from_audit))
-        rows = []
+        rows: list[tuple[Any, ...]] = []
         seen: set[str] = set()
         for _, result_id, item_id, judge in self._items(from_audit):
             if result_id not in humans:
@@ -850,8 +865,8 @@ class Audit:
             [{**item["inputs"], "id": item["item_id"]} for item in items], concurrency=concurrency
         )
         fields = label_fields(judge.card)
-        audit_items = []
-        labels = []
+        audit_items: list[tuple[Any, ...]] = []
+        labels: list[tuple[Any, ...]] = []
         now = _now()
         used: set[str] = set()
         for item, result in zip(items, results):
@@ -879,14 +894,16 @@ class Audit:
 
     # ------------------------------------------------------------------ internals: analysis
 
-    def _summaries(self, records: Sequence[AuditRecord], *, seed: int | None) -> tuple[list[AuditSummary], list[str]]:
+    def _summaries(
+        self, records: Sequence[AuditRecord], *, seed: int | None, primary_only: bool = False
+    ) -> tuple[list[AuditSummary], list[str]]:
         notes: list[str] = []
         summaries = []
         with warnings.catch_warnings():
             # The report states small samples once per audit instead of once per measure.
             warnings.simplefilter("ignore", SmallSampleWarning)
             for record in records:
-                summary = self._summarise(record, seed=seed)
+                summary = self._summarise(record, seed=seed, primary_only=primary_only)
                 summaries.append(summary)
                 kappa = summary.kappa
                 if summary.n_labeled == 0:
@@ -895,14 +912,17 @@ class Audit:
                     notes.append(f"audit #{record.id}: {kappa.n} labelled items (fewer than {MIN_ITEMS}); its intervals are wide")
         return summaries, notes
 
-    def _summarise(self, record: AuditRecord, *, seed: int | None) -> AuditSummary:
+    def _summarise(self, record: AuditRecord, *, seed: int | None, primary_only: bool = False) -> AuditSummary:
+        """The audit's measures; ``primary_only`` stops at the primary field (the cached headline)."""
         items = self._items(record.id)
         labels = read_labels(self.store, audit_id=record.id)
         humans = _humans(labels)
         fields = self._fields(record.card, labels)
-        boot = {"level": self.level, "n_resamples": self.n_resamples, "seed": seed}
         results: dict[str, FieldAgreement] = {}
-        for name, spec in fields.items():
+        for name in _primary_order(fields) if primary_only else list(fields):
+            spec = fields[name]
+            if primary_only and any(f.report is not None for f in results.values()):
+                break
             pairs: list[tuple[Any, Any]] = []
             ties = 0
             rated: list[dict[str, Any]] = []
@@ -921,18 +941,19 @@ class Audit:
             report = None
             if pairs:
                 report = calibrate(
-                    [j for j, _ in pairs], [h for _, h in pairs], ordinal=spec.ordinal, labels=scale, **boot
-                )
+                    [j for j, _ in pairs], [h for _, h in pairs], ordinal=spec.ordinal, labels=scale,
+                    level=self.level, n_resamples=self.n_resamples, seed=seed,
+                )  # fmt: skip
             ceiling = None
             raters = sorted({who for r in rated for who in r})
-            if len(raters) >= 2:
+            if len(raters) >= 2 and not primary_only:
                 ceiling = inter_annotator(
                     {who: [r.get(who) for r in rated] for who in raters},
                     metric="ordinal" if spec.ordinal else "nominal",
                     labels=scale,
                     weights="quadratic" if spec.ordinal else None,
-                    **boot,
-                )
+                    level=self.level, n_resamples=self.n_resamples, seed=seed,
+                )  # fmt: skip
             if report is not None or ceiling is not None:
                 results[name] = FieldAgreement(name, spec.kind, report, ceiling, ties, tuple(pairs), scale)
         primary = next((name for name in _primary_order(fields) if name in results and results[name].report is not None), None)
@@ -951,7 +972,7 @@ class Audit:
             disagreements=tuple(disagreements),
             judge_errors=sum(1 for *_, judge in items if not judge) if record.kind == "rerun" else 0,
         )
-        if record.kind == "rerun" and record.anchor_set:
+        if record.kind == "rerun" and record.anchor_set and not primary_only:
             summary = replace(summary, drift=self._drift(record, summary, seed=seed))
         return summary
 
@@ -994,7 +1015,7 @@ class Audit:
         previous_kappa = delta = None
         if triples:
             spec = fields.get(name, LabelField(name, "verdict"))
-            weights = "quadratic" if spec.ordinal else None
+            weights: Literal["quadratic"] | None = "quadratic" if spec.ordinal else None
             observed = [v for t in triples for v in t]
             order = label_order(observed, _scale(spec, observed))
             old_codes, new_codes, human_codes = (to_codes([t[i] for t in triples], order) for i in range(3))
@@ -1046,7 +1067,7 @@ class Audit:
         versions = [row[0] for row in rows if row[0].partition("@")[2].isdigit()]
         if not versions:
             raise AuditError(f"no successful results of card {card!r} judged by {model} to sample")
-        return max(versions, key=lambda ref: int(ref.partition("@")[2]))
+        return str(max(versions, key=lambda ref: int(ref.partition("@")[2])))
 
     def _items(self, audit_id: int) -> list[tuple[int, str, str | None, dict[str, Any]]]:
         rows = self._rows(
@@ -1361,18 +1382,19 @@ def _summary_lines(s: AuditSummary, max_disagreements: int) -> list[str]:
             lines.append(
                 f"  {name:<16} {n:>4}  {agreement:<22}  {kappa:<22}  {f.weights or 'none':<9}  {ceiling}{tie_note}"
             )
-    if s.drift is not None:
-        d = s.drift
+    drift = s.drift
+    if drift is not None:
         lines.append(
-            f"  vs previous run #{d.previous_audit} of {d.anchor_set}: flip rate {format_estimate(d.flip_rate)} "
-            f"({len(d.flips)} of {d.flip_rate.n} {d.field}s changed)"
+            f"  vs previous run #{drift.previous_audit} of {drift.anchor_set}: flip rate "
+            f"{format_estimate(drift.flip_rate)} ({len(drift.flips)} of {drift.flip_rate.n} {drift.field}s changed)"
         )
-        if d.delta_kappa is not None and d.previous_kappa is not None:
+        before, delta = drift.previous_kappa, drift.delta_kappa
+        if delta is not None and before is not None:
             lines.append(
-                f"  kappa {d.previous_kappa.value:.3f} -> {d.previous_kappa.value + d.delta_kappa.value:.3f}: "
-                f"Δ {d.delta_kappa.value:+.3f} [{d.delta_kappa.low:+.3f}, {d.delta_kappa.high:+.3f}] (paired)"
+                f"  kappa {before.value:.3f} -> {before.value + delta.value:.3f}: "
+                f"Δ {delta.value:+.3f} [{delta.low:+.3f}, {delta.high:+.3f}] (paired)"
             )
-        for flip in d.flips[:max_disagreements]:
+        for flip in drift.flips[:max_disagreements]:
             lines.append(f"    flipped: item {flip.item_id}  {flip.before} -> {flip.after}")
     if s.disagreements:
         lines.append(f"  disagreements on {s.primary} ({len(s.disagreements)}), judge vs labelers:")

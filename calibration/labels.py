@@ -43,12 +43,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
+from calibration.migrations import opened
 from judgecards.cards import Card, load_card
 from judgecards.errors import InputError, JudgecardsError, StoreError
 from judgecards.results import JudgeResult
 from judgecards.store import Store
-
-from calibration.migrations import open_store
 
 __all__ = [
     "AuditScope",
@@ -320,7 +319,19 @@ def read_labels(
     labeler: str | None = None,
     audit_id: int | None = None,
 ) -> list[Label]:
-    """Stored labels, oldest first; ``card`` may be ``name`` or ``name@version``."""
+    """Stored human labels, oldest first, one `Label` per result, labeler and field.
+
+    Args:
+        store: the database (opened with `calibration.migrations.open_store`; a database
+            without calibration tables has no labels).
+        card: only this card, ``name`` (any version) or ``name@version``.
+        model: only results of this judge model.
+        labeler: only this labeler's labels.
+        audit_id: only labels given in this audit.
+
+    Returns:
+        The matching labels, oldest first.
+    """
     clauses: list[str] = []
     params: list[Any] = []
     if card:
@@ -341,10 +352,19 @@ def read_labels(
         return []
     return [
         Label(
-            id=row[0], result_id=row[1], item_id=row[2], card=row[3], model=row[4], labeler=row[5],
-            field=row[6], kind=row[7], value=json.loads(row[8]), note=row[9], audit_id=row[10],
+            id=row[0],
+            result_id=row[1],
+            item_id=row[2],
+            card=row[3],
+            model=row[4],
+            labeler=row[5],
+            field=row[6],
+            kind=row[7],
+            value=json.loads(row[8]),
+            note=row[9],
+            audit_id=row[10],
             created_at=datetime.fromisoformat(row[11]),
-        )  # fmt: skip
+        )
         for row in rows
     ]
 
@@ -467,8 +487,19 @@ def import_labels(
         LabelImportError: the file is unreadable, or a row is invalid and ``skip_invalid`` is
             false; ``errors`` then lists every problem and nothing was stored.
     """
-    source = Path(path)
-    store = open_store(db)
+    with opened(db) as store:
+        return _import(store, Path(path), labeler, skip_invalid, format, cards_dir, scope)
+
+
+def _import(
+    store: Store,
+    source: Path,
+    labeler: str | None,
+    skip_invalid: bool,
+    format: Format | None,
+    cards_dir: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None,
+    scope: AuditScope | None,
+) -> LabelImportReport:
     resolver = _Resolver(store, cards_dir)
     rows, problems = read_rows(source, format or format_of(source))
     default_labeler = (labeler or "").strip() or None
@@ -590,6 +621,8 @@ def _validate_row(
             problem(f"duplicate: {labeler} has already labelled {name} of this item {where}", name)
             continue
         labels.append(_NewLabel(result_id, item_id, card_ref, model, labeler, name, spec.kind, value, note, created_at))
+    if not labels and not problems and not (scope and scope.allow_unlabeled):
+        problem(f"no label: fill at least one of {', '.join(fields) or '(this card has no label fields)'}", None)
     return (labels, []) if not problems else ([], problems)
 
 
@@ -792,14 +825,17 @@ def export_labels(
     Args:
         path: a file path (written atomically) or an open text stream.
         db: a `Store` or database path.
-        card / model / labeler / audit_id: filters; ``card`` may be ``name`` or ``name@version``.
+        card: only this card, ``name`` (any version) or ``name@version``.
+        model: only results of this judge model.
+        labeler: only this labeler's labels.
+        audit_id: only labels given in this audit.
         format: ``"csv"`` or ``"jsonl"``; required for a stream, else taken from the extension.
 
     Returns:
         The number of rows written.
     """
-    store = open_store(db)
-    labels = read_labels(store, card=card, model=model, labeler=labeler, audit_id=audit_id)
+    with opened(db) as store:
+        labels = read_labels(store, card=card, model=model, labeler=labeler, audit_id=audit_id)
     rows: dict[tuple[str, str, int | None], dict[str, Any]] = {}
     field_names: list[str] = []
     for label in labels:

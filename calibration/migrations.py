@@ -22,20 +22,22 @@ Tables::
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import sqlite_utils
 from sqlite_utils import Migrations
 
 from judgecards.store import Store
 
-__all__ = ["migrations", "open_store"]
+__all__ = ["migrations", "open_store", "opened"]
 
 migrations = Migrations("calibration")
 
 
 @migrations()
 def m001_labels_audits_anchors(db: sqlite_utils.Database) -> None:
-    db["audits"].create(
+    db.table("audits").create(
         {
             "id": int,
             "kind": str,  # "sample" | "rerun"
@@ -62,9 +64,9 @@ def m001_labels_audits_anchors(db: sqlite_utils.Database) -> None:
         pk="id",
         not_null={"kind", "card", "card_hash", "model", "n", "created_at"},
     )
-    db["audits"].create_index(["card", "model", "created_at"], index_name="audits_card_model_time")
+    db.table("audits").create_index(["card", "model", "created_at"], index_name="audits_card_model_time")
 
-    db["labels"].create(
+    db.table("labels").create(
         {
             "id": int,
             "result_id": str,
@@ -89,11 +91,11 @@ def m001_labels_audits_anchors(db: sqlite_utils.Database) -> None:
     db.execute(
         "CREATE UNIQUE INDEX labels_unique ON labels (result_id, labeler, field, ifnull(audit_id, 0))"
     )
-    db["labels"].create_index(["card", "model", "created_at"], index_name="labels_card_model_time")
-    db["labels"].create_index(["audit_id"], index_name="labels_audit")
-    db["labels"].create_index(["item_id"], index_name="labels_item")
+    db.table("labels").create_index(["card", "model", "created_at"], index_name="labels_card_model_time")
+    db.table("labels").create_index(["audit_id"], index_name="labels_audit")
+    db.table("labels").create_index(["item_id"], index_name="labels_item")
 
-    db["audit_items"].create(
+    db.table("audit_items").create(
         {
             "audit_id": int,
             "position": int,
@@ -107,14 +109,14 @@ def m001_labels_audits_anchors(db: sqlite_utils.Database) -> None:
         not_null={"result_id"},
         foreign_keys=[("audit_id", "audits", "id")],
     )
-    db["audit_items"].create_index(["audit_id", "result_id"], unique=True, index_name="audit_items_result")
+    db.table("audit_items").create_index(["audit_id", "result_id"], unique=True, index_name="audit_items_result")
 
-    db["anchor_sets"].create(
+    db.table("anchor_sets").create(
         {"name": str, "card": str, "source_audit": int, "description": str, "created_at": str},
         pk="name",
         not_null={"card", "source_audit", "created_at"},
     )
-    db["anchor_items"].create(
+    db.table("anchor_items").create(
         {
             "anchor_set": str,
             "position": int,
@@ -138,3 +140,14 @@ def open_store(db: Store | str | os.PathLike[str] | None = None) -> Store:
     store = db if isinstance(db, Store) else Store(db)
     migrations.apply(store.db)
     return store
+
+
+@contextmanager
+def opened(db: Store | str | os.PathLike[str] | None) -> Iterator[Store]:
+    """`open_store` for one operation: a database opened here from a path is closed after it."""
+    store = open_store(db)
+    try:
+        yield store
+    finally:
+        if store is not db:
+            store.close()

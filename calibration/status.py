@@ -69,9 +69,18 @@ class CalibrationStatus:
 
 
 def latest_calibration(store: Store, *, card: str, model: str) -> CalibrationStatus | None:
-    """The newest labelled audit of ``card`` (``name@version``) with ``model``, or ``None``.
+    """The newest labelled audit of a card version with a judge model, or ``None``.
 
-    One indexed query; ``None`` as well when the calibration tables do not exist yet.
+    One indexed query and no computation, cheap enough for every `Judge` construction.
+
+    Args:
+        store: the results database; it need not have the calibration tables.
+        card: ``name@version``.
+        model: the judge model, ``provider:model``.
+
+    Returns:
+        A `CalibrationStatus`, or ``None`` when that card version was never calibrated for
+        that model (or the calibration tables do not exist yet).
     """
     rows = _query(
         store.db.conn,
@@ -86,6 +95,9 @@ def calibrations(
     source: Store | str | os.PathLike[str], *, card: str | None = None
 ) -> list[CalibrationStatus]:
     """The latest calibration of every (card version, model) pair, newest first.
+
+    Returns:
+        One `CalibrationStatus` per pair; ``[]`` when nothing was calibrated.
 
     Args:
         source: an open `Store`, or a database path, which is then opened read-only, so

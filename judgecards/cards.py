@@ -104,7 +104,7 @@ class Defaults(_Strict):
 
 class FrontMatter(_Strict):
     name: str = Field(pattern=r"^[a-z][a-z0-9_-]*$")
-    version: int = Field(ge=1)
+    version: int = Field(ge=1, strict=True)  # YAML gives an int; "2", 2.0 or true is a mistake
     description: str
     inputs: dict[str, InputSpec]
     output: OutputSpec
@@ -223,8 +223,10 @@ def parse_card_file(path: Path, *, locked: Mapping[str, str] | None = None) -> C
     except ValidationError as error:
         first = error.errors(include_url=False)[0]
         loc = [str(part) for part in first["loc"]]
+        # pydantic's "Extra inputs are not permitted" reads as if it were about the card's inputs.
+        message = f"unknown key {loc[-1]!r}" if first["type"] == "extra_forbidden" else first["msg"]
         raise CardValidationError(
-            first["msg"], file=path, line=_line_of(node, loc), field=".".join(loc) or None
+            message, file=path, line=_line_of(node, loc), field=".".join(loc) or None
         ) from None
 
     sha = card_hash(data)
@@ -335,7 +337,7 @@ def _line_of(node: yaml.Node | None, loc: Sequence[str]) -> int | None:
     if node is None:
         return None
     current: yaml.Node = node
-    line = node.start_mark.line
+    line: int = node.start_mark.line
     for key in loc:
         if isinstance(current, yaml.MappingNode):
             pair = next(((k, v) for k, v in current.value if getattr(k, "value", None) == key), None)

@@ -21,7 +21,7 @@ import time
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -33,8 +33,12 @@ from judgecards.providers.base import Completion, CompletionRequest, Message, Pr
 from judgecards.render import render
 from judgecards.results import JudgeResult, TokenUsage
 from judgecards.retry import RetryPolicy, acall_with_retries, call_with_retries
+from judgecards.schemas import RubricPolicy
 from judgecards.store import Store
-from judgecards.verdicts import decide
+from judgecards.verdicts import check_judgment, decide
+
+if TYPE_CHECKING:
+    from judgecards.compare import ComparisonResult
 
 __all__ = ["Judge", "Progress"]
 
@@ -88,18 +92,27 @@ class _Attempts:
         self.last_reply = completion.text
         try:
             judgment = parse_reply(self.judge.card, completion.text, truncated=completion.truncated)
+            check_judgment(judgment, self.item.inputs, completion.text, truncated=completion.truncated)
         except JudgeOutputError as error:
             self.last_problems = error.problems
             self.request = self.judge._reask(self.request, completion.text, error)
             return None
-        decision = decide(self.judge.card, judgment)
+        decision = decide(
+            self.judge.card,
+            judgment,
+            text=completion.text,
+            logprobs=completion.logprobs,
+            geval=self.request.top_logprobs is not None,
+            inputs=self.item.inputs,
+            rubric=self.judge.rubric,
+        )
         return self._result(
             status="ok",
             verdict=decision.verdict,
             scores=decision.scores,
             model_verdict=decision.model_verdict,
             verdict_overridden=decision.verdict_overridden,
-            output=judgment.model_dump(mode="json"),
+            output={**judgment.model_dump(mode="json"), **decision.annotations},
             cached=self.all_cached,
         )
 
@@ -145,7 +158,11 @@ class Judge:
         max_attempts: judge replies per item, re-asks included.
         retry: transport retry policy (429, 5xx, timeouts).
         temperature / max_tokens / top_logprobs: override the card's defaults; ``temperature=None``
-            sends none.
+            sends none. With ``top_logprobs`` set, scores are G-Eval-weighted where the provider
+            returns logprobs (`judgecards.geval`); ``top_logprobs=None`` keeps sampled scores.
+        rubric: for cards with a ``criteria`` input (``rubric``): default criteria, pass
+            thresholds, primary criterion and an optional weighted aggregate
+            (`judgecards.schemas.RubricPolicy`; default: the four default criteria, no thresholds).
         provider: a ready provider instance (for tests and custom providers).
         **provider_options: passed to the provider: ``api_key``, ``base_url``, ``timeout``,
             ``http_client``, ``async_http_client``.
@@ -165,11 +182,15 @@ class Judge:
         max_tokens: int | None = None,
         top_logprobs: int | None = _UNSET,
         provider: Provider | None = None,
+        rubric: RubricPolicy | None = None,
         **provider_options: Any,
     ) -> None:
         if max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
         self.card = load_card(card, cards_dir=cards_dir)
+        if rubric is not None and "criteria" not in self.card.spec.inputs:
+            raise ValueError(f"rubric= applies to cards with a 'criteria' input; {self.card.ref} has none")
+        self.rubric = rubric or (RubricPolicy() if "criteria" in self.card.spec.inputs else None)
         self.model = model
         prefix, _ = split_model(model)
         if provider is None:
@@ -191,6 +212,10 @@ class Judge:
             "max_tokens": self.max_tokens,
             "top_logprobs": self.top_logprobs,
         }
+        if self.rubric is not None:
+            # Thresholds and weights change the result, not the reply: a new policy re-decides
+            # from the response cache without a call.
+            self.params["rubric"] = self.rubric.decision_params()
         self._warn_if_uncalibrated()
 
     def __repr__(self) -> str:
@@ -275,10 +300,20 @@ class Judge:
                 report(stored[entry.key])
 
         semaphore = asyncio.Semaphore(concurrency)
+        stopped = False
 
         async def run(item: _Item) -> None:
+            nonlocal stopped
             async with semaphore:
-                result, entries = await self._run_async(item)
+                # After a failure that stops the batch (auth), items still waiting for a slot must
+                # not start: the slot is released before gather() can cancel them.
+                if stopped:
+                    return
+                try:
+                    result, entries = await self._run_async(item)
+                except BaseException:
+                    stopped = True
+                    raise
                 self._save(item, result, entries)
             outcomes[item.key] = result
             report(result)
@@ -301,9 +336,61 @@ class Judge:
             results.append(entry if isinstance(entry, JudgeResult) else outcomes[entry.key])
         return results
 
+    def compare(
+        self,
+        question: str,
+        answer_a: str,
+        answer_b: str,
+        *,
+        reference: str | None = None,
+        pair_id: str | None = None,
+        model_a: str | None = None,
+        model_b: str | None = None,
+    ) -> ComparisonResult:
+        """Judge one pair in both orders with this (pairwise) judge; see `judgecards.compare`."""
+        from judgecards.compare import compare_many
+
+        pair = {"id": pair_id, "question": question, "answer_a": answer_a, "answer_b": answer_b, "reference": reference}
+        return compare_many(self, [pair], concurrency=2, model_a=model_a, model_b=model_b)[0]
+
+    def compare_many(
+        self,
+        pairs: Iterable[Mapping[str, Any]],
+        *,
+        concurrency: int = 8,
+        progress: Progress | None = None,
+        model_a: str | None = None,
+        model_b: str | None = None,
+    ) -> list[ComparisonResult]:
+        """Judge many pairs, each in both orders, through one bounded pool; see `judgecards.compare`."""
+        from judgecards.compare import compare_many
+
+        return compare_many(self, pairs, concurrency=concurrency, progress=progress, model_a=model_a, model_b=model_b)
+
+    async def acompare_many(
+        self,
+        pairs: Iterable[Mapping[str, Any]],
+        *,
+        concurrency: int = 8,
+        progress: Progress | None = None,
+        model_a: str | None = None,
+        model_b: str | None = None,
+    ) -> list[ComparisonResult]:
+        """Async twin of `compare_many`."""
+        from judgecards.compare import acompare_many
+
+        return await acompare_many(self, pairs, concurrency=concurrency, progress=progress, model_a=model_a, model_b=model_b)
+
     # ------------------------------------------------------------------ internals
 
     def _prepare(self, inputs: Mapping[str, Any], *, item_id: str | None) -> _Item:
+        if self.rubric is not None:
+            try:
+                inputs = {**inputs, "criteria": self.rubric.criteria_for(inputs.get("criteria"))}
+            except ValueError as error:
+                raise MissingInput(
+                    f"card {self.card.ref}: input 'criteria' is invalid: {error}", card=self.card.ref, variable="criteria"
+                ) from None
         card_inputs = {name: inputs.get(name) for name in self.card.spec.inputs if inputs.get(name) is not None}
         prompt = render(self.card, card_inputs)  # raises MissingInput before any call
         key = _digest([self.card.hash, self.model, self.params, item_id, card_inputs])[:32]
@@ -410,6 +497,8 @@ class Judge:
         from judgecards.providers.mock import request_seed, synthesize
 
         rng = random.Random(request_seed(request))
+        if self.rubric is not None:
+            return _mock_rubric_reply(request, rng)
         output = self.card.spec.output
         if output.format == "final_token":
             assert output.line is not None and output.min is not None and output.max is not None
@@ -439,6 +528,19 @@ class Judge:
                 UncalibratedJudgeWarning,
                 stacklevel=3,
             )
+
+
+def _mock_rubric_reply(request: CompletionRequest, rng: random.Random) -> str:
+    """A valid rubric reply for the criteria listed in the prompt (the mock never sees inputs)."""
+    import re
+
+    prompt = request.messages[0].content
+    block = prompt[prompt.find("<criteria>") : prompt.find("</criteria>")]
+    scores = [
+        {"name": name, "reason": "Mock reason: placeholder, not a judgment.", "score": rng.randint(int(low), int(high))}
+        for name, low, high in re.findall(r"^- ([a-z][a-z0-9_]*) \(scale (-?\d+) to (-?\d+)\):", block, re.MULTILINE)
+    ]
+    return json.dumps({"scores": scores})
 
 
 class UncalibratedJudgeWarning(UserWarning):

@@ -1,9 +1,9 @@
 """Turn a judge's raw reply into a validated judgment, or into the evidence for a re-ask.
 
 Judges wrap JSON in code fences, put prose around it, get cut off at the token limit, or write
-the rating line twice. The rules: a fenced block wins over bare text; otherwise the last JSON
-object in the reply; for final-token cards the last matching line decides (an earlier
-"Rating: [[3]]" quoted from the instructions must not count).
+the rating line twice. The rules: a fenced block (the last, if several) wins over bare text;
+otherwise the last JSON object in the reply; for final-token cards the last matching line
+decides (an earlier "Rating: [[3]]" quoted from the instructions must not count).
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ def extract_json(text: str) -> dict[str, Any]:
         JudgeOutputError: no complete JSON object was found.
     """
     stripped = text.strip()
-    candidates = [m.group(1).strip() for m in _FENCE.finditer(text)]
+    # The last fenced block first: a judge that echoes an example before its answer means the answer.
+    candidates = [m.group(1).strip() for m in _FENCE.finditer(text)][::-1]
     candidates.append(stripped)
     for candidate in candidates:
         try:

@@ -8,11 +8,22 @@ to the judge in a re-ask.
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-__all__ = ["ReferenceJudgment", "ReferenceScores"]
+__all__ = [
+    "DEFAULT_CRITERIA",
+    "Criterion",
+    "CriterionScore",
+    "PairwiseJudgment",
+    "ReferenceJudgment",
+    "ReferenceScores",
+    "RubricJudgment",
+    "RubricPolicy",
+    "criteria_from",
+]
 
 MAX_SENTENCE_WORDS = 30
 
@@ -53,3 +64,250 @@ class ReferenceJudgment(BaseModel):
         if not self.style_relevant and self.scores.style_fidelity != 5:
             raise ValueError("scores.style_fidelity must be 5 when style_relevant is false")
         return self
+
+
+# --------------------------------------------------------------------------- pairwise@1
+
+
+class PairwiseJudgment(BaseModel):
+    """A preference between two answers, by position as shown: ``A`` is the answer shown first.
+
+    The card never learns which system wrote which answer; `judgecards.compare` shows every pair
+    in both orders and maps the second verdict back, so ``winner`` here is always positional.
+    """
+
+    # The schema shown to the judge gets this description, not the developer docstring above.
+    model_config = ConfigDict(
+        extra="ignore", json_schema_extra={"description": "Your comparison of the two answers and your verdict."}
+    )
+
+    reasoning: str = Field(
+        min_length=1, description="A short comparison of the two answers, written before the verdict."
+    )
+    winner: Literal["A", "B", "tie"] = Field(
+        description='"A" if the answer shown first is better, "B" if the second is, "tie" if neither is.'
+    )
+
+
+# --------------------------------------------------------------------------- rubric@1
+
+CRITERION_NAME = r"^[a-z][a-z0-9_]*$"
+MAX_REASON_WORDS = 60
+AGGREGATE_AXIS = "aggregate"
+
+
+class Criterion(BaseModel):
+    """One rubric criterion, given as data: a name, what it means, and its integer scale.
+
+    ``scale: [1, 10]`` is accepted as shorthand for ``scale_min: 1, scale_max: 10``. Names are
+    lowercase identifiers because they become score axes (``result.scores["faithfulness"]``).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(pattern=CRITERION_NAME, max_length=40)
+    description: str = Field(min_length=1)
+    scale_min: int = 1
+    scale_max: int = 5
+
+    @model_validator(mode="before")
+    @classmethod
+    def _scale_shorthand(cls, value: Any) -> Any:
+        if isinstance(value, Mapping) and "scale" in value:
+            data = dict(value)
+            scale = data.pop("scale")
+            if not (isinstance(scale, (list, tuple)) and len(scale) == 2):
+                raise ValueError("scale must be [min, max]")
+            data.setdefault("scale_min", scale[0])
+            data.setdefault("scale_max", scale[1])
+            return data
+        return value
+
+    @model_validator(mode="after")
+    def _scale_order(self) -> Criterion:
+        if self.scale_min >= self.scale_max:
+            raise ValueError(f"scale_min ({self.scale_min}) must be below scale_max ({self.scale_max})")
+        return self
+
+
+DEFAULT_CRITERIA: tuple[Criterion, ...] = (
+    Criterion(
+        name="faithfulness",
+        description="Every claim is supported by the context (or, when no context is given, by the "
+        "question and well-established facts); nothing is invented or contradicted.",
+    ),
+    Criterion(name="relevance", description="Addresses what was asked, without off-topic material."),
+    Criterion(name="coherence", description="Well organised and logically consistent; easy to follow."),
+    Criterion(
+        name="conciseness",
+        description="Says what the question needs without repetition, padding or digressions.",
+    ),
+)
+"""The rubric card's criteria when none are given: four axes on 1–5, never collapsed into one."""
+
+
+def criteria_from(value: Any) -> tuple[Criterion, ...]:
+    """Validate criteria given as data (dicts or `Criterion`); names must be unique.
+
+    Raises:
+        ValueError: not a non-empty list, a malformed criterion, or a repeated name.
+    """
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence) or not value:
+        raise ValueError("criteria must be a non-empty list of {name, description, scale_min, scale_max}")
+    criteria: list[Criterion] = []
+    for index, item in enumerate(value):
+        try:
+            criteria.append(item if isinstance(item, Criterion) else Criterion.model_validate(item))
+        except ValidationError as error:
+            first = error.errors(include_url=False)[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise ValueError(f"criteria[{index}]{'.' + where if where else ''}: {first['msg']}") from None
+    names = [c.name for c in criteria]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ValueError(f"criteria names must be unique; repeated: {', '.join(repeated)}")
+    return tuple(criteria)
+
+
+class CriterionScore(BaseModel):
+    """The judge's score for one criterion, with its reason."""
+
+    model_config = ConfigDict(extra="ignore", json_schema_extra={"description": "Your score for one criterion."})
+
+    name: str = Field(description="The criterion's name, exactly as listed.")
+    reason: str = Field(description=f"One or two sentences, at most {MAX_REASON_WORDS} words, justifying the score.")
+    score: int = Field(description="An integer within the criterion's scale.")
+
+    @field_validator("reason")
+    @classmethod
+    def _short_reason(cls, value: str) -> str:
+        words = len(value.split())
+        if words == 0:
+            raise ValueError("must give a reason, not an empty string")
+        if words > MAX_REASON_WORDS:
+            raise ValueError(f"must be at most {MAX_REASON_WORDS} words, got {words}")
+        return value
+
+
+class RubricJudgment(BaseModel):
+    """Per-criterion scores for one answer; each criterion scored separately, never summed here.
+
+    Which criteria must be present, and their scales, come from the item's ``criteria`` input, so
+    the model alone cannot check them: `problems_given` does, and the judge re-asks with its
+    findings (`judgecards.verdicts.check_judgment`). Subclass this model for a custom criteria card.
+    """
+
+    model_config = ConfigDict(
+        extra="ignore", json_schema_extra={"description": "Your scores, one entry per criterion."}
+    )
+
+    scores: list[CriterionScore] = Field(min_length=1, description="One entry per criterion, in the order listed.")
+
+    def axis_scores(self) -> dict[str, int]:
+        """Score by criterion name, in the judge's order."""
+        return {entry.name: entry.score for entry in self.scores}
+
+    def problems_given(self, criteria: Sequence[Criterion]) -> list[str]:
+        """``loc: message`` problems against the requested criteria (empty when the reply is usable).
+
+        Every requested criterion must be scored exactly once, within its scale; no other names.
+        """
+        wanted = {c.name: c for c in criteria}
+        problems: list[str] = []
+        seen: set[str] = set()
+        for index, entry in enumerate(self.scores):
+            criterion = wanted.get(entry.name)
+            if criterion is None:
+                problems.append(
+                    f"scores.{index}.name: {entry.name!r} is not a requested criterion "
+                    f"(requested: {', '.join(wanted)})"
+                )
+                continue
+            if entry.name in seen:
+                problems.append(f"scores.{index}.name: {entry.name!r} is scored more than once")
+            seen.add(entry.name)
+            if not criterion.scale_min <= entry.score <= criterion.scale_max:
+                problems.append(
+                    f"scores.{index}.score: {entry.name} must be an integer from {criterion.scale_min} "
+                    f"to {criterion.scale_max}, got {entry.score}"
+                )
+        missing = [name for name in wanted if name not in seen]
+        if missing:
+            problems.append(f"scores: no score for {', '.join(repr(m) for m in missing)}")
+        return problems
+
+
+class RubricPolicy(BaseModel):
+    """How rubric scores become a decision: only what the user asks for, never a silent sum.
+
+    Attributes:
+        criteria: used for items that give no ``criteria`` input (default: `DEFAULT_CRITERIA`).
+        primary: the criterion reported as the headline score (``output["rubric"]["primary"]``).
+        thresholds: pass constraints, ``{criterion: minimum}``; with any, the result's verdict is
+            ``"pass"`` when every listed score reaches its minimum and ``"fail"`` otherwise. Scores
+            are compared as recorded, i.e. G-Eval-weighted where that was possible.
+        weights: an explicit weighted aggregate, ``{criterion: weight}``; the weighted mean of the
+            listed criteria goes to ``scores["aggregate"]``. Absent by default.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    criteria: tuple[Criterion, ...] = DEFAULT_CRITERIA
+    primary: str | None = None
+    thresholds: dict[str, float] = Field(default_factory=dict)
+    weights: dict[str, float] | None = None
+
+    @field_validator("criteria", mode="before")
+    @classmethod
+    def _criteria(cls, value: Any) -> tuple[Criterion, ...]:
+        return criteria_from(value)
+
+    @field_validator("weights")
+    @classmethod
+    def _positive_weights(cls, value: dict[str, float] | None) -> dict[str, float] | None:
+        if value is not None:
+            if not value:
+                raise ValueError("weights must name at least one criterion")
+            if any(w < 0 for w in value.values()) or sum(value.values()) <= 0:
+                raise ValueError("weights must be non-negative with a positive sum")
+        return value
+
+    @model_validator(mode="after")
+    def _names_known(self) -> RubricPolicy:
+        unknown = self.unknown_names(self.criteria)
+        if unknown:
+            raise ValueError(
+                f"unknown criteria {', '.join(unknown)} (criteria: {', '.join(c.name for c in self.criteria)})"
+            )
+        return self
+
+    def named(self) -> list[str]:
+        """Every criterion name the policy refers to."""
+        names = [*self.thresholds, *(self.weights or {})]
+        if self.primary is not None:
+            names.insert(0, self.primary)
+        return list(dict.fromkeys(names))
+
+    def unknown_names(self, criteria: Sequence[Criterion]) -> list[str]:
+        """Names the policy uses that ``criteria`` does not define."""
+        known = {c.name for c in criteria}
+        return [name for name in self.named() if name not in known]
+
+    def criteria_for(self, given: Any) -> list[dict[str, Any]]:
+        """An item's criteria as plain dicts (the item's own, else the policy's), checked.
+
+        Raises:
+            ValueError: malformed criteria, a criterion named ``aggregate`` while an aggregate is
+                asked for, or criteria that lack a name the policy uses.
+        """
+        criteria = self.criteria if given is None else criteria_from(given)
+        if self.weights is not None and any(c.name == AGGREGATE_AXIS for c in criteria):
+            raise ValueError(f"a criterion may not be named {AGGREGATE_AXIS!r} when weights are given")
+        unknown = self.unknown_names(criteria)
+        if unknown:
+            raise ValueError(f"the rubric policy uses {', '.join(unknown)}, which these criteria lack")
+        return [c.model_dump() for c in criteria]
+
+    def decision_params(self) -> dict[str, Any]:
+        """The parts that change a result (not the reply): stored with results and in their key."""
+        return {"primary": self.primary, "thresholds": dict(self.thresholds), "weights": self.weights}

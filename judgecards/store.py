@@ -82,6 +82,42 @@ def m001_results_and_cache(db: sqlite_utils.Database) -> None:
     )
 
 
+@migrations()
+def m002_comparisons(db: sqlite_utils.Database) -> None:
+    """Pairwise comparisons (`judgecards.compare`): one row per pair judged in both orders.
+
+    The two orders are ordinary rows of ``results`` (``first_result_id``, ``second_result_id``);
+    this table holds what is decided from them, plus the compared models' labels that
+    ``judgecards rank`` needs.
+    """
+    db["comparisons"].create(
+        {
+            "id": str,
+            "pair_id": str,
+            "card": str,
+            "card_hash": str,
+            "model": str,
+            "model_a": str,
+            "model_b": str,
+            "status": str,
+            "winner": str,
+            "position_consistent": int,
+            "first_verdict": str,
+            "second_verdict": str,
+            "first_result_id": str,
+            "second_result_id": str,
+            "len_a": int,
+            "len_b": int,
+            "error": str,
+            "created_at": str,
+        },
+        pk="id",
+        not_null={"card", "card_hash", "model", "status", "first_result_id", "second_result_id", "created_at"},
+    )
+    db["comparisons"].create_index(["card", "model", "created_at"], index_name="comparisons_card_model_time")
+    db["comparisons"].create_index(["model_a", "model_b"], index_name="comparisons_models")
+
+
 _RESULT_COLUMNS = (
     "id", "item_id", "card", "card_hash", "model", "status", "verdict", "model_verdict",
     "verdict_overridden", "scores", "output", "inputs", "params", "raw_reply", "error_kind",
@@ -283,7 +319,11 @@ def _result_from_row(row: Mapping[str, Any], *, served_from_store: bool = False)
         card=row["card"],
         card_hash=row["card_hash"],
         model=row["model"],
-        usage=TokenUsage(input_tokens=row["input_tokens"] or 0, output_tokens=row["output_tokens"] or 0),
+        # A result served from the store cost nothing this time (JudgeResult.usage's contract);
+        # the tokens it was billed once stay in its row.
+        usage=TokenUsage()
+        if served_from_store
+        else TokenUsage(input_tokens=row["input_tokens"] or 0, output_tokens=row["output_tokens"] or 0),
         latency_s=row["latency_s"] or 0.0,
         attempts=row["attempts"] or 0,
         cached=served_from_store or bool(row["cached"]),

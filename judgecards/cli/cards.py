@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 import click
 
-from judgecards.cli._common import cards_dir_option, fail
+from judgecards.cli._common import cards_dir_option, db_option, fail
 from judgecards.errors import JudgecardsError
 
 
@@ -19,17 +18,25 @@ def cards() -> None:
 
 @cards.command("list")
 @cards_dir_option
-def list_command(cards_dirs: tuple[Path, ...]) -> None:
-    """Every card version with its status and description."""
+@db_option
+def list_command(cards_dirs: tuple[Path, ...], db: Path) -> None:
+    """Every card version with its status, description and latest calibration per judge model."""
+    from calibration.status import calibrations
     from judgecards.cards import list_cards
 
     try:
         found = list_cards(cards_dir=list(cards_dirs) or None)
     except JudgecardsError as error:
         fail(error)
+    calibrated = calibrations(db)  # read-only: listing never creates a database
     for card in found:
         status = "released" if card.released else "unreleased"
         click.echo(f"{card.ref:<24} {status:<10} {card.spec.description}")
+        mine = [c for c in calibrated if c.card == card.ref]
+        for calibration in mine:
+            click.echo(f"{'':<24} calibrated: {calibration.describe()}")
+        if not mine:
+            click.echo(f"{'':<24} not calibrated against human labels (judgecards audit sample)")
 
 
 @cards.command("show")

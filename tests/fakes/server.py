@@ -2,8 +2,10 @@
 
 Runs an asyncio HTTP/1.1 server (keep-alive) on 127.0.0.1 with a fixed latency per request. It
 answers ``POST /v1/chat/completions`` and ``POST /v1/messages`` with a judge-shaped reply chosen
-by ``reply(prompt_text) -> str`` (default: a valid ``reference`` judgment). Run it in-process in
-a thread (`serve_in_thread`) or as its own process::
+by ``reply(prompt_text) -> str``. The default, `card_reply`, tells the built-in cards apart by their
+input tags and answers each validly: a ``reference`` judgment (`DEFAULT_REPLY`), a pairwise
+verdict from a consistent judge, a ``Rating: [[N]]`` line, or rubric scores for the listed
+criteria. Run it in-process in a thread (`serve_in_thread`) or as its own process::
 
     python -m tests.fakes.server --port 0 --latency 0.2   # prints "PORT <n>" when ready
 """
@@ -12,7 +14,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
+import re
 import sys
 import threading
 from collections.abc import Callable
@@ -28,15 +32,47 @@ DEFAULT_REPLY = json.dumps({
 })  # fmt: skip
 
 
+
+
+def tagged(prompt: str, tag: str) -> str | None:
+    """The text of a card's ``<tag>`` input block in a rendered prompt (None if absent)."""
+    match = re.search(rf"<{tag}>\n(.*?)\n</{tag}>", prompt, re.DOTALL)
+    return match.group(1) if match else None
+
+
+def card_reply(prompt: str) -> str:
+    """A valid reply for whichever built-in card rendered ``prompt``.
+
+    Pairwise: a position-consistent judge that prefers the answer with the smaller sha256 (so a
+    swap never changes its choice) and calls identical answers a tie.
+    """
+    answer_a, answer_b = tagged(prompt, "answer_a"), tagged(prompt, "answer_b")
+    if answer_a is not None and answer_b is not None:
+        key_a, key_b = (hashlib.sha256(text.encode()).hexdigest() for text in (answer_a, answer_b))
+        winner = "tie" if key_a == key_b else ("A" if key_a < key_b else "B")
+        return json.dumps({"reasoning": "Compared both answers on accuracy and helpfulness.", "winner": winner})
+    criteria = tagged(prompt, "criteria")
+    if criteria is not None:
+        scores = [
+            {"name": name, "reason": "Meets the criterion with minor gaps.", "score": (int(low) + int(high) + 1) // 2}
+            for name, low, high in re.findall(r"^- ([a-z][a-z0-9_]*) \(scale (-?\d+) to (-?\d+)\):", criteria, re.MULTILINE)
+        ]
+        return json.dumps({"scores": scores})
+    if "Rating: [[N]]" in prompt:
+        return "The answer is accurate and relevant but could go deeper.\nRating: [[7]]"
+    return DEFAULT_REPLY
+
+
 @dataclass
 class FakeServer:
     latency: float = 0.0
-    reply: Callable[[str], str] = lambda prompt: DEFAULT_REPLY
+    reply: Callable[[str], str] = card_reply
     requests: int = 0
     port: int = 0
     _ready: threading.Event = field(default_factory=threading.Event)
     _loop: asyncio.AbstractEventLoop | None = None
     _server: asyncio.base_events.Server | None = None
+    _thread: threading.Thread | None = None
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -96,16 +132,36 @@ class FakeServer:
             self._loop = loop
             loop.run_until_complete(self.start())
             self._ready.set()
-            loop.run_forever()
+            try:
+                loop.run_forever()
+            finally:
+                # Close everything the loop owns, so tests running with warnings as errors see
+                # no unclosed socket or event loop.
+                if self._server is not None:
+                    self._server.close()
+                tasks = asyncio.all_tasks(loop)
 
-        threading.Thread(target=run, daemon=True).start()
+                async def drain() -> None:
+                    for task in tasks:
+                        task.cancel()
+                    await asyncio.gather(*tasks, return_exceptions=True)
+                    await loop.shutdown_asyncgens()
+
+                loop.run_until_complete(drain())
+                loop.close()
+
+        self._thread = threading.Thread(target=run, daemon=True)
+        self._thread.start()
         self._ready.wait(10)
         return self
 
     def stop(self) -> None:
-        if self._loop is not None and self._server is not None:
-            self._loop.call_soon_threadsafe(self._server.close)
-            self._loop.call_soon_threadsafe(self._loop.stop)
+        """Stop serving; for a server started with `serve_in_thread`, wait until it is closed."""
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(loop.stop)
+        if self._thread is not None:
+            self._thread.join(10)
 
 
 def main() -> None:

@@ -1,0 +1,150 @@
+"""Benchmark of pairwise `compare` against a local fake OpenAI-compatible server.
+
+A swap doubles the calls: N pairs are 2·N judgments. Both orders of every pair go through one
+bounded pool, so the floor at latency L and concurrency C is 2·N·L/C. Prints, from one run:
+
+  * wall time of ``Judge.compare_many`` on N pairs as a ratio to that floor (target ≤ 1.10 at
+    N = 1000, L = 200 ms, C = 32), next to a bare ``AsyncOpenAI`` + semaphore + pydantic loop over
+    the same 2·N prompts, which shows how much of the gap is the machine and the SDK;
+  * a repeated compare of the same pairs: how many judgments needed a call (target 0) and its
+    wall time;
+  * the report's position consistency, as a sanity check that the fake judge is consistent.
+
+The fake server runs in its own process (``python -m tests.fakes.server``) so its work does not
+compete with the client for the GIL; the SDK reaches it through ``OPENAI_BASE_URL``; results go
+to a temporary database.
+
+Usage: python bench/bench_pairwise.py [--n 1000] [--latency 0.2] [--concurrency 32]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+
+def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.fakes.server", "--latency", str(latency)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    port = int(process.stdout.readline().split()[1])
+    return process, f"http://127.0.0.1:{port}/v1"
+
+
+def pairs(n: int, tag: str) -> list[dict[str, str]]:
+    return [
+        {
+            "id": f"{tag}-{i}",
+            "question": f"Which river runs through city number {i}?",
+            "answer_a": f"City {i} lies on river {i % 11}, which floods in spring.",
+            "answer_b": f"It is river {i % 13}; the city grew around its harbour in the {i % 5 + 14}th century.",
+            "model_a": "model-x",
+            "model_b": "model-y",
+        }
+        for i in range(n)
+    ]
+
+
+def run(data: list[dict[str, str]], concurrency: int, db: Path) -> tuple[float, int, float]:
+    """(wall seconds, judgments that needed a provider call, position consistency)."""
+    from judgecards import Judge
+    from judgecards.compare import comparison_report
+
+    judge = Judge("pairwise", "openai:fake-judge", db=db, api_key="sk-bench")
+    started = time.perf_counter()
+    comparisons = judge.compare_many(data, concurrency=concurrency)
+    wall = time.perf_counter() - started
+    failed = [c for c in comparisons if not c.ok]
+    assert not failed, failed[0].error
+    calls = sum(not o.cached for c in comparisons for o in (c.first_order, c.second_order))
+    consistency = comparison_report(comparisons, n_resamples=200).position_consistency.value
+    return wall, calls, consistency
+
+
+def run_plain(base_url: str, data: list[dict[str, str]], concurrency: int) -> float:
+    """The bare minimum any tool must do for the same 2·N judgments: render both orders, then
+    ``AsyncOpenAI`` + a semaphore + pydantic validation, nothing stored. Rendering is not timed."""
+    import asyncio
+
+    import openai
+
+    from judgecards.cards import load_card
+    from judgecards.compare import _orders
+    from judgecards.render import render
+    from judgecards.schemas import PairwiseJudgment
+
+    card = load_card("pairwise")
+    prompts = [render(card, order) for pair in data for order in _orders(pair)]
+
+    async def main() -> None:
+        client = openai.AsyncOpenAI(base_url=base_url, api_key="sk-bench", max_retries=0)
+        semaphore = asyncio.Semaphore(concurrency)
+
+        async def one(system: str | None, user: str) -> PairwiseJudgment:
+            async with semaphore:
+                response = await client.chat.completions.create(
+                    model="fake-judge",
+                    messages=[{"role": "system", "content": system or ""}, {"role": "user", "content": user}],
+                    temperature=0.0,
+                    max_tokens=800,
+                )
+                return PairwiseJudgment.model_validate_json(response.choices[0].message.content or "")
+
+        await asyncio.gather(*(one(p.system, p.user) for p in prompts))
+        await client.close()
+
+    started = time.perf_counter()
+    asyncio.run(main())
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, default=1000, help="pairs (each judged twice)")
+    parser.add_argument("--latency", type=float, default=0.2, help="seconds per request at the server")
+    parser.add_argument("--concurrency", type=int, default=32)
+    args = parser.parse_args()
+    n, latency, concurrency = args.n, args.latency, args.concurrency
+    tmp = Path(tempfile.mkdtemp(prefix="judgecards-bench-pairwise-"))
+
+    server, base_url = start_server(latency)
+    os.environ["OPENAI_BASE_URL"] = base_url
+    try:
+        run(pairs(concurrency, "warm"), concurrency, tmp / "warm.db")  # imports, connection pool
+        run_plain(base_url, pairs(concurrency, "warm"), concurrency)
+        plain_wall = run_plain(base_url, pairs(n, "plain"), concurrency)
+        wall, calls, consistency = run(pairs(n, "bench"), concurrency, tmp / "bench.db")
+        rerun_wall, rerun_calls, _ = run(pairs(n, "bench"), concurrency, tmp / "bench.db")
+    finally:
+        server.terminate()
+        server.wait()
+
+    floor = 2 * n * latency / concurrency
+    rows = [
+        ("floor 2·N·L/C", f"{floor:.2f} s", f"N={n} pairs, L={latency * 1000:.0f} ms, C={concurrency}"),
+        ("plain loop wall", f"{plain_wall:.2f} s", f"{plain_wall / floor:.3f} × floor (same 2·N prompts, nothing stored)"),
+        ("compare wall", f"{wall:.2f} s", f"{wall / floor:.3f} × floor (target ≤ 1.10); {calls} calls"),
+        ("compare / plain", f"{wall / plain_wall:.3f}", "our overhead over the bare loop"),
+        ("repeated compare", f"{rerun_wall:.2f} s", f"{rerun_calls} calls (target 0)"),
+        ("position consistency", f"{consistency:.3f}", "fake judge is consistent: expect 1.000"),
+    ]
+    width = max(len(r[0]) for r in rows)
+    print(f"\njudgecards pairwise benchmark (python {sys.version.split()[0]}, {os.cpu_count()} cores)")
+    for name, value, note in rows:
+        print(f"  {name:<{width}}  {value:>9}  {note}")
+
+
+if __name__ == "__main__":
+    main()

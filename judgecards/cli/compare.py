@@ -1,0 +1,250 @@
+"""``judgecards compare``: A/B comparison of two output files, every pair judged in both orders."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import click
+
+from judgecards.cli._common import cards_dir_option, db_option, fail, mock_banner, read_jsonl
+from judgecards.errors import InputError, JudgecardsError
+
+_SHOWN_UNMATCHED = 20
+
+
+@dataclass
+class _Side:
+    """One output file, by id: (line number, answer, line object)."""
+
+    path: Path
+    rows: dict[str, tuple[int, str, dict[str, Any]]] = field(default_factory=dict)
+
+
+@dataclass
+class _Joined:
+    pairs: list[dict[str, Any]]
+    only_in_a: list[str]
+    only_in_b: list[str]
+
+
+@click.command()
+@click.option("--card", "card_ref", default="pairwise", show_default=True, help="Pairwise card as NAME or NAME@VERSION.")
+@click.option("--model", required=True, help="Judge model as provider:model, e.g. openai:gpt-4o, anthropic:claude-sonnet-4-5, mock:judge.")
+@click.option("--a", "a_path", required=True, type=click.Path(dir_okay=False, exists=True, path_type=Path), help="JSONL of A's outputs: {id, question?, answer|output, reference?, model?} per line.")
+@click.option("--b", "b_path", required=True, type=click.Path(dir_okay=False, exists=True, path_type=Path), help="JSONL of B's outputs, joined to A's on 'id'.")
+@click.option("--output", "output_path", required=True, type=click.Path(dir_okay=False, path_type=Path), help="JSONL of comparisons, in A's order.")
+@click.option("--model-a", default=None, help="Label of the model behind A (else the lines' 'model' field); stored for `judgecards rank`.")
+@click.option("--model-b", default=None, help="Label of the model behind B (likewise).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON instead of a table.")
+@click.option("--concurrency", default=8, show_default=True, type=click.IntRange(1, 1024), help="Calls in flight; both orders share the pool.")
+@click.option("--max-attempts", default=3, show_default=True, type=click.IntRange(1, 20), help="Judge replies per judgment, re-asks included.")
+@click.option("--no-cache", is_flag=True, help="Call the provider even for judgments already stored or cached.")
+@click.option("--base-url", default=None, help="Server URL (else OPENAI_BASE_URL / ANTHROPIC_BASE_URL).")
+@click.option("--timeout", default=60.0, show_default=True, type=float, help="Seconds per request.")
+@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the report's bootstrap intervals.")
+@db_option
+@cards_dir_option
+def compare(
+    card_ref: str,
+    model: str,
+    a_path: Path,
+    b_path: Path,
+    output_path: Path,
+    model_a: str | None,
+    model_b: str | None,
+    as_json: bool,
+    concurrency: int,
+    max_attempts: int,
+    no_cache: bool,
+    base_url: str | None,
+    timeout: float,
+    seed: int,
+    db: Path,
+    cards_dirs: tuple[Path, ...],
+) -> None:
+    """Compare two models' outputs with a pairwise judge, each pair judged in both orders.
+
+    A wins a pair only if it wins with A shown first and with B shown first; likewise B; anything
+    else is a tie. Lines are joined on 'id' and every line is checked before any call; ids found
+    in one file only are reported, not dropped silently. Prints wins, losses, ties, win-rates with
+    bootstrap intervals, a sign test, position consistency and bias checks.
+    """
+    from judgecards.compare import comparison_report
+    from judgecards.judge import Judge
+
+    options: dict[str, Any] = {"timeout": timeout}
+    if base_url:
+        options["base_url"] = base_url
+    try:
+        joined = _join(_read_side(a_path), _read_side(b_path), model_a, model_b)
+        judge = Judge(
+            card_ref, model, cards_dir=list(cards_dirs) or None, db=db, cache=not no_cache,
+            max_attempts=max_attempts, **options,
+        )  # fmt: skip
+        if "answer_a" not in judge.card.spec.inputs or "answer_b" not in judge.card.spec.inputs:
+            raise InputError(f"{judge.card.ref} is not a pairwise card (it has no answer_a/answer_b inputs)", field="card")
+    except JudgecardsError as error:
+        fail(error)
+    mock_banner(model)
+    _warn_unmatched(joined, a_path, b_path)
+    total = 2 * len(joined.pairs)
+    click.echo(
+        f"Comparing {len(joined.pairs)} pairs ({total} judgments, both orders) with {judge.card.ref} on {model} (db {db})",
+        err=True,
+    )
+    started = time.perf_counter()
+    with click.progressbar(length=total, label="judging", file=sys.stderr, show_pos=True) as bar:
+        try:
+            comparisons = judge.compare_many(
+                joined.pairs, concurrency=concurrency, progress=lambda done, total, result: bar.update(1)
+            )
+        except JudgecardsError as error:
+            fail(error)
+    elapsed = time.perf_counter() - started
+
+    tmp = output_path.with_name(output_path.name + ".tmp")
+    with tmp.open("w", encoding="utf-8") as handle:
+        for comparison in comparisons:
+            handle.write(json.dumps(comparison.to_row()) + "\n")
+    os.replace(tmp, output_path)
+
+    report = comparison_report(comparisons, judge_model=model, seed=seed)
+    failed = [c for c in comparisons if not c.ok]
+    orders = [o for c in comparisons for o in (c.first_order, c.second_order)]
+    calls = sum(1 for o in orders if not o.cached)
+    if as_json:
+        data = report.to_dict()
+        data.update(
+            {
+                "judge_model": model,
+                "card": judge.card.ref,
+                "pairs": len(joined.pairs),
+                "errors": len(failed),
+                "error_kinds": dict(Counter(c.first_order.error_kind or c.second_order.error_kind for c in failed)),
+                "unmatched": {"only_in_a": joined.only_in_a, "only_in_b": joined.only_in_b},
+                "judgments_served_without_call": len(orders) - calls,
+                "output": str(output_path),
+                "elapsed_s": round(elapsed, 3),
+                "mock": model.startswith("mock:"),
+            }
+        )
+        click.echo(json.dumps(data, indent=2))
+    else:
+        click.echo(report.as_text())
+        lines = [f"\n{len(comparisons)} pairs in {elapsed:.1f}s -> {output_path}"]
+        if failed:
+            kinds = Counter(c.first_order.error_kind or c.second_order.error_kind for c in failed)
+            lines.append(f"errors:    {len(failed)} pairs left out of the report ({', '.join(f'{k} {n}' for k, n in kinds.items())})")
+        if joined.only_in_a or joined.only_in_b:
+            lines.append(f"unmatched: {len(joined.only_in_a)} ids only in --a, {len(joined.only_in_b)} only in --b (not judged)")
+        lines.append(f"cache:     {len(orders) - calls} of {len(orders)} judgments served without a call")
+        click.echo("\n".join(lines))
+    mock_banner(model)
+
+
+def _read_side(path: Path) -> _Side:
+    """Every line of one outputs file, checked; all problems are reported at once."""
+    side = _Side(path)
+    problems: list[InputError] = []
+    for number, line in read_jsonl(path):
+        if isinstance(line, InputError):
+            problems.append(line)
+            continue
+        item_id = line.get("id")
+        if item_id is None or item_id == "":
+            problems.append(InputError("missing 'id'", file=path, line=number, field="id"))
+            continue
+        key = str(item_id)
+        if key in side.rows:
+            problems.append(InputError(f"duplicate id (first on line {side.rows[key][0]})", file=path, line=number, field="id"))
+            continue
+        answer_field = "answer" if "answer" in line else "output"
+        answer = line.get(answer_field)
+        if not isinstance(answer, str):
+            problems.append(
+                InputError("missing answer: give 'answer' (or 'output') as a string", file=path, line=number, field=answer_field)
+            )
+            continue
+        for name in ("question", "reference", "model"):
+            if line.get(name) is not None and not isinstance(line[name], str):
+                problems.append(InputError("must be a string", file=path, line=number, field=name))
+        side.rows[key] = (number, answer, line)
+    _raise(problems, path)
+    if not side.rows:
+        raise InputError("no outputs", file=path)
+    return side
+
+
+def _join(a: _Side, b: _Side, model_a: str | None, model_b: str | None) -> _Joined:
+    """Pairs for the ids in both files, in A's order; question and reference may come from either."""
+    problems: list[InputError] = []
+    pairs: list[dict[str, Any]] = []
+    for key, (line_a, answer_a, row_a) in a.rows.items():
+        if key not in b.rows:
+            continue
+        line_b, answer_b, row_b = b.rows[key]
+        pair: dict[str, Any] = {"id": key, "answer_a": answer_a, "answer_b": answer_b}
+        for name, required in (("question", True), ("reference", False)):
+            value, problem = _shared_field(name, row_a, row_b, a.path, line_a, b.path, line_b, required=required)
+            if problem is not None:
+                problems.append(problem)
+            elif value is not None:
+                pair[name] = value
+        pair["model_a"] = model_a or row_a.get("model")
+        pair["model_b"] = model_b or row_b.get("model")
+        pairs.append(pair)
+    _raise(problems, None)
+    only_in_a = [key for key in a.rows if key not in b.rows]
+    only_in_b = [key for key in b.rows if key not in a.rows]
+    if not pairs:
+        raise InputError(f"no id appears in both files ({len(a.rows)} ids in {a.path}, {len(b.rows)} in {b.path})", field="id")
+    return _Joined(pairs, only_in_a, only_in_b)
+
+
+def _shared_field(
+    name: str,
+    row_a: Mapping[str, Any],
+    row_b: Mapping[str, Any],
+    path_a: Path,
+    line_a: int,
+    path_b: Path,
+    line_b: int,
+    *,
+    required: bool,
+) -> tuple[str | None, InputError | None]:
+    value_a, value_b = row_a.get(name), row_b.get(name)
+    if value_a is not None and value_b is not None and value_a != value_b:
+        return None, InputError(
+            f"differs from {path_b}:{line_b} for the same id; A and B must answer the same {name}",
+            file=path_a, line=line_a, field=name,
+        )  # fmt: skip
+    value = value_a if value_a is not None else value_b
+    if value is None and required:
+        return None, InputError(f"missing in both files (also {path_b}:{line_b})", file=path_a, line=line_a, field=name)
+    return value, None
+
+
+def _raise(problems: list[InputError], path: Path | None) -> None:
+    if problems:
+        shown = "\n".join(f"  {p}" for p in problems[:20])
+        more = f"\n  … and {len(problems) - 20} more" if len(problems) > 20 else ""
+        raise InputError(f"{len(problems)} bad line(s), nothing was judged:\n{shown}{more}", file=path)
+
+
+def _warn_unmatched(joined: _Joined, a_path: Path, b_path: Path) -> None:
+    for ids, here, there in ((joined.only_in_a, a_path, b_path), (joined.only_in_b, b_path, a_path)):
+        if ids:
+            listed = ", ".join(ids[:_SHOWN_UNMATCHED]) + (" …" if len(ids) > _SHOWN_UNMATCHED else "")
+            click.secho(
+                f"warning: {len(ids)} id(s) in {here} have no line in {there} and are not judged: {listed}",
+                fg="yellow",
+                err=True,
+            )

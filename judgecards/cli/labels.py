@@ -1,0 +1,85 @@
+"""``judgecards labels``: import and export human labels as CSV or JSONL."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from judgecards.cli._common import cards_dir_option, db_option, fail
+from judgecards.errors import JudgecardsError
+
+_FORMAT = click.Choice(["csv", "jsonl"])
+
+
+@click.group()
+def labels() -> None:
+    """Import and export human labels (CSV or JSONL).
+
+    A label row names a stored result by result_id, or by item_id + card (name@version) +
+    model, and has one column per label field of the card: verdict, each score axis
+    (correctness, ...), winner for pairwise cards; plus labeler, note and created_at.
+    """
+
+
+@labels.command("import")
+@click.argument("file", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.option("--labeler", help="Who labelled (a row's labeler column overrides it).")
+@click.option("--skip-invalid", is_flag=True, help="Import the valid rows and report the invalid ones (default: import nothing if any row is invalid).")
+@click.option("--format", "format_", type=_FORMAT, help="File format (default: from the extension).")
+@db_option
+@cards_dir_option
+def import_command(
+    file: Path, labeler: str | None, skip_invalid: bool, format_: str | None, db: Path, cards_dirs: tuple[Path, ...]
+) -> None:
+    """Validate every row of FILE, then store its labels in one transaction.
+
+    Exits 2, storing nothing, when any row is invalid (unknown item, out-of-range value, wrong
+    type, duplicate), listing each problem by file, line and field.
+    """
+    from calibration.labels import import_labels
+
+    try:
+        report = import_labels(
+            file, labeler=labeler, db=db, skip_invalid=skip_invalid, format=format_,  # type: ignore[arg-type]
+            cards_dir=list(cards_dirs) or None,
+        )  # fmt: skip
+    except JudgecardsError as error:
+        fail(error)
+    click.echo(
+        f"Imported {report.labels_written} label(s) from {report.rows_written} of {report.rows} row(s) "
+        f"of {file} into {db}"
+    )
+    if report.errors:
+        click.echo(f"Skipped {len(report.errors)} problem(s) (--skip-invalid):", err=True)
+        for problem in report.errors:
+            click.echo(f"  {problem}", err=True)
+
+
+@labels.command("export")
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path))
+@click.option("--card", help="Only this card: NAME or NAME@VERSION.")
+@click.option("--model", help="Only results of this judge model.")
+@click.option("--labeler", help="Only this labeler's labels.")
+@click.option("--audit", "audit_id", type=int, help="Only labels given in this audit.")
+@click.option("--format", "format_", type=_FORMAT, help="File format (default: from the extension; required for '-').")
+@db_option
+def export_command(
+    file: Path, card: str | None, model: str | None, labeler: str | None, audit_id: int | None,
+    format_: str | None, db: Path,
+) -> None:  # fmt: skip
+    """Write stored labels to FILE ('-' for stdout) in the format `labels import` reads."""
+    from calibration.labels import export_labels
+
+    try:
+        if str(file) == "-":
+            if format_ is None:
+                raise click.UsageError("pass --format csv|jsonl when writing to stdout")
+            count = export_labels(sys.stdout, db=db, card=card, model=model, labeler=labeler, audit_id=audit_id, format=format_)  # type: ignore[arg-type]
+        else:
+            count = export_labels(file, db=db, card=card, model=model, labeler=labeler, audit_id=audit_id, format=format_)  # type: ignore[arg-type]
+    except JudgecardsError as error:
+        fail(error)
+    if str(file) != "-":
+        click.echo(f"Exported {count} row(s) to {file}")

@@ -1,0 +1,83 @@
+"""`latest_calibration`: cheap, safe on any database, and what `Judge` warns from."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+import warnings
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from calibration.audit import Audit
+from calibration.status import calibrations, latest_calibration
+from judgecards.judge import Judge, UncalibratedJudgeWarning
+from judgecards.store import Store
+from tests.calibration.test_audit import MODEL, T0, VERDICTS, labelled_audit
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_a_database_without_calibration_tables_is_simply_uncalibrated(tmp_path: Path) -> None:
+    store = Store(tmp_path / "plain.db")
+    assert latest_calibration(store, card="reference@1", model=MODEL) is None
+    assert "audits" not in store.db.table_names()  # asking created nothing
+    missing = tmp_path / "missing.db"
+    assert calibrations(missing) == [] and not missing.exists()  # listing never creates a file
+
+
+def test_importing_calibration_status_stays_light() -> None:
+    # Judge imports calibration.status on every construction; numpy, scipy and scikit-learn
+    # must wait until a measure is actually used.
+    code = (
+        "import sys, calibration, calibration.status\n"
+        "heavy = [m for m in ('numpy', 'scipy', 'sklearn') if m in sys.modules]\n"
+        "print(','.join(heavy))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+
+
+def test_latest_calibration_is_the_newest_labelled_audit(tmp_path: Path) -> None:
+    api = Audit(tmp_path / "s.db", n_resamples=200)
+    verdicts = [VERDICTS[i % 3] for i in range(30)]
+    first = labelled_audit(api, tmp_path, verdicts, {f"a{i:03d}": v for i, v in enumerate(verdicts)}, prefix="a", created_at=T0)
+    human = {f"b{i:03d}": (VERDICTS[(i + 1) % 3] if i < 6 else v) for i, v in enumerate(verdicts)}
+    second = labelled_audit(api, tmp_path, verdicts, human, prefix="b", created_at=T0 + timedelta(days=1))
+    status = latest_calibration(api.store, card="reference@1", model=MODEL)
+    assert status is not None
+    assert (status.audit_id, status.card, status.model, status.field, status.n) == (second, "reference@1", MODEL, "verdict", 30)
+    # 6 of 30 disagree: kappa = (0.8 - 1/3) / (2/3) = 0.7
+    assert status.kappa == pytest.approx(0.7)
+    assert status.kappa_low is not None and status.kappa_high is not None
+    assert status.kappa_low < 0.7 < status.kappa_high
+    assert status.agreement == pytest.approx(0.8)
+    assert status.date == api.get(second).created_at
+    assert "kappa 0.700" in status.describe() and f"audit #{second}" in status.describe()
+    assert latest_calibration(api.store, card="reference@1", model="openai:other") is None
+    assert latest_calibration(api.store, card="reference@2", model=MODEL) is None
+    listed = calibrations(tmp_path / "s.db")  # read-only, from the path
+    assert [(c.card, c.model, c.audit_id) for c in listed] == [("reference@1", MODEL, second)]
+    assert first != second
+    started = time.perf_counter()
+    for _ in range(200):
+        latest_calibration(api.store, card="reference@1", model=MODEL)
+    assert time.perf_counter() - started < 1.0  # one indexed query, no computation
+    api.close()
+
+
+def test_judge_warns_until_its_card_and_model_are_calibrated(tmp_path: Path) -> None:
+    api = Audit(tmp_path / "j.db", n_resamples=200)
+    with pytest.warns(UncalibratedJudgeWarning, match="reference@1 has never been calibrated .* openai:gpt-4o"):
+        Judge("reference", MODEL, api_key="sk-test", db=api.store)
+    verdicts = [VERDICTS[i % 3] for i in range(6)]
+    labelled_audit(api, tmp_path, verdicts, {f"a{i:03d}": v for i, v in enumerate(verdicts)}, prefix="a", created_at=T0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UncalibratedJudgeWarning)
+        Judge("reference", MODEL, api_key="sk-test", db=api.store)  # calibrated: silent
+        Judge("reference", "mock:judge", db=api.store)  # the mock never warns
+    with pytest.warns(UncalibratedJudgeWarning, match="openai:gpt-4o-mini"):
+        Judge("reference", "openai:gpt-4o-mini", api_key="sk-test", db=api.store)
+    api.close()
