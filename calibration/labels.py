@@ -45,6 +45,7 @@ from typing import Any, Literal, TextIO
 
 from calibration.migrations import opened
 from judgecards.cards import Card, load_card
+from judgecards.jsonl import read_jsonl
 from judgecards.errors import InputError, JudgecardsError, StoreError
 from judgecards.results import JudgeResult
 from judgecards.store import Store
@@ -57,6 +58,7 @@ __all__ = [
     "LabelImportError",
     "LabelImportReport",
     "export_labels",
+    "format_of",
     "import_labels",
     "judge_labels",
     "label_fields",
@@ -726,6 +728,7 @@ def _write(store: Store, labels: Sequence[_NewLabel], scope: AuditScope | None, 
 
 
 def format_of(path: Path) -> Format:
+    """``csv`` or ``jsonl`` from a file name; `LabelImportError` for anything else."""
     suffix = path.suffix.lower()
     if suffix == ".csv":
         return "csv"
@@ -735,6 +738,7 @@ def format_of(path: Path) -> Format:
 
 
 def read_rows(path: Path, format: Format) -> tuple[list[_Row], list[LabelImportError]]:
+    """Every non-blank row of a labels file with its line, plus the lines that could not be read."""
     try:
         if format == "csv":
             return _read_csv(path)
@@ -786,18 +790,10 @@ def _read_csv(path: Path) -> tuple[list[_Row], list[LabelImportError]]:
 def _read_jsonl(path: Path) -> tuple[list[_Row], list[LabelImportError]]:
     rows: list[_Row] = []
     problems: list[LabelImportError] = []
-    with path.open(encoding="utf-8-sig") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                value = json.loads(line)
-            except json.JSONDecodeError as error:
-                problems.append(LabelImportError(f"invalid JSON ({error.msg} at column {error.colno})", file=path, line=number))
-                continue
-            if not isinstance(value, dict):
-                problems.append(LabelImportError("each line must be a JSON object", file=path, line=number))
-                continue
+    for number, value in read_jsonl(path, error=LabelImportError):
+        if isinstance(value, LabelImportError):
+            problems.append(value)
+        else:
             rows.append(_Row(number, value, text=False))
     return rows, problems
 

@@ -434,12 +434,13 @@ def _model_from_json_schema(schema: Mapping[str, Any], name: str, path: Path, wh
             "max_length": sub.get("maxLength"),
             "description": sub.get("description"),
         }
-        info = Field(**{k: v for k, v in constraints.items() if v is not None})  # type: ignore[arg-type]
+        given = {k: v for k, v in constraints.items() if v is not None}
         if key in required:
-            fields[key] = (annotation, info)
+            fields[key] = (annotation, Field(**given))
         else:
-            fields[key] = (annotation | None, Field(default=None, **{k: v for k, v in constraints.items() if v is not None}))  # type: ignore[arg-type]
-    return create_model(name, __config__=ConfigDict(extra="ignore"), **fields)  # type: ignore[no-any-return, call-overload]
+            fields[key] = (annotation | None, Field(default=None, **given))
+    model: type[BaseModel] = create_model(name, __config__=ConfigDict(extra="ignore"), **fields)
+    return model
 
 
 def _annotation(sub: Mapping[str, Any], name: str, path: Path, where: str) -> Any:
@@ -509,7 +510,7 @@ class CardLibrary:
         self.directories = [*user_card_dirs(cards_dir), builtin_cards_dir()]
         for directory in self.directories[:-1]:
             if not directory.is_dir():
-                raise CardNotFound(f"card directory does not exist", file=directory)
+                raise CardNotFound("card directory does not exist", file=directory)
         self._cards: dict[str, Card] | None = None
 
     def _load(self) -> dict[str, Card]:

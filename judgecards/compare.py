@@ -30,7 +30,14 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from pydantic import BaseModel, ConfigDict, Field
 
 from judgecards.errors import StoreError
-from judgecards.pairwise_report import VERDICTS, PairOutcome, PairwiseReport, Verdict, pairwise_report, resolve_pair
+from judgecards.pairwise_report import (
+    VERDICTS,
+    PairOutcome,
+    PairwiseReport,
+    Verdict,
+    pairwise_report,
+    resolve_pair,
+)
 from judgecards.results import JudgeResult
 
 if TYPE_CHECKING:
@@ -345,15 +352,7 @@ _UPSERT = (
 
 def save_comparisons(store: Store, comparisons: Sequence[ComparisonResult]) -> None:
     """Write comparisons in one transaction (the two order results are already stored)."""
-    rows = [
-        (
-            c.id, c.pair_id, c.card, c.card_hash, c.model, c.model_a, c.model_b, c.status, c.winner,
-            None if c.position_consistent is None else int(c.position_consistent),
-            c.first_order.verdict, c.second_order.verdict, c.first_order.result_id,
-            c.second_order.result_id, c.len_a, c.len_b, c.error, c.created_at.isoformat(),
-        )  # fmt: skip
-        for c in comparisons
-    ]
+    rows = [_row(c) for c in comparisons]
     if not rows:
         return
     # The store shares one connection between threads; its lock serialises every use of it.
@@ -363,6 +362,15 @@ def save_comparisons(store: Store, comparisons: Sequence[ComparisonResult]) -> N
                 store.db.conn.executemany(_UPSERT, rows)
         except sqlite3.Error as error:
             raise StoreError(f"cannot write comparisons to {store.path}: {error}") from error
+
+
+def _row(c: ComparisonResult) -> tuple[Any, ...]:
+    return (
+        c.id, c.pair_id, c.card, c.card_hash, c.model, c.model_a, c.model_b, c.status, c.winner,
+        None if c.position_consistent is None else int(c.position_consistent),
+        c.first_order.verdict, c.second_order.verdict, c.first_order.result_id,
+        c.second_order.result_id, c.len_a, c.len_b, c.error, c.created_at.isoformat(),
+    )  # fmt: skip
 
 
 def load_comparisons(

@@ -28,14 +28,13 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from json.decoder import scanstring
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
 from judgecards.cards import Card
 from judgecards.errors import JudgeOutputError
-from judgecards.parse import extract_json
+from judgecards.parse import _FENCE, extract_json  # the same fences extract_json reads
 from judgecards.providers.base import TokenLogprob
 from judgecards.schemas import RubricJudgment, criteria_from
 
@@ -43,7 +42,6 @@ __all__ = ["ScoreRecord", "ScoreSite", "json_number_spans", "score_records", "sc
 
 Path = tuple[str | int, ...]
 
-_FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)  # as parse.extract_json reads fences
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?")
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _SCORE_TOKEN = re.compile(r"\s*(\d+)\s*")
@@ -157,7 +155,7 @@ def json_number_spans(text: str, start: int) -> dict[Path, tuple[int, int]]:
                 return position + 1
             while True:
                 position = skip(position)
-                key, position = scanstring(text, position + 1)
+                key, position = _DECODER.raw_decode(text, position)
                 position = skip(position) + 1  # the ':'
                 position = skip(value(position, (*path, key)))
                 if text[position] == "}":
@@ -175,7 +173,7 @@ def json_number_spans(text: str, start: int) -> dict[Path, tuple[int, int]]:
                 position += 1
                 index += 1
         if char == '"':
-            return int(scanstring(text, position + 1)[1])
+            return int(_DECODER.raw_decode(text, position)[1])
         number = _NUMBER.match(text, position)
         if number is not None:
             spans[path] = (number.start(), number.end())
@@ -190,9 +188,10 @@ def json_number_spans(text: str, start: int) -> dict[Path, tuple[int, int]]:
 
 
 def _object_start(text: str, data: Mapping[str, Any]) -> int | None:
-    """Where the object `extract_json` chose starts: fenced blocks first, then the whole reply,
-    then the last decodable object, as `judgecards.parse.extract_json` reads a reply."""
-    positions = [m.start(1) + len(m.group(1)) - len(m.group(1).lstrip()) for m in _FENCE.finditer(text)]
+    """Where the object `extract_json` chose starts: fenced blocks (the last first), then the whole
+    reply, then the last decodable object, in the order `judgecards.parse.extract_json` tries them."""
+    fenced = [m.start(1) + len(m.group(1)) - len(m.group(1).lstrip()) for m in _FENCE.finditer(text)]
+    positions = fenced[::-1]
     positions.append(len(text) - len(text.lstrip()))
     positions.extend(sorted((m.start() for m in re.finditer(r"\{", text)), reverse=True))
     for position in positions:

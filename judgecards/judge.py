@@ -21,6 +21,7 @@ import time
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
@@ -207,7 +208,7 @@ class Judge:
         self.temperature = defaults.temperature if temperature is _UNSET else temperature
         self.max_tokens = max_tokens or defaults.max_tokens
         self.top_logprobs = defaults.top_logprobs if top_logprobs is _UNSET else top_logprobs
-        self.params = {
+        self.params: dict[str, Any] = {
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
             "top_logprobs": self.top_logprobs,
@@ -433,7 +434,7 @@ class Judge:
             if completion is None:
                 try:
                     completion = call_with_retries(
-                        self.provider, lambda: self.provider.complete(request), self.retry
+                        self.provider, partial(self.provider.complete, request), self.retry
                     )
                 except TransportError as error:
                     if error.kind == "auth":
@@ -451,10 +452,9 @@ class Judge:
             completion = self._cached(key)
             cached = completion is not None
             if completion is None:
-                bound = request
                 try:
                     completion = await acall_with_retries(
-                        self.provider, lambda: self.provider.acomplete(bound), self.retry
+                        self.provider, partial(self.provider.acomplete, request), self.retry
                     )
                 except TransportError as error:
                     if error.kind == "auth":

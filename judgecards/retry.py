@@ -77,6 +77,14 @@ class _wait_for_server:
         return float(self._backoff(state))
 
 
+def _classified(provider: Provider, error: Exception) -> Exception:
+    """Wrap a provider's error with its decision; anything the provider does not recognise (a
+    bug, not a transport failure) is returned unwrapped so it propagates instead of becoming a
+    quiet error record."""
+    decision = provider.classify(error)
+    return error if decision is None else _Classified(error, decision)
+
+
 def _stop(policy: RetryPolicy) -> object:
     return stop_after_attempt(policy.attempts) | stop_before_delay(policy.deadline)
 
@@ -111,7 +119,7 @@ def call_with_retries(provider: Provider, call: Callable[[], T], policy: RetryPo
         except ProviderError:
             raise
         except Exception as error:
-            raise _Classified(error, provider.classify(error)) from error
+            raise _classified(provider, error) from error
 
     retrying = Retrying(
         retry=retry_if_exception(_retryable),
@@ -137,7 +145,7 @@ async def acall_with_retries(
         except ProviderError:
             raise
         except Exception as error:
-            raise _Classified(error, provider.classify(error)) from error
+            raise _classified(provider, error) from error
 
     retrying = AsyncRetrying(
         retry=retry_if_exception(_retryable),

@@ -34,7 +34,7 @@ migrations = Migrations("judgecards")
 
 @migrations()
 def m001_results_and_cache(db: sqlite_utils.Database) -> None:
-    db["results"].create(
+    db.table("results").create(
         {
             "id": str,
             "item_id": str,
@@ -62,10 +62,10 @@ def m001_results_and_cache(db: sqlite_utils.Database) -> None:
         pk="id",
         not_null={"card", "card_hash", "model", "status", "created_at"},
     )
-    db["results"].create_index(["card", "model", "created_at"], index_name="results_card_model_time")
-    db["results"].create_index(["item_id"], index_name="results_item")
-    db["results"].create_index(["status"], index_name="results_status")
-    db["response_cache"].create(
+    db.table("results").create_index(["card", "model", "created_at"], index_name="results_card_model_time")
+    db.table("results").create_index(["item_id"], index_name="results_item")
+    db.table("results").create_index(["status"], index_name="results_status")
+    db.table("response_cache").create(
         {
             "key": str,
             "provider": str,
@@ -90,7 +90,7 @@ def m002_comparisons(db: sqlite_utils.Database) -> None:
     this table holds what is decided from them, plus the compared models' labels that
     ``judgecards rank`` needs.
     """
-    db["comparisons"].create(
+    db.table("comparisons").create(
         {
             "id": str,
             "pair_id": str,
@@ -114,8 +114,8 @@ def m002_comparisons(db: sqlite_utils.Database) -> None:
         pk="id",
         not_null={"card", "card_hash", "model", "status", "first_result_id", "second_result_id", "created_at"},
     )
-    db["comparisons"].create_index(["card", "model", "created_at"], index_name="comparisons_card_model_time")
-    db["comparisons"].create_index(["model_a", "model_b"], index_name="comparisons_models")
+    db.table("comparisons").create_index(["card", "model", "created_at"], index_name="comparisons_card_model_time")
+    db.table("comparisons").create_index(["model_a", "model_b"], index_name="comparisons_models")
 
 
 _RESULT_COLUMNS = (

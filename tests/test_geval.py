@@ -20,7 +20,14 @@ from judgecards.providers.anthropic import AnthropicProvider
 from judgecards.providers.base import TokenLogprob
 from judgecards.providers.openai import OpenAIProvider
 from judgecards.schemas import DEFAULT_CRITERIA, RubricJudgment
-from tests.fakes.http import Script, anthropic_message, bpe_tokens, chat_logprobs, openai_chat, token_logprobs
+from tests.fakes.http import (
+    Script,
+    anthropic_message,
+    bpe_tokens,
+    chat_logprobs,
+    openai_chat,
+    token_logprobs,
+)
 
 KEY = "sk-test-geval-00000000000000000"
 NAMES = [c.name for c in DEFAULT_CRITERIA]

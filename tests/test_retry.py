@@ -124,9 +124,24 @@ def test_anthropic_400_about_temperature_is_retried_once_without_it() -> None:
 
 
 @pytest.mark.parametrize("provider_name", ["openai", "anthropic"])
-def test_an_unexpected_exception_is_fatal(provider_name: str) -> None:
+def test_an_exception_that_is_not_the_sdks_is_not_classified(provider_name: str) -> None:
+    # A bug (ours or the SDK's) is not a transport failure: it must propagate, not become a
+    # quiet error record.
     provider = PROVIDERS[provider_name](Script())
-    assert provider.classify(ValueError("boom")) == RetryDecision(retry=False, kind="fatal")
+    assert provider.classify(ValueError("boom")) is None
+
+
+@pytest.mark.parametrize("provider_name", ["openai", "anthropic"])
+def test_a_bug_inside_the_call_propagates_out_of_the_retry_loop(provider_name: str) -> None:
+    provider = PROVIDERS[provider_name](Script())
+    waits = Waits()
+
+    def buggy() -> None:
+        raise KeyError("a bug, not an HTTP failure")
+
+    with pytest.raises(KeyError):
+        call_with_retries(provider, buggy, policy(waits))
+    assert waits.waits == []
 
 
 # ---------------------------------------------------------------- the transport loop

@@ -55,7 +55,7 @@ def test_default_criteria_are_rendered_and_scored_separately() -> None:
     assert result.scores == {"faithfulness": 5, "relevance": 5, "coherence": 4, "conciseness": 3}
     assert result.verdict is None and "aggregate" not in result.scores  # nothing collapsed by default
     assert result.output is not None and "rubric" not in result.output
-    assert [entry["reason"] for entry in result.output["scores"]][0] == "Why faithfulness got 5."
+    assert result.output["scores"][0]["reason"] == "Why faithfulness got 5."
     prompt = user_turn(script)
     for criterion in DEFAULT_CRITERIA:
         assert f"- {criterion.name} (scale 1 to 5): {criterion.description}" in prompt
@@ -161,3 +161,20 @@ def test_anthropic_and_mock_providers() -> None:
 
 def user_turn_of(request: Any) -> str:
     return str(json.loads(request.content)["messages"][-1]["content"])
+
+
+def test_score_command_fills_default_criteria(tmp_path: Any) -> None:
+    from click.testing import CliRunner
+
+    from judgecards.cli import cli
+
+    items = tmp_path / "items.jsonl"
+    rows = [{"id": "1", **ITEM}, {"id": "2", **ITEM, "criteria": [{"name": "tone", "description": "d"}]}]
+    items.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    result = CliRunner().invoke(
+        cli, ["score", "--card", "rubric", "--model", "mock:judge", "--input", str(items), "--output", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    scored = [json.loads(line)["scores"] for line in out.read_text().splitlines()]
+    assert [list(s) for s in scored] == [NAMES, ["tone"]]

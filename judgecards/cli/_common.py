@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
-from judgecards.errors import InputError, JudgecardsError
+from judgecards.errors import JudgecardsError
+from judgecards.jsonl import read_jsonl
+
+__all__ = ["cards_dir_option", "db_option", "fail", "mock_banner", "read_jsonl"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -34,26 +36,6 @@ def cards_dir_option(function: F) -> F:
         type=click.Path(file_okay=False, exists=True, path_type=Path),
         help="Extra directory of judge cards (repeatable; env JUDGECARDS_CARDS_DIR).",
     )(function)
-
-
-def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any] | InputError]]:
-    """(line number, object) for each non-blank line, or an InputError naming a bad line.
-
-    Errors are yielded, not raised, so a command can report every bad line at once.
-    """
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                value = json.loads(line)
-            except json.JSONDecodeError as error:
-                yield number, InputError(f"invalid JSON ({error.msg} at column {error.colno})", file=path, line=number)
-                continue
-            if not isinstance(value, dict):
-                yield number, InputError("each line must be a JSON object", file=path, line=number)
-                continue
-            yield number, value
 
 
 def fail(error: JudgecardsError) -> None:

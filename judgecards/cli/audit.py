@@ -6,6 +6,7 @@ Exit codes: 0 ok (gate passed), 1 a gate failed, 2 an error (bad input, unknown 
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -205,7 +206,7 @@ def rerun_command(
             fail(error)
     failures: list[str] = []
     kappa = summary.kappa
-    if kappa is None or kappa.value != kappa.value:
+    if kappa is None or math.isnan(kappa.value):
         failures.append("kappa is undefined")
     elif kappa.value < min_kappa:
         failures.append(f"kappa {kappa.value:.3f} < {min_kappa:.2f}")

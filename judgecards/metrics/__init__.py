@@ -18,6 +18,7 @@ module                     what it holds
 ``agent``                  `conversation_pass`, `Reliability`, `readiness`, `tool_correctness`
 ``preference``             `win_rate`
 ``stats``                  `bootstrap_ci`, `paired_bootstrap`, `mcnemar`
+``tiers``                  `TieredEval`: format checks, then a metric, then a judge on survivors
 =========================  =================================================================
 """
 
@@ -76,18 +77,45 @@ from judgecards.metrics.text import (
     substring_recall,
     token_f1,
 )
+from judgecards.metrics.tiers import (
+    Check,
+    CheckResult,
+    ItemOutcome,
+    JsonCheck,
+    JudgeCheck,
+    LengthCheck,
+    MetricCheck,
+    RegexCheck,
+    Tier,
+    TieredEval,
+    TieredReport,
+    TierStats,
+    metric_check_names,
+)
 
 __all__ = [
     "DEFAULT_READINESS",
+    "Check",
+    "CheckResult",
     "ClassStats",
     "ClassificationReport",
     "Estimate",
+    "ItemOutcome",
+    "JsonCheck",
+    "JudgeCheck",
+    "LengthCheck",
     "McNemarResult",
+    "MetricCheck",
     "PairedComparison",
     "ReadinessLevel",
+    "RegexCheck",
     "Reliability",
     "RougeScore",
     "RougeSummary",
+    "Tier",
+    "TierStats",
+    "TieredEval",
+    "TieredReport",
     "ToolCall",
     "ToolCorrectness",
     "ToolCorrectnessSummary",
@@ -117,6 +145,7 @@ __all__ = [
     "mean_substring_recall",
     "mean_token_f1",
     "mean_tool_correctness",
+    "metric_check_names",
     "mrr",
     "ndcg_at_k",
     "normalize_answer",

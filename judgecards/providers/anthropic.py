@@ -64,7 +64,7 @@ class AnthropicProvider(SDKProvider):
     async def acomplete(self, request: CompletionRequest) -> Completion:
         return _completion(await self._async().messages.create(**self._arguments(request)))
 
-    def classify(self, error: BaseException) -> RetryDecision:
+    def classify(self, error: BaseException) -> RetryDecision | None:
         import anthropic
 
         if isinstance(error, anthropic.APIStatusError):
@@ -79,7 +79,9 @@ class AnthropicProvider(SDKProvider):
             return classify_status(error.status_code, error.response.headers, error.body)
         if isinstance(error, anthropic.APIConnectionError):  # includes APITimeoutError
             return RetryDecision(retry=True, kind="transient")
-        return RetryDecision(retry=False, kind="fatal")
+        if isinstance(error, anthropic.AnthropicError):
+            return RetryDecision(retry=False, kind="fatal")
+        return None
 
 
 

@@ -35,7 +35,7 @@ class CompletionRequest:
     model: str
     messages: tuple[Message, ...]
     system: str | None = None
-    temperature: float = 0.0
+    temperature: float | None = 0.0
     max_tokens: int = 1024
     top_logprobs: int | None = None
     timeout: float | None = None
@@ -118,8 +118,12 @@ class Provider(Protocol):
         """Make one call asynchronously, without retrying."""
         ...
 
-    def classify(self, error: BaseException) -> RetryDecision:
-        """Say whether and how soon an error from `complete`/`acomplete` may be retried."""
+    def classify(self, error: BaseException) -> RetryDecision | None:
+        """Say whether and how soon an error from `complete`/`acomplete` may be retried.
+
+        ``None`` means the error is not the provider's (not an HTTP or SDK failure, e.g. a bug):
+        it propagates to the caller instead of becoming an error record.
+        """
         ...
 
     def close(self) -> None:

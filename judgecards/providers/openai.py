@@ -83,14 +83,16 @@ class OpenAIProvider(SDKProvider):
         response = await self._async().chat.completions.create(**self._arguments(request))
         return _completion(response)
 
-    def classify(self, error: BaseException) -> RetryDecision:
+    def classify(self, error: BaseException) -> RetryDecision | None:
         import openai
 
         if isinstance(error, openai.APIStatusError):
             return classify_status(error.status_code, error.response.headers, error.body)
         if isinstance(error, openai.APIConnectionError):  # includes APITimeoutError
             return RetryDecision(retry=True, kind="transient")
-        return RetryDecision(retry=False, kind="fatal")
+        if isinstance(error, openai.OpenAIError):
+            return RetryDecision(retry=False, kind="fatal")
+        return None
 
 
 

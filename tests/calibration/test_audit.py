@@ -9,7 +9,7 @@ from __future__ import annotations
 import csv
 import json
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -112,9 +112,9 @@ def http(script: Script) -> dict[str, Any]:
 
 
 @pytest.fixture
-def audit(tmp_path: Path) -> Audit:
+def audit(tmp_path: Path) -> Iterator[Audit]:
     api = Audit(tmp_path / "audit.db", n_resamples=400)
-    yield api  # type: ignore[misc]
+    yield api
     api.close()
 
 
@@ -153,6 +153,8 @@ def test_same_seed_and_same_results_give_the_same_sample(tmp_path: Path) -> None
     assert [r for _, r, _, _ in forward._items(other.audit.id)] != ids[0]
     unseeded = forward.sample(card="reference", model=MODEL, n=12)
     assert unseeded.audit.seed is not None  # chosen, and recorded so the audit can be redrawn
+    forward.close()
+    backward.close()
 
 
 def test_stratified_sample_is_proportional_by_largest_remainder(audit: Audit) -> None:

@@ -147,6 +147,8 @@ def test_a_whole_audit_cycle_gates_on_judge_drift(tmp_path: Path, server: FakeSe
     assert report["passed"] is False
     assert [a["id"] for a in report["audits"]] == [1, 2]
     assert report["audits"][1]["kappa"]["value"] < 0 and report["audits"][1]["vs_baseline"]["high"] < 0
+    # Audit #1's results were overwritten by the --no-cache run, but it keeps what the judge said then.
+    assert report["audits"][0]["kappa"]["value"] == 1.0
     assert report["gate"][0]["audit_id"] == 2 and report["gate"][0]["baseline_id"] == 1
     # Every disagreement the humans should read is listed, judge verdict vs human.
     disagreements = report["audits"][1]["disagreements"]

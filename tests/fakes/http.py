@@ -31,6 +31,12 @@ Reply = (
 )
 
 
+def _fresh(response: httpx2.Response) -> httpx2.Response:
+    """A new Response with the same status, headers and body: a Response's stream is consumed by
+    one client (sync or async), so a reply scripted once but served several times is copied."""
+    return httpx2.Response(response.status_code, headers=response.headers, content=response.content)
+
+
 class Script:
     """A scripted server: ``Script(reply, reply, ...)``; ``.requests`` holds what the SDK sent."""
 
@@ -61,7 +67,7 @@ class Script:
             if inspect.isawaitable(response):
                 raise TypeError("an async reply was scripted but the SDK used the sync client")
             return response
-        return reply
+        return _fresh(reply)
 
     async def ahandle(self, request: httpx2.Request) -> httpx2.Response:
         await request.aread()
@@ -71,7 +77,7 @@ class Script:
         if callable(reply) and not isinstance(reply, httpx2.Response):
             response = reply(request)
             return await response if inspect.isawaitable(response) else response  # type: ignore[no-any-return]
-        return reply
+        return _fresh(reply)
 
     def client(self) -> httpx2.Client:
         return httpx2.Client(transport=httpx2.MockTransport(self.handle))
