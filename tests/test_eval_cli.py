@@ -217,19 +217,19 @@ def test_a_config_without_a_judge_needs_no_database(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "old, new, where, message",
     [
-        ("        forbid:", "        forbidd:", "eval.yaml:11, field 'tiers.0.checks.1.forbidd'", "unknown key 'forbidd'"),
-        ("accept_min: 1}", "accept_mn: 1}", "eval.yaml:14, field 'tiers.1.checks.0.accept_mn'", "unknown key 'accept_mn'"),
-        ("metric: token_f1", "metric: bleu", "eval.yaml:15, field 'tiers.1.checks.1.metric'", "unknown metric 'bleu'"),
-        ("type: regex", "type: regexp", "eval.yaml:9, field 'tiers.0.checks.1'", "unknown check type 'regexp'"),
-        ("'(?i)\\bas an ai\\b'", "'(unclosed'", "eval.yaml:11, field 'tiers.0.checks.1.forbid'", "invalid regular expression"),
-        ("min: 1\n", "min: many\n", "eval.yaml:8, field 'tiers.0.checks.0.min'", "valid integer"),
-        ("card: reference", "card: referenc", "eval.yaml:19, field 'tiers.2.judge.card'", "no card named 'referenc'"),
-        ("mismatch]", "wrong]", "eval.yaml:22, field 'tiers.2.judge.pass_verdicts.2'", "reference@1 never gives 'wrong'"),
-        ("{model_output: model_output}", "{answer: model_output}", "eval.yaml:21, field 'tiers.2.judge.inputs.answer'", "reference@1 has no input 'answer'"),
-        ("concurrency: 4", "concurrency: 0", "eval.yaml:23, field 'tiers.2.judge.concurrency'", "greater than or equal to 1"),
-        ("        field: model_output\n        min: 1", "        field: model_ouput\n        min: 1", "eval.yaml:7, field 'tiers.0.checks.0.field'", "no item in"),
+        ("        forbid:", "        forbidd:", "eval.yaml:10, field 'tiers.0.checks.1.forbidd'", "unknown key 'forbidd'"),
+        ("accept_min: 1}", "accept_mn: 1}", "eval.yaml:13, field 'tiers.1.checks.0.accept_mn'", "unknown key 'accept_mn'"),
+        ("metric: token_f1", "metric: bleu", "eval.yaml:14, field 'tiers.1.checks.1.metric'", "unknown metric 'bleu'"),
+        ("type: regex", "type: regexp", "eval.yaml:8, field 'tiers.0.checks.1'", "unknown check type 'regexp'"),
+        ("'(?i)\\bas an ai\\b'", "'(unclosed'", "eval.yaml:10, field 'tiers.0.checks.1.forbid'", "invalid regular expression"),
+        ("min: 1\n", "min: many\n", "eval.yaml:7, field 'tiers.0.checks.0.min'", "valid integer"),
+        ("card: reference", "card: referenc", "eval.yaml:17, field 'tiers.2.judge.card'", "no card named 'referenc'"),
+        ("mismatch]", "wrong]", "eval.yaml:20, field 'tiers.2.judge.pass_verdicts.2'", "reference@1 never gives 'wrong'"),
+        ("{model_output: model_output}", "{answer: model_output}", "eval.yaml:19, field 'tiers.2.judge.inputs.answer'", "reference@1 has no input 'answer'"),
+        ("concurrency: 4", "concurrency: 0", "eval.yaml:21, field 'tiers.2.judge.concurrency'", "greater than or equal to 1"),
+        ("        field: model_output\n        min: 1", "        field: model_ouput\n        min: 1", "eval.yaml:6, field 'tiers.0.checks.0.field'", "no item in"),
         ("items: items.jsonl", "items: missing.jsonl", "eval.yaml:1, field 'items'", "items file not found"),
-        ("      model: MODEL\n", "", "eval.yaml:18, field 'tiers.2.judge.model'", "missing key 'model'"),
+        ("      model: MODEL\n", "", "eval.yaml:16, field 'tiers.2.judge.model'", "missing key 'model'"),
     ],
 )
 def test_yaml_config_errors_name_file_line_and_key(tmp_path: Path, old: str, new: str, where: str, message: str) -> None:
@@ -247,7 +247,7 @@ def test_several_config_errors_are_listed_together(tmp_path: Path) -> None:
     config = YAML.replace("min: 1\n", "min: 1\n        max: x\n", 1).replace("type: regex", "type: regexp")
     error = error_of(run("eval", str(setup(tmp_path, config))))
     assert "2 problem(s) in the config:" in error
-    assert "eval.yaml:9, field 'tiers.0.checks.0.max'" in error and "eval.yaml:10, field 'tiers.0.checks.1'" in error
+    assert "eval.yaml:8, field 'tiers.0.checks.0.max'" in error and "eval.yaml:9, field 'tiers.0.checks.1'" in error
 
 
 def test_judge_tier_must_be_last(tmp_path: Path) -> None:
