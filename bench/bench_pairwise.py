@@ -14,7 +14,7 @@ The fake server runs in its own process (``python -m tests.fakes.server``) so it
 compete with the client for the GIL; the SDK reaches it through ``OPENAI_BASE_URL``; results go
 to a temporary database.
 
-Usage: python bench/bench_pairwise.py [--n 1000] [--latency 0.2] [--concurrency 32]
+Usage: python bench/bench_pairwise.py [--n 1000] [--latency 0.2] [--concurrency 32] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -115,6 +115,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=1000, help="pairs (each judged twice)")
     parser.add_argument("--latency", type=float, default=0.2, help="seconds per request at the server")
     parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--repeat", type=int, default=3, help="timed runs of each loop (a shared machine is noisy)")
     args = parser.parse_args()
     n, latency, concurrency = args.n, args.latency, args.concurrency
     tmp = Path(tempfile.mkdtemp(prefix="judgecards-bench-pairwise-"))
@@ -124,19 +125,28 @@ def main() -> None:
     try:
         run(pairs(concurrency, "warm"), concurrency, tmp / "warm.db")  # imports, connection pool
         run_plain(base_url, pairs(concurrency, "warm"), concurrency)
-        plain_wall = run_plain(base_url, pairs(n, "plain"), concurrency)
-        wall, calls, consistency = run(pairs(n, "bench"), concurrency, tmp / "bench.db")
-        rerun_wall, rerun_calls, _ = run(pairs(n, "bench"), concurrency, tmp / "bench.db")
+        plain_walls: list[float] = []
+        walls: list[float] = []
+        for repeat in range(args.repeat):  # alternate, so machine noise hits both alike
+            plain_walls.append(run_plain(base_url, pairs(n, f"plain{repeat}"), concurrency))
+            wall, calls, consistency = run(pairs(n, f"bench{repeat}"), concurrency, tmp / f"bench{repeat}.db")
+            walls.append(wall)
+        rerun_wall, rerun_calls, _ = run(pairs(n, "bench0"), concurrency, tmp / "bench0.db")
     finally:
         server.terminate()
         server.wait()
 
     floor = 2 * n * latency / concurrency
+
+    def ratios(values: list[float]) -> str:
+        return " ".join(f"{v / floor:.3f}" for v in values)
+
+    best, best_plain = min(walls), min(plain_walls)
     rows = [
         ("floor 2·N·L/C", f"{floor:.2f} s", f"N={n} pairs, L={latency * 1000:.0f} ms, C={concurrency}"),
-        ("plain loop wall", f"{plain_wall:.2f} s", f"{plain_wall / floor:.3f} × floor (same 2·N prompts, nothing stored)"),
-        ("compare wall", f"{wall:.2f} s", f"{wall / floor:.3f} × floor (target ≤ 1.10); {calls} calls"),
-        ("compare / plain", f"{wall / plain_wall:.3f}", "our overhead over the bare loop"),
+        ("plain loop wall", f"{best_plain:.2f} s", f"{best_plain / floor:.3f} × floor, best of {args.repeat} (all: {ratios(plain_walls)}); same 2·N prompts, nothing stored"),
+        ("compare wall", f"{best:.2f} s", f"{best / floor:.3f} × floor, best of {args.repeat} (all: {ratios(walls)}); target ≤ 1.10; {calls} calls per run"),
+        ("compare / plain", f"{best / best_plain:.3f}", "best against best: our overhead over the bare loop"),
         ("repeated compare", f"{rerun_wall:.2f} s", f"{rerun_calls} calls (target 0)"),
         ("position consistency", f"{consistency:.3f}", "fake judge is consistent: expect 1.000"),
     ]

@@ -291,6 +291,11 @@ def test_toml_without_tomllib_or_tomli_says_what_to_do(tmp_path: Path, monkeypat
     assert "TOML configs need Python 3.11+ or the tomli package" in error and "YAML" in error
 
 
+def test_output_directory_must_exist_before_the_run(tmp_path: Path) -> None:
+    error = error_of(run("eval", str(setup(tmp_path, YAML)), "--output", str(tmp_path / "nope" / "rows.jsonl")))
+    assert "nope/rows.jsonl: the output's directory does not exist" in error
+
+
 def test_unknown_config_format(tmp_path: Path) -> None:
     error = error_of(run("eval", str(setup(tmp_path, "{}", "eval.json"))))
     assert "a config must be YAML (.yaml, .yml) or TOML (.toml)" in error

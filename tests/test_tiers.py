@@ -124,7 +124,7 @@ def test_json_parses_the_whole_field_and_nothing_else() -> None:
 def test_json_field_that_is_already_structured_is_taken_as_parsed() -> None:
     check = JsonCheck("out", schema={"type": "object", "required": ["a"]})
     assert check.check({"out": {"a": 1}}).status == "pass"
-    assert check.check({"out": {"b": 1}}).reason == "out fails the schema: $: missing required property 'a'"
+    assert check.check({"out": {"b": 1}}).reason == "out fails the schema: $: 'a' is a required property"
     assert check.check({}).status == "error"
 
 
@@ -150,41 +150,47 @@ def schema_problems(value: Any) -> str | None:
     return None if result.status == "pass" else result.reason
 
 
+def failing_paths(value: Any) -> list[str]:
+    """The JSON paths the schema check complains about (messages are jsonschema's own)."""
+    reason = schema_problems(value)
+    if reason is None:
+        return []
+    body = reason.removeprefix("out fails the schema: ")
+    return [problem.split(": ", 1)[0] for problem in body.split("; ")]
+
+
 def test_inline_schema_hand_checked_cases() -> None:
     assert schema_problems({"answer": "Paris", "rating": 3, "confidence": 0.5, "tags": ["geo"], "final": True, "note": None}) is None
-    # integer accepts 3.0 (JSON has one number type), rejects true; enum compares as JSON.
+    # integer accepts 3.0 (JSON has one number type) but not true; enum compares as JSON, so
+    # true is not 1 either.
     assert schema_problems({"answer": "x", "rating": 3.0}) is None
-    assert schema_problems({"answer": "x", "rating": True}) == "out fails the schema: $.rating: true is not of type integer"
-    assert schema_problems({"answer": "x", "rating": 4}) == "out fails the schema: $.rating: 4 is not one of [1, 2, 3]"
+    assert failing_paths({"answer": "x", "rating": True}) == ["$.rating", "$.rating"]
+    assert failing_paths({"answer": "x", "rating": 4}) == ["$.rating"]
     # const true is not 1 (Python's True == 1 would say it is).
-    assert schema_problems({"answer": "x", "rating": 1, "final": 1}) == "out fails the schema: $.final: 1 is not true"
+    assert failing_paths({"answer": "x", "rating": 1, "final": 1}) == ["$.final"]
     # exclusiveMaximum: 1 itself fails, 0 (the inclusive minimum) passes.
-    assert schema_problems({"answer": "x", "rating": 1, "confidence": 1}) == (
-        "out fails the schema: $.confidence: 1 is not less than the exclusive maximum 1"
-    )
+    assert failing_paths({"answer": "x", "rating": 1, "confidence": 1}) == ["$.confidence"]
     assert schema_problems({"answer": "x", "rating": 1, "confidence": 0}) is None
     # maxLength counts code points: "ééééé" is 5.
     assert schema_problems({"answer": "ééééé", "rating": 1}) is None
-    assert schema_problems({"answer": "", "rating": 1}) == "out fails the schema: $.answer: shorter than 1 characters"
+    assert failing_paths({"answer": "", "rating": 1}) == ["$.answer"]
 
 
 def test_inline_schema_reports_every_problem_with_its_path() -> None:
     reason = schema_problems({"rating": 2, "tags": ["ok", "Bad", "x"], "extra": 1})
-    assert reason == (
-        "out fails the schema: $: missing required property 'answer'; "
-        '$.tags: more than 2 items; $.tags[1]: "Bad" does not match /^[a-z]+$/; '
-        "$: unexpected property 'extra'"
-    )
+    assert reason is not None
+    assert "$: 'answer' is a required property" in reason
+    assert "'extra' was unexpected" in reason
+    assert "$.tags: ['ok', 'Bad', 'x'] is too long" in reason
+    assert "$.tags[1]: 'Bad' does not match '^[a-z]+$'" in reason
 
 
-def test_inline_schema_refuses_keywords_it_would_not_check() -> None:
-    with pytest.raises(ValueError, match=r"\$\.properties\.a\.oneOf: unsupported JSON Schema keyword 'oneOf'"):
+def test_an_invalid_inline_schema_is_refused_when_the_check_is_built() -> None:
+    with pytest.raises(ValueError, match=r"\$\.properties\.a\.oneOf: invalid JSON Schema"):
         JsonCheck("out", schema={"type": "object", "properties": {"a": {"oneOf": []}}})
-    with pytest.raises(ValueError, match="unsupported JSON Schema keyword 'format'"):
-        JsonCheck("out", schema={"type": "string", "format": "email"})
-    with pytest.raises(ValueError, match=r"\$\.type: must be one of"):
+    with pytest.raises(ValueError, match=r"\$\.type: invalid JSON Schema"):
         JsonCheck("out", schema={"type": "strng"})
-    with pytest.raises(ValueError, match=r"\$\.minLength: must be a non-negative integer"):
+    with pytest.raises(ValueError, match=r"\$\.minLength: invalid JSON Schema"):
         JsonCheck("out", schema={"minLength": -1})
 
 
@@ -216,7 +222,8 @@ def test_token_f1_threshold_is_inclusive() -> None:
     # SQuAD worked example: "cat sat on" vs "the cat sat" -> reference "cat sat"; overlap 2,
     # precision 2/3, recall 2/2, F1 = 2 * (2/3) / (5/3) = 0.8.
     item = {"model_output": "cat sat on", "gold_answer": "the cat sat"}
-    assert MetricCheck("token_f1", min=0.8).check(item) == CheckResult("pass", value=pytest.approx(0.8))
+    passed = MetricCheck("token_f1", min=0.8).check(item)
+    assert passed.status == "pass" and passed.value == pytest.approx(0.8)
     result = MetricCheck("token_f1", min=0.81).check(item)
     assert result.status == "fail" and result.reason == "token_f1 0.8 < min 0.81"
     assert MetricCheck("token_f1", max=0.5).check(item).reason == "token_f1 0.8 > max 0.5"

@@ -193,7 +193,7 @@ class _Source:
 
     def error(self, message: str, loc: Sequence[str | int]) -> InputError:
         """An InputError naming this file, the line of ``loc`` and ``loc`` as a dotted field."""
-        path = _clean_loc(self.data, loc)
+        path = [str(part) for part in loc]
         return InputError(message, file=self.path, line=self.line_of(path), field=".".join(path) or None)
 
     def line_of(self, path: Sequence[str]) -> int | None:
@@ -358,7 +358,9 @@ def load_config(path: Path) -> tuple[EvalConfig, _Source]:
     try:
         return EvalConfig.model_validate(source.data), source
     except ValidationError as error:
-        problems = [source.error(_pydantic_message(e), e["loc"]) for e in error.errors(include_url=False)]
+        problems = [
+            source.error(_pydantic_message(e), _clean_loc(source.data, e["loc"])) for e in error.errors(include_url=False)
+        ]
     if len(problems) == 1:
         raise problems[0]
     raise _combined(problems, path, "problem(s) in the config")
@@ -380,7 +382,15 @@ def build_pipeline(config: EvalConfig, source: _Source, *, db: Path | None = Non
         InputError: a check, card or judge setting the config names is invalid (with its line).
         JudgecardsError: the judge's provider cannot be set up (e.g. no API key).
     """
-    from judgecards.metrics.tiers import JsonCheck, JudgeCheck, LengthCheck, MetricCheck, RegexCheck, Tier, TieredEval
+    from judgecards.metrics.tiers import (
+        JsonCheck,
+        JudgeCheck,
+        LengthCheck,
+        MetricCheck,
+        RegexCheck,
+        Tier,
+        TieredEval,
+    )
 
     classes: dict[str, Any] = {"regex": RegexCheck, "length": LengthCheck, "json": JsonCheck, "metric": MetricCheck}
     base = source.path.parent
@@ -470,7 +480,7 @@ def check_fields(config: EvalConfig, source: _Source, pipeline: Any, items: Sequ
     wanted: list[tuple[str, tuple[str | int, ...]]] = []
     for position, tier in enumerate(config.tiers):
         for index, spec in enumerate(tier.checks or ()):
-            loc = ("tiers", position, "checks", index)
+            loc: tuple[str | int, ...] = ("tiers", position, "checks", index)
             if isinstance(spec, _MetricSpec):
                 wanted += [(spec.prediction, (*loc, "prediction")), (spec.reference, (*loc, "reference"))]
             else:
@@ -523,6 +533,8 @@ def eval_command(config_path: Path, output_path: Path | None, as_json: bool, db:
     before any call. Exit status: 0 when the run completed, 2 for a bad config or items file.
     """
     try:
+        if output_path is not None and not output_path.resolve().parent.is_dir():
+            raise InputError("the output's directory does not exist", file=output_path)
         config, source = load_config(config_path)
         items_path = Path(config.items)
         if not items_path.is_absolute():

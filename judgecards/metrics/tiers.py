@@ -40,10 +40,10 @@ import asyncio
 import importlib
 import json
 import math
-import operator
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from judgecards.metrics.rouge import rouge
@@ -114,9 +114,14 @@ class Check(Protocol):
     rather than raise; an exception is caught and recorded as an ``error`` for that item.
     """
 
-    name: str
+    @property
+    def name(self) -> str:
+        """The check's label in reports."""
+        ...
 
-    def check(self, item: Mapping[str, Any]) -> CheckResult: ...
+    def check(self, item: Mapping[str, Any]) -> CheckResult:
+        """The result for one item."""
+        ...
 
 
 def _field(item: Mapping[str, Any], name: str) -> tuple[Any, CheckResult | None]:
@@ -273,14 +278,8 @@ class JsonCheck:
 
     ``schema`` is either a pydantic model class, validated with ``model_validate`` under the
     model's own settings (use ``ConfigDict(strict=True)`` to refuse ``"5"`` for an int), or an
-    inline JSON Schema mapping, checked with Draft 2020-12 semantics for these keywords only:
-    ``type`` (a name or a list), ``enum``, ``const``, ``properties``, ``required``,
-    ``additionalProperties``, ``items``, ``minItems``, ``maxItems``, ``minLength``,
-    ``maxLength`` (code points), ``pattern`` (Python `re.search`), ``minimum``, ``maximum``,
-    ``exclusiveMinimum``, ``exclusiveMaximum``, plus the annotations ``title``, ``description``,
-    ``$schema``, ``$comment``, ``default`` and ``examples``. Any other keyword (``$ref``,
-    ``oneOf``, ``format``, …) is refused when the check is built, never silently ignored: use a
-    pydantic model for those.
+    inline JSON Schema mapping, validated by the ``jsonschema`` library as Draft 2020-12 (a
+    malformed schema is refused when the check is built).
 
     Args:
         field: the item field holding the JSON text (or value).
@@ -290,21 +289,22 @@ class JsonCheck:
         name: label in reports; default ``json:<field>``.
 
     Raises:
-        ValueError: the inline schema uses an unsupported keyword or a malformed value, or the
-            named model cannot be imported.
+        ValueError: the inline schema is not a valid JSON Schema, or the named model cannot be
+            imported.
     """
 
     field: str
     schema: Mapping[str, Any] | bool | str | type[_PydanticModel] | None = None
     name: str = ""
+    _validator: Any = dataclass_field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if isinstance(self.schema, str):
             object.__setattr__(self, "schema", _import_model(self.schema))
         if isinstance(self.schema, (Mapping, bool)):
             try:
-                _check_schema(self.schema, "$")
-            except (ValueError, TypeError) as error:
+                object.__setattr__(self, "_validator", _schema_validator(self.schema))
+            except ValueError as error:
                 raise _ArgumentError(str(error), "schema") from None
         elif self.schema is not None and not hasattr(self.schema, "model_validate"):
             raise _ArgumentError("must be a pydantic model class or a JSON Schema mapping", "schema")
@@ -338,8 +338,7 @@ class JsonCheck:
         if schema is None:
             return CheckResult("pass")
         if isinstance(schema, (Mapping, bool)):
-            problems: list[str] = []
-            _validate(value, schema, "$", problems)
+            problems = _schema_problems(self._validator, value)
         else:
             problems = _model_problems(schema, value)
         if not problems:
@@ -378,142 +377,24 @@ def _model_problems(model: type[_PydanticModel], value: Any) -> list[str]:
     return []
 
 
-# --------------------------------------------------------------------------- a JSON Schema subset
+def _schema_validator(schema: Mapping[str, Any] | bool) -> Any:
+    """A Draft 2020-12 validator for an inline schema; a malformed schema fails here, at build time."""
+    import jsonschema
 
-_TYPES = frozenset({"object", "array", "string", "integer", "number", "boolean", "null"})
-_ANNOTATIONS = frozenset({"title", "description", "$schema", "$comment", "default", "examples"})
-_NON_NEGATIVE = frozenset({"minItems", "maxItems", "minLength", "maxLength"})
-_NUMERIC = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"})
-_KEYWORDS = _ANNOTATIONS | _NON_NEGATIVE | _NUMERIC | {
-    "type", "enum", "const", "properties", "required", "additionalProperties", "items", "pattern",
-}  # fmt: skip
-
-
-def _check_schema(schema: Any, path: str) -> None:
-    """Refuse what `_validate` would not check, so nothing is silently ignored."""
-    if isinstance(schema, bool):
-        return
-    if not isinstance(schema, Mapping):
-        raise TypeError(f"{path}: a schema must be a mapping or true/false")
-    for key, value in schema.items():
-        where = f"{path}.{key}"
-        if key not in _KEYWORDS:
-            raise ValueError(
-                f"{where}: unsupported JSON Schema keyword {key!r}; inline schemas support "
-                f"{', '.join(sorted(_KEYWORDS - _ANNOTATIONS))}; use a pydantic model for more"
-            )
-        if key == "type":
-            names = [value] if isinstance(value, str) else value
-            if not isinstance(names, list) or not names or any(n not in _TYPES for n in names):
-                raise ValueError(f"{where}: must be one of {', '.join(sorted(_TYPES))}, or a list of them")
-        elif key in _NON_NEGATIVE and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
-            raise ValueError(f"{where}: must be a non-negative integer")
-        elif key in _NUMERIC and (isinstance(value, bool) or not isinstance(value, (int, float))):
-            raise ValueError(f"{where}: must be a number")
-        elif key == "enum" and not isinstance(value, list):
-            raise ValueError(f"{where}: must be a list")
-        elif key == "required" and (not isinstance(value, list) or not all(isinstance(n, str) for n in value)):
-            raise ValueError(f"{where}: must be a list of property names")
-        elif key == "pattern":
-            try:
-                re.compile(value)
-            except (re.error, TypeError) as error:
-                raise ValueError(f"{where}: invalid regular expression: {error}") from None
-        elif key == "properties":
-            if not isinstance(value, Mapping):
-                raise ValueError(f"{where}: must be a mapping of property schemas")
-            for name, sub in value.items():
-                _check_schema(sub, f"{where}.{name}")
-        elif key in ("items", "additionalProperties"):
-            _check_schema(value, where)
+    try:
+        jsonschema.Draft202012Validator.check_schema(schema)
+    except jsonschema.SchemaError as error:
+        where = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+        raise ValueError(f"{where}: invalid JSON Schema: {error.message}") from None
+    return jsonschema.Draft202012Validator(schema)
 
 
-def _is_type(value: Any, name: str) -> bool:
-    if name == "null":
-        return value is None
-    if name == "boolean":
-        return isinstance(value, bool)
-    if isinstance(value, bool):
-        return False
-    if name == "integer":
-        return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
-    if name == "number":
-        return isinstance(value, (int, float))
-    if name == "string":
-        return isinstance(value, str)
-    if name == "array":
-        return isinstance(value, list)
-    return isinstance(value, dict)
-
-
-def _json_equal(a: Any, b: Any) -> bool:
-    """JSON equality: ``1 == 1.0``, but ``true != 1`` (Python's ``==`` says ``True == 1``)."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return a == b
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_json_equal(x, y) for x, y in zip(a, b))
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_json_equal(a[k], b[k]) for k in a)
-    return type(a) is type(b) and a == b
-
-
-def _validate(value: Any, schema: Mapping[str, Any] | bool, path: str, problems: list[str]) -> None:
-    if schema is True:
-        return
-    if schema is False:
-        problems.append(f"{path}: no value is allowed here")
-        return
-    shown = json.dumps(value)
-    shown = shown if len(shown) <= _SHOWN else shown[: _SHOWN - 1] + "…"
-    if "type" in schema:
-        names = [schema["type"]] if isinstance(schema["type"], str) else schema["type"]
-        if not any(_is_type(value, name) for name in names):
-            problems.append(f"{path}: {shown} is not of type {' or '.join(names)}")
-            return
-    if "enum" in schema and not any(_json_equal(value, option) for option in schema["enum"]):
-        problems.append(f"{path}: {shown} is not one of {json.dumps(schema['enum'])}")
-    if "const" in schema and not _json_equal(value, schema["const"]):
-        problems.append(f"{path}: {shown} is not {json.dumps(schema['const'])}")
-    if isinstance(value, str):
-        if "minLength" in schema and len(value) < schema["minLength"]:
-            problems.append(f"{path}: shorter than {schema['minLength']} characters")
-        if "maxLength" in schema and len(value) > schema["maxLength"]:
-            problems.append(f"{path}: longer than {schema['maxLength']} characters")
-        if "pattern" in schema and re.search(schema["pattern"], value) is None:
-            problems.append(f"{path}: {shown} does not match /{schema['pattern']}/")
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        for key, fails, words in (
-            ("minimum", operator.lt, "less than the minimum"),
-            ("maximum", operator.gt, "greater than the maximum"),
-            ("exclusiveMinimum", operator.le, "not greater than the exclusive minimum"),
-            ("exclusiveMaximum", operator.ge, "not less than the exclusive maximum"),
-        ):
-            if key in schema and fails(value, schema[key]):
-                problems.append(f"{path}: {shown} is {words} {schema[key]}")
-    if isinstance(value, list):
-        if "minItems" in schema and len(value) < schema["minItems"]:
-            problems.append(f"{path}: fewer than {schema['minItems']} items")
-        if "maxItems" in schema and len(value) > schema["maxItems"]:
-            problems.append(f"{path}: more than {schema['maxItems']} items")
-        if "items" in schema:
-            for index, element in enumerate(value):
-                _validate(element, schema["items"], f"{path}[{index}]", problems)
-    if isinstance(value, dict):
-        properties = schema.get("properties", {})
-        for name in schema.get("required", ()):
-            if name not in value:
-                problems.append(f"{path}: missing required property {name!r}")
-        for name, element in value.items():
-            if name in properties:
-                _validate(element, properties[name], f"{path}.{name}", problems)
-            elif "additionalProperties" in schema:
-                extra = schema["additionalProperties"]
-                if extra is False:
-                    problems.append(f"{path}: unexpected property {name!r}")
-                else:
-                    _validate(element, extra, f"{path}.{name}", problems)
+def _schema_problems(validator: Any, value: Any) -> list[str]:
+    problems = []
+    for error in sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path)):
+        where = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+        problems.append(f"{where}: {error.message}")
+    return problems
 
 
 # --------------------------------------------------------------------------- tier 2: metrics
@@ -594,7 +475,7 @@ class MetricCheck:
     accept_min: float | None = None
     accept_max: float | None = None
     name: str = ""
-    function: MetricFunction = field(init=False, repr=False, compare=False)
+    function: MetricFunction = dataclass_field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         function = _metric_function(self.metric) if isinstance(self.metric, str) else self.metric
@@ -822,7 +703,7 @@ class ItemOutcome:
     tier_number: int
     accepted: bool = False
     reasons: tuple[str, ...] = ()
-    values: Mapping[str, float] = field(default_factory=dict)
+    values: Mapping[str, float] = dataclass_field(default_factory=dict)
     judge: JudgeResult | None = None
 
     def to_dict(self) -> dict[str, Any]:
