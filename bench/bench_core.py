@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -120,6 +121,7 @@ def main() -> None:
     parser.add_argument("--cpu-n", type=int, default=1000)
     parser.add_argument("--cached-n", type=int, default=10000)
     args = parser.parse_args()
+    warnings.simplefilter("ignore")  # the fake judge is, rightly, never calibrated
     n, latency, concurrency = args.n, args.latency, args.concurrency
     os.environ.pop("OPENAI_BASE_URL", None)
     tmp = Path(tempfile.mkdtemp(prefix="judgecards-bench-"))

@@ -30,4 +30,7 @@ export JUDGECARDS_DB=${JUDGECARDS_DB:-out/judgecards.db}
 .venv/bin/judgecards cards list
 .venv/bin/judgecards score --card reference --model "$model" \
   --input examples/reference_items.jsonl --output out/reference_results.jsonl --concurrency 8
-echo "results: out/reference_results.jsonl   database: $JUDGECARDS_DB"
+echo
+echo "== tiered evaluation: format and metric tiers first, the judge only on survivors"
+.venv/bin/judgecards eval examples/eval_config.yaml --output out/eval_results.jsonl
+echo "results: out/reference_results.jsonl, out/eval_results.jsonl   database: $JUDGECARDS_DB"

@@ -31,7 +31,7 @@ from judgecards.errors import JudgeOutputError, MissingInput, TransportError
 from judgecards.parse import parse_reply
 from judgecards.providers import make_provider, split_model
 from judgecards.providers.base import Completion, CompletionRequest, Message, Provider, Usage
-from judgecards.render import render
+from judgecards.render import check_inputs, render
 from judgecards.results import JudgeResult, TokenUsage
 from judgecards.retry import RetryPolicy, acall_with_retries, call_with_retries
 from judgecards.schemas import RubricPolicy
@@ -58,7 +58,6 @@ class _Item:
     key: str
     item_id: str | None
     inputs: dict[str, Any]
-    request: CompletionRequest
 
 
 @dataclass
@@ -80,7 +79,7 @@ class _Attempts:
         if self.attempts >= self.judge.max_attempts:
             return None
         if self.request is None:
-            self.request = self.item.request
+            self.request = self.judge._first_request(self.item)
         self.attempts += 1
         return self.request
 
@@ -393,9 +392,15 @@ class Judge:
                     f"card {self.card.ref}: input 'criteria' is invalid: {error}", card=self.card.ref, variable="criteria"
                 ) from None
         card_inputs = {name: inputs.get(name) for name in self.card.spec.inputs if inputs.get(name) is not None}
-        prompt = render(self.card, card_inputs)  # raises MissingInput before any call
+        check_inputs(self.card, card_inputs)  # raises MissingInput before any call
         key = _digest([self.card.hash, self.model, self.params, item_id, card_inputs])[:32]
-        request = CompletionRequest(
+        # The prompt is rendered when the item is run, not here: a batch starts calling at once,
+        # and items answered from the store are never rendered at all.
+        return _Item(key=key, item_id=item_id, inputs=card_inputs)
+
+    def _first_request(self, item: _Item) -> CompletionRequest:
+        prompt = render(self.card, item.inputs)
+        return CompletionRequest(
             model=self.provider.model,
             messages=(Message("user", prompt.user),),
             system=prompt.system,
@@ -403,7 +408,6 @@ class Judge:
             max_tokens=self.max_tokens,
             top_logprobs=self.top_logprobs,
         )
-        return _Item(key=key, item_id=item_id, inputs=card_inputs, request=request)
 
     def _input_error(self, item: Mapping[str, Any], item_id: str | None, error: MissingInput) -> JudgeResult:
         key = _digest([self.card.hash, self.model, self.params, item_id, dict(item), "input-error"])[:32]
@@ -534,8 +538,8 @@ def _mock_rubric_reply(request: CompletionRequest, rng: random.Random) -> str:
     """A valid rubric reply for the criteria listed in the prompt (the mock never sees inputs)."""
     import re
 
-    prompt = request.messages[0].content
-    block = prompt[prompt.find("<criteria>") : prompt.find("</criteria>")]
+    found = re.search(r"<criteria>\n(.*?)\n</criteria>", request.messages[0].content, re.DOTALL)
+    block = found.group(1) if found else ""
     scores = [
         {"name": name, "reason": "Mock reason: placeholder, not a judgment.", "score": rng.randint(int(low), int(high))}
         for name, low, high in re.findall(r"^- ([a-z][a-z0-9_]*) \(scale (-?\d+) to (-?\d+)\):", block, re.MULTILINE)
