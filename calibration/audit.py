@@ -804,7 +804,7 @@ class Audit:
             raise AuditError(f"audit #{from_audit} has no human labels yet: ingest a labelled sheet first")
         now = _now()
         try:
-            with self.store.db.atomic():
+            with self.store.transaction():
                 self.store.db.conn.execute(
                     "INSERT INTO anchor_sets (name, card, source_audit, description, created_at) VALUES (?, ?, ?, ?, ?)",
                     (name, record.card_name, from_audit, description, now),
@@ -1105,7 +1105,7 @@ class Audit:
         columns = ", ".join(values)
         marks = ", ".join("?" for _ in values)
         try:
-            with self.store.db.atomic():
+            with self.store.transaction():
                 cursor = self.store.db.conn.execute(f"INSERT INTO audits ({columns}) VALUES ({marks})", tuple(values.values()))
                 audit_id = int(cursor.lastrowid or 0)
                 self.store.db.conn.executemany(
@@ -1127,7 +1127,7 @@ class Audit:
 
     def _execute(self, sql: str, params: Sequence[Any]) -> None:
         try:
-            with self.store.db.atomic():
+            with self.store.transaction():
                 self.store.db.conn.execute(sql, tuple(params))
         except sqlite3.Error as error:
             raise StoreError(f"cannot update audits in {self.store.path}: {error}") from error

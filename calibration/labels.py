@@ -715,7 +715,7 @@ def _write(store: Store, labels: Sequence[_NewLabel], scope: AuditScope | None, 
     if not rows:
         return
     try:
-        with store.db.atomic():
+        with store.transaction():
             store.db.conn.executemany(_INSERT, rows)
     except sqlite3.IntegrityError as error:
         # Another import stored the same labels since we checked: nothing of this one is kept.

@@ -355,13 +355,11 @@ def save_comparisons(store: Store, comparisons: Sequence[ComparisonResult]) -> N
     rows = [_row(c) for c in comparisons]
     if not rows:
         return
-    # The store shares one connection between threads; its lock serialises every use of it.
-    with store._lock:
-        try:
-            with store.db.conn:
-                store.db.conn.executemany(_UPSERT, rows)
-        except sqlite3.Error as error:
-            raise StoreError(f"cannot write comparisons to {store.path}: {error}") from error
+    try:
+        with store.transaction() as connection:
+            connection.executemany(_UPSERT, rows)
+    except sqlite3.Error as error:
+        raise StoreError(f"cannot write comparisons to {store.path}: {error}") from error
 
 
 def _row(c: ComparisonResult) -> tuple[Any, ...]:
@@ -396,10 +394,7 @@ def load_comparisons(
         clauses.append("status = ?")
         params.append(status)
     where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-    with store._lock:
-        rows = store.db.conn.execute(
-            f"SELECT {', '.join(_COLUMNS)} FROM comparisons {where} ORDER BY created_at, id", params
-        ).fetchall()
+    rows = store.query(f"SELECT {', '.join(_COLUMNS)} FROM comparisons {where} ORDER BY created_at, id", params)
     return [dict(zip(_COLUMNS, row)) for row in rows]
 
 

@@ -13,6 +13,7 @@ import os
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -160,6 +161,22 @@ class Store:
 
     def close(self) -> None:
         self.db.conn.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """One atomic transaction on the shared connection, serialised with every other use.
+
+        Modules that keep their own tables in this database (comparisons, labels, audits) write
+        through this, so a failure leaves nothing half-written. ``sqlite3`` errors propagate for
+        the caller to name what it was writing.
+        """
+        with self._lock, self.db.atomic():
+            yield self.db.conn
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Rows of a read-only query, serialised with writers."""
+        with self._lock:
+            return list(self.db.conn.execute(sql, tuple(params)).fetchall())
 
     # ------------------------------------------------------------------ writes
 
