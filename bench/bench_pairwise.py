@@ -60,7 +60,7 @@ def pairs(n: int, tag: str) -> list[dict[str, str]]:
 def run(data: list[dict[str, str]], concurrency: int, db: Path) -> tuple[float, int, float]:
     """(wall seconds, judgments that needed a provider call, position consistency)."""
     from judgecards import Judge
-    from judgecards.compare import comparison_report
+    from judgecards.comparisons import comparison_report
 
     judge = Judge("pairwise", "openai:fake-judge", db=db, api_key="sk-bench")
     started = time.perf_counter()
@@ -81,7 +81,7 @@ def run_plain(base_url: str, data: list[dict[str, str]], concurrency: int) -> fl
     import openai
 
     from judgecards.cards import load_card
-    from judgecards.compare import _orders
+    from judgecards.comparisons import _orders
     from judgecards.render import render
     from judgecards.schemas import PairwiseJudgment
 

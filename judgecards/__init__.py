@@ -13,29 +13,49 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
-    "MOCK_BANNER": "judgecards.providers.mock",
+    "bradley_terry": "judgecards.ranking",
     "Card": "judgecards.cards",
     "CardError": "judgecards.errors",
     "CardLockMismatch": "judgecards.errors",
     "CardNotFound": "judgecards.errors",
     "CardValidationError": "judgecards.errors",
+    "compare": "judgecards.comparisons",
+    "comparison_report": "judgecards.comparisons",
+    "ComparisonResult": "judgecards.comparisons",
+    "Criterion": "judgecards.schemas",
+    "elo": "judgecards.ranking",
     "InputError": "judgecards.errors",
     "Judge": "judgecards.judge",
+    "JudgecardsError": "judgecards.errors",
     "JudgeOutputError": "judgecards.errors",
     "JudgeResult": "judgecards.results",
-    "JudgecardsError": "judgecards.errors",
+    "LengthCorrelation": "judgecards.bias",
+    "list_cards": "judgecards.cards",
+    "load_card": "judgecards.cards",
     "MissingInput": "judgecards.errors",
+    "MOCK_BANNER": "judgecards.providers.mock",
+    "model_family": "judgecards.bias",
+    "ModelRating": "judgecards.ranking",
+    "PairOutcome": "judgecards.pairwise",
+    "pairwise_report": "judgecards.pairwise",
+    "PairwiseReport": "judgecards.pairwise",
+    "PairwiseVerbosity": "judgecards.bias",
     "ProviderConfigError": "judgecards.errors",
     "ProviderError": "judgecards.errors",
+    "rank_stored": "judgecards.comparisons",
+    "Ratings": "judgecards.ranking",
     "RenderError": "judgecards.errors",
+    "resolve_pair": "judgecards.pairwise",
     "RetryPolicy": "judgecards.retry",
-    "StoreError": "judgecards.errors",
+    "RubricPolicy": "judgecards.schemas",
+    "self_preference_warning": "judgecards.bias",
     "Store": "judgecards.store",
+    "StoreError": "judgecards.errors",
     "TokenUsage": "judgecards.results",
     "TransportError": "judgecards.errors",
     "UncalibratedJudgeWarning": "judgecards.judge",
-    "list_cards": "judgecards.cards",
-    "load_card": "judgecards.cards",
+    "verbosity_bias_pairwise": "judgecards.bias",
+    "verbosity_bias_single": "judgecards.bias",
 }
 
 __all__ = sorted(_EXPORTS, key=lambda name: (name.lower(), name))
@@ -55,7 +75,25 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from judgecards.cards import Card, list_cards, load_card
+    from judgecards.bias import (
+        LengthCorrelation,
+        model_family,
+        PairwiseVerbosity,
+        self_preference_warning,
+        verbosity_bias_pairwise,
+        verbosity_bias_single,
+    )
+    from judgecards.cards import (
+        Card,
+        list_cards,
+        load_card,
+    )
+    from judgecards.comparisons import (
+        compare,
+        comparison_report,
+        ComparisonResult,
+        rank_stored,
+    )
     from judgecards.errors import (
         CardError,
         CardLockMismatch,
@@ -71,8 +109,36 @@ if TYPE_CHECKING:
         StoreError,
         TransportError,
     )
-    from judgecards.judge import Judge, UncalibratedJudgeWarning
-    from judgecards.providers.mock import MOCK_BANNER
-    from judgecards.results import JudgeResult, TokenUsage
-    from judgecards.retry import RetryPolicy
-    from judgecards.store import Store
+    from judgecards.judge import (
+        Judge,
+        UncalibratedJudgeWarning,
+    )
+    from judgecards.pairwise import (
+        PairOutcome,
+        pairwise_report,
+        PairwiseReport,
+        resolve_pair,
+    )
+    from judgecards.providers.mock import (
+        MOCK_BANNER,
+    )
+    from judgecards.ranking import (
+        bradley_terry,
+        elo,
+        ModelRating,
+        Ratings,
+    )
+    from judgecards.results import (
+        JudgeResult,
+        TokenUsage,
+    )
+    from judgecards.retry import (
+        RetryPolicy,
+    )
+    from judgecards.schemas import (
+        Criterion,
+        RubricPolicy,
+    )
+    from judgecards.store import (
+        Store,
+    )

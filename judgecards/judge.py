@@ -39,7 +39,7 @@ from judgecards.store import Store
 from judgecards.verdicts import check_judgment, decide
 
 if TYPE_CHECKING:
-    from judgecards.compare import ComparisonResult
+    from judgecards.comparisons import ComparisonResult
 
 __all__ = ["Judge", "Progress"]
 
@@ -347,8 +347,8 @@ class Judge:
         model_a: str | None = None,
         model_b: str | None = None,
     ) -> ComparisonResult:
-        """Judge one pair in both orders with this (pairwise) judge; see `judgecards.compare`."""
-        from judgecards.compare import compare_many
+        """Judge one pair in both orders with this (pairwise) judge; see `judgecards.comparisons`."""
+        from judgecards.comparisons import compare_many
 
         pair = {"id": pair_id, "question": question, "answer_a": answer_a, "answer_b": answer_b, "reference": reference}
         return compare_many(self, [pair], concurrency=2, model_a=model_a, model_b=model_b)[0]
@@ -362,8 +362,8 @@ class Judge:
         model_a: str | None = None,
         model_b: str | None = None,
     ) -> list[ComparisonResult]:
-        """Judge many pairs, each in both orders, through one bounded pool; see `judgecards.compare`."""
-        from judgecards.compare import compare_many
+        """Judge many pairs, each in both orders, through one bounded pool; see `judgecards.comparisons`."""
+        from judgecards.comparisons import compare_many
 
         return compare_many(self, pairs, concurrency=concurrency, progress=progress, model_a=model_a, model_b=model_b)
 
@@ -377,7 +377,7 @@ class Judge:
         model_b: str | None = None,
     ) -> list[ComparisonResult]:
         """Async twin of `compare_many`."""
-        from judgecards.compare import acompare_many
+        from judgecards.comparisons import acompare_many
 
         return await acompare_many(self, pairs, concurrency=concurrency, progress=progress, model_a=model_a, model_b=model_b)
 

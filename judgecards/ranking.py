@@ -2,7 +2,7 @@
 
 Input is a sequence of comparisons ``(model_a, model_b, winner)`` with ``winner`` in
 ``{"A", "B", "tie"}`` (``"A"`` means ``model_a`` won). In judgecards a comparison's winner is the
-two-order verdict from `judgecards.pairwise_report.resolve_pair`, but any source of pairwise
+two-order verdict from `judgecards.pairwise.resolve_pair`, but any source of pairwise
 outcomes works (human votes, arena battles).
 
 **Scale.** Both methods report Elo-like ratings: a difference of ``scale`` points (400) means odds
@@ -48,7 +48,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from judgecards.pairwise_report import VERDICTS
+from judgecards.pairwise import VERDICTS
 
 __all__ = ["Comparison", "ModelRating", "Ratings", "bradley_terry", "elo"]
 

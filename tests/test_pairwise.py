@@ -15,7 +15,7 @@ import pytest
 
 from judgecards import Judge, Store
 from judgecards.cards import load_card
-from judgecards.compare import (
+from judgecards.comparisons import (
     ComparisonResult,
     compare,
     comparison_report,

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from judgecards.pairwise_report import (
+from judgecards.pairwise import (
     PairOutcome,
     Verdict,
     first_position_preference,

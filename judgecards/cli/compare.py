@@ -77,7 +77,7 @@ def compare(
     in one file only are reported, not dropped silently. Prints wins, losses, ties, win-rates with
     bootstrap intervals, a sign test, position consistency and bias checks.
     """
-    from judgecards.compare import comparison_report
+    from judgecards.comparisons import comparison_report
     from judgecards.judge import Judge
 
     options: dict[str, Any] = {"timeout": timeout}

@@ -35,7 +35,7 @@ def rank(
     Each comparison counts once, with the two-order outcome (a pair the orders disagreed on is a
     tie). Comparisons without both model labels cannot be ranked and are counted as skipped.
     """
-    from judgecards.compare import load_comparisons, rank_stored
+    from judgecards.comparisons import load_comparisons, rank_stored
     from judgecards.errors import JudgecardsError
     from judgecards.store import Store
 

@@ -2,7 +2,7 @@
 
 Each comparison is ``"win"``, ``"loss"`` or ``"tie"`` from the point of view of the system being
 rated. Win-rate is ``wins / (wins + losses)``: ties are dropped, so 0.5 means "as good as the
-other system" however many ties there were. (`judgecards.pairwise_report` reports the same
+other system" however many ties there were. (`judgecards.pairwise` reports the same
 number next to the ties-as-half variant for a full A/B report.)
 """
 

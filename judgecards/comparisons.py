@@ -3,7 +3,7 @@
 LLM judges favour whichever answer they read first (Zheng et al. 2023 found GPT-4 consistent
 across a swap in about two cases out of three). So every pair is judged twice with an ordinary
 pairwise card, once with A shown first and once with B shown first; the second verdict is mapped
-back to A/B naming, and `judgecards.pairwise_report.resolve_pair` (FastChat's rule, the one
+back to A/B naming, and `judgecards.pairwise.resolve_pair` (FastChat's rule, the one
 implementation of it) decides: A only if A won both orders, B only if B won both, otherwise a tie.
 Both judgments are kept, with a ``position_consistent`` flag.
 
@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from pydantic import BaseModel, ConfigDict, Field
 
 from judgecards.errors import StoreError
-from judgecards.pairwise_report import (
+from judgecards.pairwise import (
     VERDICTS,
     PairOutcome,
     PairwiseReport,
@@ -409,7 +409,7 @@ def comparison_report(
     seed: int | None = 0,
     n_resamples: int = 2000,
 ) -> PairwiseReport:
-    """The A/B report (`judgecards.pairwise_report.pairwise_report`) over decided comparisons.
+    """The A/B report (`judgecards.pairwise.pairwise_report`) over decided comparisons.
 
     Failed comparisons are left out (count them from ``status``). The verbosity check uses the
     answers' lengths in characters. The self-preference warning checks the judge model against
