@@ -154,6 +154,23 @@ def test_score_end_to_end_with_the_mock(tmp_path: Path) -> None:
     assert result_rows(db) == 4  # re-judged rows replace the old ones
 
 
+def test_score_summary_reports_length_against_score(tmp_path: Path) -> None:
+    from scipy.stats import spearmanr
+
+    items = write_items(tmp_path / "items.jsonl", ITEMS)  # type: ignore[arg-type]
+    output = tmp_path / "out.jsonl"
+    result = run("score", "--card", "reference@1", "--model", "mock:judge", "--input", str(items),
+                 "--output", str(output), "--db", str(tmp_path / "cli.db"))  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "verbosity (answer length in words vs score):" in result.stdout
+    lines = [json.loads(line) for line in output.read_text().splitlines()]
+    lengths = [len(item["model_output"].split()) for item in ITEMS]  # type: ignore[index]
+    scores = [line["scores"]["correctness"] for line in lines]
+    rho = spearmanr(lengths, scores).statistic
+    if rho == rho:  # defined when neither side is constant
+        assert f"correctness      Spearman {rho:+.2f}" in result.stdout
+
+
 def test_score_checks_a_user_cards_own_inputs(tmp_path: Path) -> None:
     items = write_items(tmp_path / "items.jsonl", ITEMS[:2])  # type: ignore[arg-type]
     result = run("score", "--card", "rating@1", "--cards-dir", str(USER_CARDS), "--model", "mock:judge",

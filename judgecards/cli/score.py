@@ -80,6 +80,7 @@ def score(
             handle.write(result.model_dump_json() + "\n")
     os.replace(tmp, output_path)
     click.echo(_summary(results, elapsed, output_path))
+    click.echo(_verbosity(items, results))
     mock_banner(model)
 
 
@@ -111,6 +112,36 @@ def _read_items(path: Path, judge: Any) -> list[dict[str, Any]]:
     if not items:
         raise InputError("no items", file=path)
     return items
+
+
+# The input holding the answer being judged, by card convention (first present wins).
+_JUDGED_INPUTS = ("model_output", "answer_2", "answer")
+
+
+def _verbosity(items: list[dict[str, Any]], results: list[Any]) -> str:
+    """Length-vs-score correlation per axis: a judge that rewards length shows it here."""
+    from judgecards.bias import verbosity_bias_single
+
+    lengths: list[float] = []
+    scored: list[Any] = []
+    for item, result in zip(items, results):
+        field = next((name for name in _JUDGED_INPUTS if isinstance(item.get(name), str)), None)
+        if field is None or result.status != "ok":
+            continue
+        lengths.append(len(item[field].split()))
+        scored.append(result)
+    axes = sorted({axis for result in scored for axis in result.scores})
+    lines = []
+    for axis in axes:
+        pairs = [(n, r.scores[axis]) for n, r in zip(lengths, scored) if axis in r.scores]
+        if len(pairs) < 3:
+            continue
+        corr = verbosity_bias_single([p[0] for p in pairs], [p[1] for p in pairs])
+        if corr.spearman == corr.spearman:  # not nan
+            lines.append(f"  {axis:<16} Spearman {corr.spearman:+.2f} (p={corr.spearman_p:.2g}, n={corr.n})")
+    if not lines:
+        return "verbosity: not enough varied scores to correlate with answer length"
+    return "verbosity (answer length in words vs score):\n" + "\n".join(lines)
 
 
 def _summary(results: list[Any], elapsed: float, output_path: Path) -> str:
