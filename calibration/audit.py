@@ -1324,7 +1324,7 @@ def _clean(value: Any) -> Any:
 
 
 def _estimate(e: Estimate | None) -> dict[str, Any] | None:
-    return None if e is None else e.as_dict()
+    return None if e is None else e.to_dict()
 
 
 def _summary_dict(s: AuditSummary) -> dict[str, Any]:

@@ -110,13 +110,13 @@ class InterAnnotatorReport:
             "n_items": self.n_items,
             "metric": self.metric,
             "pairs": [
-                {"raters": list(p.raters), "agreement": p.agreement.as_dict(),
-                 "kappa": p.kappa.as_dict()}
+                {"raters": list(p.raters), "agreement": p.agreement.to_dict(),
+                 "kappa": p.kappa.to_dict()}
                 for p in self.pairs
             ],
             "mean_pairwise_kappa": self.mean_pairwise_kappa,
-            "fleiss_kappa": None if self.fleiss_kappa is None else self.fleiss_kappa.as_dict(),
-            "krippendorff_alpha": self.krippendorff_alpha.as_dict(),
+            "fleiss_kappa": None if self.fleiss_kappa is None else self.fleiss_kappa.to_dict(),
+            "krippendorff_alpha": self.krippendorff_alpha.to_dict(),
         }
 
     def as_text(self) -> str:

@@ -61,8 +61,8 @@ class PairwiseAgreement:
     def to_dict(self) -> dict[str, Any]:
         """Plain-data form (JSON-ready apart from ``nan``)."""
         return {
-            "with_ties": self.with_ties.as_dict(),
-            "without_ties": self.without_ties.as_dict(),
+            "with_ties": self.with_ties.to_dict(),
+            "without_ties": self.without_ties.to_dict(),
             "n_items": self.n_items,
             "n_items_without_ties": self.n_items_without_ties,
             "unit": self.unit,

@@ -98,11 +98,11 @@ class AgreementReport:
         return {
             "n": self.n,
             "labels": list(self.labels),
-            "agreement": self.agreement.as_dict(),
-            "kappa": self.kappa.as_dict(),
-            "linear_kappa": None if self.linear_kappa is None else self.linear_kappa.as_dict(),
+            "agreement": self.agreement.to_dict(),
+            "kappa": self.kappa.to_dict(),
+            "linear_kappa": None if self.linear_kappa is None else self.linear_kappa.to_dict(),
             "quadratic_kappa": (
-                None if self.quadratic_kappa is None else self.quadratic_kappa.as_dict()
+                None if self.quadratic_kappa is None else self.quadratic_kappa.to_dict()
             ),
             "confusion": [list(row) for row in self.confusion],
             "per_class": [

@@ -183,11 +183,11 @@ class PairwiseReport:
             "wins": self.wins,
             "losses": self.losses,
             "ties": self.ties,
-            "win_rate": _estimate_dict(self.win_rate),
-            "win_rate_ties_half": _estimate_dict(self.win_rate_ties_half),
+            "win_rate": self.win_rate.to_dict(),
+            "win_rate_ties_half": self.win_rate_ties_half.to_dict(),
             "sign_test_p": _json_float(self.sign_test_p),
-            "position_consistency": _estimate_dict(self.position_consistency),
-            "first_position_preference": _estimate_dict(self.first_position_preference),
+            "position_consistency": self.position_consistency.to_dict(),
+            "first_position_preference": self.first_position_preference.to_dict(),
             "single_judgments": self.single_judgments,
             "single_ties": self.single_ties,
             "single_tie_rate": _json_float(self.single_tie_rate),
@@ -347,13 +347,6 @@ def _position_counts(outcomes: Sequence[PairOutcome]) -> tuple[np.ndarray, np.nd
 def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> float:
     total = float(np.sum(denominator))
     return float(np.sum(numerator)) / total if total else math.nan
-
-
-def _estimate_dict(estimate: Estimate) -> dict[str, float | int | None]:
-    return {
-        key: _json_float(value) if isinstance(value, float) else value
-        for key, value in estimate.as_dict().items()
-    }
 
 
 def _json_float(value: float) -> float | None:

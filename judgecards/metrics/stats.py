@@ -52,8 +52,12 @@ class Estimate:
     def __float__(self) -> float:
         return self.value
 
-    def as_dict(self) -> dict[str, float | int]:
-        return {"value": self.value, "low": self.low, "high": self.high, "level": self.level, "n": self.n}
+    def to_dict(self) -> dict[str, float | int | None]:
+        """A strict-JSON dict: an undefined (``nan``) value or bound becomes ``None``."""
+        def clean(x: float) -> float | None:
+            return None if math.isnan(x) else x
+
+        return {"value": clean(self.value), "low": clean(self.low), "high": clean(self.high), "level": self.level, "n": self.n}
 
     def __str__(self) -> str:
         pct = round(self.level * 100)
