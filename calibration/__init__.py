@@ -38,8 +38,8 @@ _EXPORTS: dict[str, str] = {
     "AnchorSet": "calibration.audit",
     "Audit": "calibration.audit",
     "AuditError": "calibration.audit",
-    "AuditReport": "calibration.audit",
-    "AuditSummary": "calibration.audit",
+    "AuditReport": "calibration.audit_report",
+    "AuditSummary": "calibration.audit_report",
     "CalibrationStatus": "calibration.status",
     "ClassScores": "calibration.report",
     "InterAnnotatorReport": "calibration.interrater",
@@ -81,7 +81,8 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:
     from calibration._core import SmallSampleWarning
     from calibration.agreement import agreement, kappa
-    from calibration.audit import AnchorSet, Audit, AuditError, AuditReport, AuditSummary
+    from calibration.audit import AnchorSet, Audit, AuditError
+    from calibration.audit_report import AuditReport, AuditSummary
     from calibration.interrater import (
         InterAnnotatorReport,
         RaterPair,
