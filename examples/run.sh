@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job, end to end on a fresh machine: create an environment, install judgecards, judge
-# the example items with the reference card, and print the summary.
+# the example items with the reference card, run a tiered evaluation and a pairwise A/B with a
+# ranking, and print each summary.
 #
 # The judge model is chosen from what this machine has:
 #   JUDGE_MODEL if set (e.g. openai:gpt-4o, anthropic:claude-sonnet-4-5, openai:qwen2.5:7b);
@@ -33,4 +34,9 @@ export JUDGECARDS_DB=${JUDGECARDS_DB:-out/judgecards.db}
 echo
 echo "== tiered evaluation: format and metric tiers first, the judge only on survivors"
 .venv/bin/judgecards eval examples/eval_config.yaml --output out/eval_results.jsonl
-echo "results: out/reference_results.jsonl, out/eval_results.jsonl   database: $JUDGECARDS_DB"
+echo
+echo "== pairwise A/B: every pair judged in both orders (q6 and q7 are on one side only, and reported)"
+.venv/bin/judgecards compare --card pairwise --model "$model" \
+  --a examples/outputs_a.jsonl --b examples/outputs_b.jsonl --output out/comparisons.jsonl
+.venv/bin/judgecards rank --card pairwise --judge-model "$model"
+echo "results: out/reference_results.jsonl, out/eval_results.jsonl, out/comparisons.jsonl   database: $JUDGECARDS_DB"
