@@ -47,8 +47,9 @@ from typing import Annotated, Any, Literal
 import click
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from judgecards.cli._common import db_option, fail, mock_banner, read_jsonl
+from judgecards.cli._common import db_option, fail, mock_banner
 from judgecards.errors import CardNotFound, InputError, JudgecardsError
+from judgecards.jsonl import read_items as read_checked_items
 
 _SHOWN_PROBLEMS = 20
 
@@ -449,26 +450,7 @@ def read_items(path: Path, source: _Source) -> list[dict[str, Any]]:
     """
     if not path.is_file():
         raise source.error(f"items file not found: {path}", ("items",))
-    problems: list[InputError] = []
-    items: list[dict[str, Any]] = []
-    seen: dict[str, int] = {}
-    for number, item in read_jsonl(path):
-        if isinstance(item, InputError):
-            problems.append(item)
-            continue
-        item_id = item.get("id")
-        if item_id is None or item_id == "":
-            problems.append(InputError("missing 'id'", file=path, line=number, field="id"))
-        elif str(item_id) in seen:
-            problems.append(InputError(f"duplicate id (first on line {seen[str(item_id)]})", file=path, line=number, field="id"))
-        else:
-            seen[str(item_id)] = number
-        items.append(item)
-    if problems:
-        raise _combined(problems, path, "bad line(s), nothing was evaluated")
-    if not items:
-        raise InputError("no items", file=path)
-    return items
+    return read_checked_items(path, action="nothing was evaluated", shown=_SHOWN_PROBLEMS)
 
 
 def check_fields(config: EvalConfig, source: _Source, pipeline: Any, items: Sequence[Mapping[str, Any]], items_path: Path) -> None:

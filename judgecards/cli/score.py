@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -12,8 +11,9 @@ from typing import Any
 
 import click
 
-from judgecards.cli._common import cards_dir_option, db_option, fail, mock_banner, read_jsonl
-from judgecards.errors import InputError, JudgecardsError
+from judgecards.cli._common import cards_dir_option, db_option, fail, mock_banner
+from judgecards.errors import JudgecardsError
+from judgecards.jsonl import read_items
 
 
 @click.command()
@@ -57,7 +57,8 @@ def score(
             card_ref, model, cards_dir=list(cards_dirs) or None, db=db, cache=not no_cache,
             max_attempts=max_attempts, **options,
         )  # fmt: skip
-        items = _read_items(input_path, judge)
+        required = [name for name, spec in judge.card.spec.inputs.items() if spec.required]
+        items = read_items(input_path, required=required, required_by=judge.card.ref)
     except JudgecardsError as error:
         fail(error)
     mock_banner(model)
@@ -82,36 +83,6 @@ def score(
     click.echo(_summary(results, elapsed, output_path))
     click.echo(_verbosity(items, results))
     mock_banner(model)
-
-
-def _read_items(path: Path, judge: Any) -> list[dict[str, Any]]:
-    """Validate every line before any call: id present and unique, required inputs present."""
-    required = [name for name, spec in judge.card.spec.inputs.items() if spec.required]
-    problems: list[InputError] = []
-    items: list[dict[str, Any]] = []
-    seen: dict[str, int] = {}
-    for number, item in read_jsonl(path):
-        if isinstance(item, InputError):
-            problems.append(item)
-            continue
-        item_id = item.get("id")
-        if item_id is None or item_id == "":
-            problems.append(InputError("missing 'id'", file=path, line=number, field="id"))
-        elif str(item_id) in seen:
-            problems.append(InputError(f"duplicate id (first on line {seen[str(item_id)]})", file=path, line=number, field="id"))
-        else:
-            seen[str(item_id)] = number
-        for name in required:
-            if item.get(name) is None:
-                problems.append(InputError(f"missing input required by {judge.card.ref}", file=path, line=number, field=name))
-        items.append(item)
-    if problems:
-        shown = "\n".join(f"  {p}" for p in problems[:20])
-        more = f"\n  … and {len(problems) - 20} more" if len(problems) > 20 else ""
-        raise InputError(f"{len(problems)} bad line(s), nothing was judged:\n{shown}{more}", file=path)
-    if not items:
-        raise InputError("no items", file=path)
-    return items
 
 
 # The input holding the answer being judged, by card convention (first present wins).
