@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -117,6 +118,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--repeat", type=int, default=3, help="timed runs of each loop (a shared machine is noisy)")
     args = parser.parse_args()
+    warnings.simplefilter("ignore")  # the fake judge is, rightly, never calibrated
     n, latency, concurrency = args.n, args.latency, args.concurrency
     tmp = Path(tempfile.mkdtemp(prefix="judgecards-bench-pairwise-"))
 
