@@ -199,6 +199,7 @@ class Judge:
             provider = make_provider(model, **provider_options)
         self.provider = provider
         self.is_mock = prefix == "mock"
+        self._owns_store = not isinstance(db, Store)
         self.store = db if isinstance(db, Store) else Store(db)
         self.cache = cache
         self.max_attempts = max_attempts
@@ -217,6 +218,18 @@ class Judge:
             # from the response cache without a call.
             self.params["rubric"] = self.rubric.decision_params()
         self._warn_if_uncalibrated()
+
+    def close(self) -> None:
+        """Close the provider's connections and, if this judge opened it, the database."""
+        self.provider.close()
+        if self._owns_store:
+            self.store.close()
+
+    def __enter__(self) -> Judge:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     def __repr__(self) -> str:
         return f"Judge(card={self.card.ref!r}, model={self.model!r}, db={str(self.store.path)!r})"

@@ -167,3 +167,14 @@ def test_mock_results_are_labelled() -> None:
     result = Judge("reference", "mock:judge").score(**INPUTS)
     assert result.model.startswith("mock:")
     assert result.output is not None and "placeholder" in result.output["delta"].lower()
+
+
+def test_a_judge_used_as_a_context_manager_closes_the_database_it_opened(tmp_path: Path) -> None:
+    import sqlite3
+
+    from judgecards import Judge
+
+    with Judge("reference", "mock:judge", db=tmp_path / "owned.db") as judge:
+        assert judge.score(question="q", gold_answer="g", model_output="o").status == "ok"
+    with pytest.raises(sqlite3.ProgrammingError):
+        judge.store.db.conn.execute("SELECT 1")
