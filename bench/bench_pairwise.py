@@ -32,16 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 
-def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tests.fakes.server", "--latency", str(latency)],
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert process.stdout is not None
-    port = int(process.stdout.readline().split()[1])
-    return process, f"http://127.0.0.1:{port}/v1"
+from tests.fakes.server import spawn as start_server  # noqa: E402
 
 
 def pairs(n: int, tag: str) -> list[dict[str, str]]:

@@ -17,10 +17,12 @@ import asyncio
 import hashlib
 import json
 import re
+import subprocess
 import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 DEFAULT_REPLY = json.dumps({
@@ -162,6 +164,21 @@ class FakeServer:
             loop.call_soon_threadsafe(loop.stop)
         if self._thread is not None:
             self._thread.join(10)
+
+
+def spawn(latency: float = 0.0) -> tuple[subprocess.Popen[str], str]:
+    """Start the fake server in its own process (so it does not share the client's event loop);
+    returns the process, to terminate, and the base URL to point the SDKs at."""
+    repo = Path(__file__).resolve().parents[2]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.fakes.server", "--latency", str(latency)],
+        cwd=repo,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    port = int(process.stdout.readline().split()[1])
+    return process, f"http://127.0.0.1:{port}/v1"
 
 
 def main() -> None:
