@@ -16,20 +16,7 @@ from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score
 
 from calibration import SmallSampleWarning, agreement, kappa
-
-
-def _from_confusion(
-    confusion: list[list[int]], labels: list[object]
-) -> tuple[list[object], list[object]]:
-    """(judge, human) label lists with confusion[i][j] items human=labels[i], judge=labels[j]."""
-    judge: list[object] = []
-    human: list[object] = []
-    for i, row in enumerate(confusion):
-        for j, count in enumerate(row):
-            human += [labels[i]] * count
-            judge += [labels[j]] * count
-    return judge, human
-
+from tests.calibration.confusion import from_confusion
 
 # --- hand-worked values ---------------------------------------------------------------------------
 
@@ -66,7 +53,7 @@ HAND = [[9, 3, 0], [3, 6, 3], [3, 0, 3]]
 def test_unweighted_kappa_three_classes_hand_worked() -> None:
     # p_o = (3 + 2 + 1) / 10 = 0.6; p_e = (4*5 + 4*3 + 2*2) / 100 = 36 / 100 = 0.36
     # kappa = (0.6 - 0.36) / (1 - 0.36) = 0.24 / 0.64 = 0.375
-    judge, human = _from_confusion(HAND, [1, 2, 3])
+    judge, human = from_confusion(HAND, [1, 2, 3])
     assert kappa(judge, human).value == pytest.approx(0.375)
     assert agreement(judge, human).value == pytest.approx(0.6)
 
@@ -76,7 +63,7 @@ def test_linear_weighted_kappa_hand_worked() -> None:
     # sum(w * O) = (h1,j2) 1*1 + (h2,j1) 1*1 + (h2,j3) 1*1 + (h3,j1) 2*1 = 5
     # sum(w * E) = 1.2*1 + 0.8*2 + 2.0*1 + 0.8*1 + 1.0*2 + 0.6*1 = 1.2+1.6+2+0.8+2+0.6 = 8.2
     # kappa_w = 1 - 5 / 8.2 = 3.2 / 8.2 = 16/41 = 0.390244
-    judge, human = _from_confusion(HAND, [1, 2, 3])
+    judge, human = from_confusion(HAND, [1, 2, 3])
     assert kappa(judge, human, weights="linear").value == pytest.approx(16 / 41)
 
 
@@ -85,14 +72,14 @@ def test_quadratic_weighted_kappa_hand_worked() -> None:
     # sum(w * O) = 1 + 1 + 1 + 4*1 = 7
     # sum(w * E) = 1.2*1 + 0.8*4 + 2.0*1 + 0.8*1 + 1.0*4 + 0.6*1 = 1.2+3.2+2+0.8+4+0.6 = 11.8
     # kappa_w = 1 - 7 / 11.8 = 4.8 / 11.8 = 24/59 = 0.406780
-    judge, human = _from_confusion(HAND, [1, 2, 3])
+    judge, human = from_confusion(HAND, [1, 2, 3])
     assert kappa(judge, human, weights="quadratic").value == pytest.approx(24 / 59)
 
 
 def test_weighted_kappa_uses_the_full_scale_given_in_labels() -> None:
     # Observed scores 1, 2 and 5 only. Without labels, 5 sits next to 2 (positions 0, 1, 2);
     # with labels=range(1, 6) a 2-vs-5 miss is 3 steps away, and weighted kappa must see that.
-    judge, human = _from_confusion(HAND, [1, 2, 5])
+    judge, human = from_confusion(HAND, [1, 2, 5])
     on_scale = kappa(judge, human, weights="quadratic", labels=range(1, 6)).value
     observed_only = kappa(judge, human, weights="quadratic").value
     assert observed_only == pytest.approx(24 / 59)
@@ -103,7 +90,7 @@ def test_weighted_kappa_uses_the_full_scale_given_in_labels() -> None:
 
 
 def test_weighted_kappa_follows_the_order_of_string_labels() -> None:
-    judge, human = _from_confusion(HAND, ["low", "mid", "high"])
+    judge, human = from_confusion(HAND, ["low", "mid", "high"])
     ordered = kappa(judge, human, weights="linear", labels=["low", "mid", "high"]).value
     assert ordered == pytest.approx(16 / 41)  # same table as the 1..3 example
     # sorted alphabetically ("high" < "low" < "mid") the distances differ
@@ -195,7 +182,7 @@ def test_interval_is_nan_when_most_resamples_are_undefined() -> None:
 
 
 def test_estimates_carry_n_level_and_an_ordered_interval() -> None:
-    judge, human = _from_confusion(HAND, [1, 2, 3])
+    judge, human = from_confusion(HAND, [1, 2, 3])
     result = kappa(judge, human, level=0.9, n_resamples=500)
     assert result.n == 30 and result.level == 0.9
     assert result.low <= result.value <= result.high
@@ -204,7 +191,7 @@ def test_estimates_carry_n_level_and_an_ordered_interval() -> None:
 
 
 def test_numpy_inputs_work_like_lists() -> None:
-    judge, human = _from_confusion(HAND, [1, 2, 3])
+    judge, human = from_confusion(HAND, [1, 2, 3])
     assert kappa(np.array(judge), np.array(human)) == kappa(judge, human)
 
 

@@ -12,6 +12,7 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from calibration import AgreementReport, SmallSampleWarning, calibrate
+from tests.calibration.confusion import from_confusion
 
 # Same table as in test_agreement.py (rows = human, columns = judge), each cell x3 (n = 30):
 #            j1  j2  j3 | human
@@ -22,20 +23,9 @@ from calibration import AgreementReport, SmallSampleWarning, calibrate
 HAND = [[9, 3, 0], [3, 6, 3], [3, 0, 3]]
 
 
-def _from_confusion(
-    confusion: list[list[int]], labels: list[object]
-) -> tuple[list[object], list[object]]:
-    judge: list[object] = []
-    human: list[object] = []
-    for i, row in enumerate(confusion):
-        for j, count in enumerate(row):
-            human += [labels[i]] * count
-            judge += [labels[j]] * count
-    return judge, human
-
 
 def test_report_numbers_by_hand() -> None:
-    judge, human = _from_confusion(HAND, [1, 2, 3])
+    judge, human = from_confusion(HAND, [1, 2, 3])
     report = calibrate(judge, human, ordinal=True)
     assert report.n == 30
     assert report.labels == (1, 2, 3)
@@ -60,14 +50,14 @@ def test_report_numbers_by_hand() -> None:
 
 
 def test_nominal_report_has_no_weighted_kappa() -> None:
-    judge, human = _from_confusion(HAND, ["match", "partial_match", "mismatch"])
+    judge, human = from_confusion(HAND, ["match", "partial_match", "mismatch"])
     report = calibrate(judge, human)
     assert report.linear_kappa is None and report.quadratic_kappa is None
     assert report.labels == ("match", "mismatch", "partial_match")  # sorted
 
 
 def test_unused_labels_in_the_scale_are_shown_as_undefined() -> None:
-    judge, human = _from_confusion(HAND, [1, 2, 3])
+    judge, human = from_confusion(HAND, [1, 2, 3])
     report = calibrate(judge, human, ordinal=True, labels=range(1, 6))
     assert report.labels == (1, 2, 3, 4, 5)
     assert report.confusion[3] == (0, 0, 0, 0, 0)
@@ -93,7 +83,7 @@ def test_small_samples_warn_once_even_with_a_human_ceiling() -> None:
 
 
 def test_human_ceiling_sits_next_to_the_judge(tmp_path: Path) -> None:
-    judge, human = _from_confusion(HAND, [1, 2, 3])
+    judge, human = from_confusion(HAND, [1, 2, 3])
     raters = {"ann": human, "bob": [h if i % 5 else judge[i] for i, h in enumerate(human)]}
     report = calibrate(judge, human, ordinal=True, raters=raters, n_resamples=200)
     ceiling = report.human_ceiling
@@ -112,13 +102,13 @@ def test_human_ceiling_sits_next_to_the_judge(tmp_path: Path) -> None:
 
 
 def test_raters_must_label_the_same_items() -> None:
-    judge, human = _from_confusion(HAND, [1, 2, 3])
+    judge, human = from_confusion(HAND, [1, 2, 3])
     with pytest.raises(ValueError, match="rater 'ann' must have one entry per item"):
         calibrate(judge, human, raters={"ann": human[:-1], "bob": human})
 
 
 def test_as_text_is_a_readable_table() -> None:
-    judge, human = _from_confusion(HAND, [1, 2, 3])
+    judge, human = from_confusion(HAND, [1, 2, 3])
     text = calibrate(judge, human, ordinal=True, n_resamples=200).as_text()
     lines = text.splitlines()
     assert lines[0] == "Judge vs human: 30 items (95% CI)"
@@ -134,7 +124,7 @@ def test_as_text_is_a_readable_table() -> None:
 
 
 def test_to_dict_round_trips_through_json() -> None:
-    judge, human = _from_confusion(HAND, ["a", "b", "c"])
+    judge, human = from_confusion(HAND, ["a", "b", "c"])
     data = json.loads(json.dumps(calibrate(judge, human, n_resamples=100).to_dict()))
     assert data["n"] == 30
     assert data["labels"] == ["a", "b", "c"]
