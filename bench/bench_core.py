@@ -47,7 +47,9 @@ def items(n: int, tag: str) -> list[dict[str, str]]:
     ]
 
 
-def run_ours(base_url: str, data: list[dict[str, str]], concurrency: int, db: Path) -> tuple[float, float]:
+def run_ours(
+    base_url: str, data: list[dict[str, str]], concurrency: int, db: Path
+) -> tuple[float, float]:
     from judgecards import Judge
 
     judge = Judge("reference", "openai:fake-judge", db=db, base_url=base_url, api_key="sk-bench")
@@ -84,7 +86,9 @@ def run_plain(base_url: str, data: list[dict[str, str]], concurrency: int) -> tu
                     temperature=0.0,
                     max_tokens=800,
                 )
-                return ReferenceJudgment.model_validate_json(response.choices[0].message.content or "")
+                return ReferenceJudgment.model_validate_json(
+                    response.choices[0].message.content or ""
+                )
 
         await asyncio.gather(*(one(p) for p in prompts))
         await client.close()
@@ -98,13 +102,20 @@ def help_time() -> float:
     best = float("inf")
     for _ in range(5):
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "judgecards", "--help"], cwd=REPO, capture_output=True, check=True)
+        subprocess.run(
+            [sys.executable, "-m", "judgecards", "--help"],
+            cwd=REPO,
+            capture_output=True,
+            check=True,
+        )
         best = min(best, time.perf_counter() - start)
     return best
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--n", type=int, default=1000)
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--concurrency", type=int, default=32)
@@ -127,9 +138,17 @@ def main() -> None:
     finally:
         server.terminate()
     floor = n * latency / concurrency
-    rows.append(("floor N·L/C", f"{floor:.2f} s", f"N={n}, L={latency * 1000:.0f} ms, C={concurrency}"))
+    rows.append(
+        ("floor N·L/C", f"{floor:.2f} s", f"N={n}, L={latency * 1000:.0f} ms, C={concurrency}")
+    )
     rows.append(("plain loop wall", f"{plain_wall:.2f} s", f"{plain_wall / floor:.3f} × floor"))
-    rows.append(("judgecards wall", f"{ours_wall:.2f} s", f"{ours_wall / floor:.3f} × floor (target ≤ 1.10)"))
+    rows.append(
+        (
+            "judgecards wall",
+            f"{ours_wall:.2f} s",
+            f"{ours_wall / floor:.3f} × floor (target ≤ 1.10)",
+        )
+    )
     rows.append(("judgecards / plain", f"{ours_wall / plain_wall:.3f}", "target ≤ 1.05"))
 
     server, base_url = start_server(0.0)
@@ -139,12 +158,24 @@ def main() -> None:
         _, plain_cpu = run_plain(base_url, items(args.cpu_n, "cpu-plain"), concurrency)
         _, ours_cpu = run_ours(base_url, items(args.cpu_n, "cpu-ours"), concurrency, tmp / "cpu.db")
         rows.append(("CPU/item plain (L=0)", f"{plain_cpu / args.cpu_n * 1000:.2f} ms", ""))
-        rows.append(("CPU/item judgecards", f"{ours_cpu / args.cpu_n * 1000:.2f} ms", f"{ours_cpu / plain_cpu:.2f} × plain (target ≤ 2)"))
+        rows.append(
+            (
+                "CPU/item judgecards",
+                f"{ours_cpu / args.cpu_n * 1000:.2f} ms",
+                f"{ours_cpu / plain_cpu:.2f} × plain (target ≤ 2)",
+            )
+        )
 
         cached_items = items(args.cached_n, "cached")
         first_wall, _ = run_ours(base_url, cached_items, 64, tmp / "cached.db")
         rerun_wall, _ = run_ours(base_url, cached_items, 64, tmp / "cached.db")
-        rows.append((f"cached re-run of {args.cached_n}", f"{rerun_wall:.3f} s", f"target < 1 s (first run {first_wall:.1f} s)"))
+        rows.append(
+            (
+                f"cached re-run of {args.cached_n}",
+                f"{rerun_wall:.3f} s",
+                f"target < 1 s (first run {first_wall:.1f} s)",
+            )
+        )
     finally:
         server.terminate()
 

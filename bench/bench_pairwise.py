@@ -87,11 +87,16 @@ def run_plain(base_url: str, data: list[dict[str, str]], concurrency: int) -> fl
             async with semaphore:
                 response = await client.chat.completions.create(
                     model="fake-judge",
-                    messages=[{"role": "system", "content": system or ""}, {"role": "user", "content": user}],
+                    messages=[
+                        {"role": "system", "content": system or ""},
+                        {"role": "user", "content": user},
+                    ],
                     temperature=0.0,
                     max_tokens=800,
                 )
-                return PairwiseJudgment.model_validate_json(response.choices[0].message.content or "")
+                return PairwiseJudgment.model_validate_json(
+                    response.choices[0].message.content or ""
+                )
 
         await asyncio.gather(*(one(p.system, p.user) for p in prompts))
         await client.close()
@@ -102,11 +107,17 @@ def run_plain(base_url: str, data: list[dict[str, str]], concurrency: int) -> fl
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--n", type=int, default=1000, help="pairs (each judged twice)")
-    parser.add_argument("--latency", type=float, default=0.2, help="seconds per request at the server")
+    parser.add_argument(
+        "--latency", type=float, default=0.2, help="seconds per request at the server"
+    )
     parser.add_argument("--concurrency", type=int, default=32)
-    parser.add_argument("--repeat", type=int, default=3, help="timed runs of each loop (a shared machine is noisy)")
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="timed runs of each loop (a shared machine is noisy)"
+    )
     args = parser.parse_args()
     warnings.simplefilter("ignore")  # the fake judge is, rightly, never calibrated
     n, latency, concurrency = args.n, args.latency, args.concurrency
@@ -121,7 +132,9 @@ def main() -> None:
         walls: list[float] = []
         for repeat in range(args.repeat):  # alternate, so machine noise hits both alike
             plain_walls.append(run_plain(base_url, pairs(n, f"plain{repeat}"), concurrency))
-            wall, calls, consistency = run(pairs(n, f"bench{repeat}"), concurrency, tmp / f"bench{repeat}.db")
+            wall, calls, consistency = run(
+                pairs(n, f"bench{repeat}"), concurrency, tmp / f"bench{repeat}.db"
+            )
             walls.append(wall)
         rerun_wall, rerun_calls, _ = run(pairs(n, "bench0"), concurrency, tmp / "bench0.db")
     finally:
@@ -135,15 +148,33 @@ def main() -> None:
 
     best, best_plain = min(walls), min(plain_walls)
     rows = [
-        ("floor 2·N·L/C", f"{floor:.2f} s", f"N={n} pairs, L={latency * 1000:.0f} ms, C={concurrency}"),
-        ("plain loop wall", f"{best_plain:.2f} s", f"{best_plain / floor:.3f} × floor, best of {args.repeat} (all: {ratios(plain_walls)}); same 2·N prompts, nothing stored"),
-        ("compare wall", f"{best:.2f} s", f"{best / floor:.3f} × floor, best of {args.repeat} (all: {ratios(walls)}); target ≤ 1.10; {calls} calls per run"),
-        ("compare / plain", f"{best / best_plain:.3f}", "best against best: our overhead over the bare loop"),
+        (
+            "floor 2·N·L/C",
+            f"{floor:.2f} s",
+            f"N={n} pairs, L={latency * 1000:.0f} ms, C={concurrency}",
+        ),
+        (
+            "plain loop wall",
+            f"{best_plain:.2f} s",
+            f"{best_plain / floor:.3f} × floor, best of {args.repeat} (all: {ratios(plain_walls)}); same 2·N prompts, nothing stored",
+        ),
+        (
+            "compare wall",
+            f"{best:.2f} s",
+            f"{best / floor:.3f} × floor, best of {args.repeat} (all: {ratios(walls)}); target ≤ 1.10; {calls} calls per run",
+        ),
+        (
+            "compare / plain",
+            f"{best / best_plain:.3f}",
+            "best against best: our overhead over the bare loop",
+        ),
         ("repeated compare", f"{rerun_wall:.2f} s", f"{rerun_calls} calls (target 0)"),
         ("position consistency", f"{consistency:.3f}", "fake judge is consistent: expect 1.000"),
     ]
     width = max(len(r[0]) for r in rows)
-    print(f"\njudgecards pairwise benchmark (python {sys.version.split()[0]}, {os.cpu_count()} cores)")
+    print(
+        f"\njudgecards pairwise benchmark (python {sys.version.split()[0]}, {os.cpu_count()} cores)"
+    )
     for name, value, note in rows:
         print(f"  {name:<{width}}  {value:>9}  {note}")
 

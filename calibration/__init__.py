@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 # Names are imported on first use (PEP 562): `judgecards.Judge` imports `calibration.status` on
 # every construction, and that must not pay for numpy, scipy and scikit-learn. To add a name,
-# add it here (and to the TYPE_CHECKING imports below); `__all__` is sorted from this mapping.
+# add it here (and to the TYPE_CHECKING imports below); `__all__` lists the same names, sorted.
 _EXPORTS: dict[str, str] = {
     "AgreementReport": "calibration.report",
     "AnchorSet": "calibration.audit",
@@ -62,7 +62,34 @@ _EXPORTS: dict[str, str] = {
     "read_labels": "calibration.labels",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "AgreementReport",
+    "AnchorSet",
+    "Audit",
+    "AuditError",
+    "AuditReport",
+    "AuditSummary",
+    "CalibrationStatus",
+    "ClassScores",
+    "InterAnnotatorReport",
+    "LabelImportError",
+    "LabelImportReport",
+    "PairwiseAgreement",
+    "RaterPair",
+    "SmallSampleWarning",
+    "agreement",
+    "calibrate",
+    "export_labels",
+    "fleiss_kappa",
+    "import_labels",
+    "inter_annotator",
+    "kappa",
+    "krippendorff_alpha",
+    "latest_calibration",
+    "pairwise_agreement",
+    "pairwise_human_agreement",
+    "read_labels",
+]
 
 
 def __getattr__(name: str) -> Any:

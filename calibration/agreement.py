@@ -120,6 +120,11 @@ def kappa(
     order, judge_codes, human_codes = encode_pair(judge, human, labels=labels)
     warn_if_small(len(judge_codes), "kappa", stacklevel=2)
     return kappa_estimate(
-        judge_codes, human_codes, len(order), weights=weights,
-        level=level, n_resamples=n_resamples, seed=seed,
+        judge_codes,
+        human_codes,
+        len(order),
+        weights=weights,
+        level=level,
+        n_resamples=n_resamples,
+        seed=seed,
     )

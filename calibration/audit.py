@@ -256,7 +256,9 @@ class Audit:
     def audits(self, *, card: str | None = None, model: str | None = None) -> list[AuditRecord]:
         """Stored audits, oldest first; ``card`` may be ``name`` or ``name@version``."""
         clauses, params = _card_model_filter(card, model)
-        rows = self._rows(f"SELECT {_AUDIT_COLUMNS} FROM audits {clauses} ORDER BY created_at, id", params)
+        rows = self._rows(
+            f"SELECT {_AUDIT_COLUMNS} FROM audits {clauses} ORDER BY created_at, id", params
+        )
         return [_record(row) for row in rows]
 
     def get(self, audit_id: int) -> AuditRecord:
@@ -331,7 +333,12 @@ class Audit:
             raise AuditError(f"stratify must be 'verdict', got {stratify!r}")
         ref = self._card_ref(card, model)
         since_text = _since(since)
-        candidates = [result for result, _ in self.store.results(card=ref, model=model, status="ok", since=since_text)]
+        candidates = [
+            result
+            for result, _ in self.store.results(
+                card=ref, model=model, status="ok", since=since_text
+            )
+        ]
         where = f" since {since_text}" if since_text else ""
         if not candidates:
             raise AuditError(f"no successful results of {ref} judged by {model}{where} to sample")
@@ -345,7 +352,9 @@ class Audit:
             )
         card_obj = self._card(ref)
         if card_obj.hash != newest_hash:
-            notes.append(f"the card file of {ref} changed since these results were judged ({newest_hash})")
+            notes.append(
+                f"the card file of {ref} changed since these results were judged ({newest_hash})"
+            )
         if stratify == "verdict" and "verdict" not in label_fields(card_obj):
             raise AuditError(f"{ref} has no verdict to stratify by")
         if seed is None:
@@ -357,7 +366,9 @@ class Audit:
         if stratify is None:
             chosen = rng.sample(eligible, min(n, len(eligible)))
         else:
-            quotas = _largest_remainder({k: len(v) for k, v in groups.items()}, min(n, len(eligible)))
+            quotas = _largest_remainder(
+                {k: len(v) for k, v in groups.items()}, min(n, len(eligible))
+            )
             chosen = []
             for stratum in sorted(groups):
                 chosen += rng.sample(groups[stratum], quotas[stratum])
@@ -365,13 +376,24 @@ class Audit:
         drawn = Counter(r.verdict or "(none)" for r in chosen)
         strata = {k: (len(v), drawn.get(k, 0)) for k, v in sorted(groups.items())}
         if len(chosen) < n:
-            notes.append(f"only {len(chosen)} eligible result(s){where}: the audit has {len(chosen)}, not {n}")
+            notes.append(
+                f"only {len(chosen)} eligible result(s){where}: the audit has {len(chosen)}, not {n}"
+            )
         if len(chosen) < MIN_ITEMS:
-            notes.append(f"{len(chosen)} items is fewer than {MIN_ITEMS}: kappa's interval will be wide")
+            notes.append(
+                f"{len(chosen)} items is fewer than {MIN_ITEMS}: kappa's interval will be wide"
+            )
         fields = label_fields(card_obj)
         now = _now()
         items = [
-            (position, r.id, r.item_id, r.verdict if stratify else None, None, json.dumps(judge_labels(fields, r)))
+            (
+                position,
+                r.id,
+                r.item_id,
+                r.verdict if stratify else None,
+                None,
+                json.dumps(judge_labels(fields, r)),
+            )
             for position, r in enumerate(chosen, start=1)
         ]
         audit_id = self._insert_audit(
@@ -385,7 +407,9 @@ class Audit:
         path = None if sheet is None else self.write_sheet(audit_id, sheet, format=format)
         return AuditSample(self.get(audit_id), len(eligible), strata, path, fields, tuple(notes))
 
-    def write_sheet(self, audit_id: int, path: str | os.PathLike[str], *, format: Format | None = None) -> Path:
+    def write_sheet(
+        self, audit_id: int, path: str | os.PathLike[str], *, format: Format | None = None
+    ) -> Path:
         """Write (or rewrite) an audit's labelling sheet and record where it is.
 
         One row per item, in the audit's (shuffled) order: ``audit_id``, ``result_id``,
@@ -401,7 +425,7 @@ class Audit:
         fields = label_fields(card)
         inputs = list(card.spec.inputs)
         rows = []
-        for position, result_id, item_id, _ in self._items(audit_id):
+        for _position, result_id, item_id, _ in self._items(audit_id):
             stored = self.store.get(result_id)
             values = stored[1] if stored else {}
             row: dict[str, Any] = {"audit_id": audit_id, "result_id": result_id, "item_id": item_id}
@@ -446,7 +470,9 @@ class Audit:
         if audit_id is None:
             audit_id = _sheet_audit(path, chosen)
         self.get(audit_id)
-        scope = AuditScope(audit_id, {result_id: item_id for _, result_id, item_id, _ in self._items(audit_id)})
+        scope = AuditScope(
+            audit_id, {result_id: item_id for _, result_id, item_id, _ in self._items(audit_id)}
+        )
         report = import_labels(
             path, labeler=labeler, db=self.store, skip_invalid=skip_invalid, format=chosen,
             cards_dir=self.cards_dir, scope=scope,
@@ -523,7 +549,9 @@ class Audit:
         for (card_name, series_model), indexes in series.items():
             labelled = [i for i in indexes if summaries[i].kappa is not None]
             if not labelled:
-                notes.append(f"{card_name} · {series_model}: no labelled audit yet; nothing to gate")
+                notes.append(
+                    f"{card_name} · {series_model}: no labelled audit yet; nothing to gate"
+                )
                 continue
             chosen = [i for i in labelled if summaries[i].audit.id == baseline]
             base_index = chosen[0] if chosen else labelled[0]
@@ -539,7 +567,9 @@ class Audit:
 
     # ------------------------------------------------------------------ anchors and rerun
 
-    def create_anchor(self, name: str, *, from_audit: int, description: str | None = None) -> AnchorSet:
+    def create_anchor(
+        self, name: str, *, from_audit: int, description: str | None = None
+    ) -> AnchorSet:
         """Freeze the human-labelled items of an audit as a named anchor set.
 
         Each item keeps its inputs (to re-judge with), the audit's judge labels (run 0, the
@@ -550,7 +580,9 @@ class Audit:
             AuditError: a bad or taken name, an unknown audit, or an audit without labels.
         """
         if not _NAME.match(name):
-            raise AuditError(f"anchor set name must be letters, digits, '.', '_' or '-', got {name!r}")
+            raise AuditError(
+                f"anchor set name must be letters, digits, '.', '_' or '-', got {name!r}"
+            )
         if any(a.name == name for a in self.anchors()):
             raise AuditError(f"anchor set {name!r} already exists")
         record = self.get(from_audit)
@@ -571,7 +603,9 @@ class Audit:
             rows.append((name, len(rows) + 1, item_id, result_id, json.dumps(inputs), json.dumps(judge),
                          json.dumps(humans[result_id], sort_keys=True)))  # fmt: skip
         if not rows:
-            raise AuditError(f"audit #{from_audit} has no human labels yet: ingest a labelled sheet first")
+            raise AuditError(
+                f"audit #{from_audit} has no human labels yet: ingest a labelled sheet first"
+            )
         now = _now()
         try:
             with self.store.transaction():
@@ -644,7 +678,16 @@ class Audit:
                 continue
             used.add(result.id)
             judged = judge_labels(fields, result) if result.ok else {}
-            audit_items.append((len(audit_items) + 1, result.id, result.item_id, None, item["position"], json.dumps(judged)))
+            audit_items.append(
+                (
+                    len(audit_items) + 1,
+                    result.id,
+                    result.item_id,
+                    None,
+                    item["position"],
+                    json.dumps(judged),
+                )
+            )
             for labeler, values in item["labels"].items():
                 for name, value in values.items():
                     if name in fields:
@@ -677,12 +720,18 @@ class Audit:
                 summaries.append(summary)
                 kappa = summary.kappa
                 if summary.n_labeled == 0:
-                    notes.append(f"audit #{record.id} has no human labels yet (sheet: {record.sheet or 'not written'})")
+                    notes.append(
+                        f"audit #{record.id} has no human labels yet (sheet: {record.sheet or 'not written'})"
+                    )
                 elif kappa is not None and kappa.n < MIN_ITEMS:
-                    notes.append(f"audit #{record.id}: {kappa.n} labelled items (fewer than {MIN_ITEMS}); its intervals are wide")
+                    notes.append(
+                        f"audit #{record.id}: {kappa.n} labelled items (fewer than {MIN_ITEMS}); its intervals are wide"
+                    )
         return summaries, notes
 
-    def _summarise(self, record: AuditRecord, *, seed: int | None, primary_only: bool = False) -> AuditSummary:
+    def _summarise(
+        self, record: AuditRecord, *, seed: int | None, primary_only: bool = False
+    ) -> AuditSummary:
         """The audit's measures; ``primary_only`` stops at the primary field (the cached headline)."""
         items = self._items(record.id)
         labels = read_labels(self.store, audit_id=record.id)
@@ -697,7 +746,11 @@ class Audit:
             ties = 0
             rated: list[dict[str, Any]] = []
             for _, result_id, _, judge in items:
-                by_labeler = {who: values[name] for who, values in humans.get(result_id, {}).items() if name in values}
+                by_labeler = {
+                    who: values[name]
+                    for who, values in humans.get(result_id, {}).items()
+                    if name in values
+                }
                 if len(by_labeler) >= 2:
                     rated.append(by_labeler)
                 if not by_labeler or name not in judge:
@@ -707,7 +760,9 @@ class Audit:
                     ties += 1
                     continue
                 pairs.append((judge[name], reference))
-            scale = _scale(spec, [v for pair in pairs for v in pair] + [v for r in rated for v in r.values()])
+            scale = _scale(
+                spec, [v for pair in pairs for v in pair] + [v for r in rated for v in r.values()]
+            )
             report = None
             if pairs:
                 report = calibrate(
@@ -725,14 +780,29 @@ class Audit:
                     level=self.level, n_resamples=self.n_resamples, seed=seed,
                 )  # fmt: skip
             if report is not None or ceiling is not None:
-                results[name] = FieldAgreement(name, spec.kind, report, ceiling, ties, tuple(pairs), scale)
-        primary = next((name for name in _primary_order(fields) if name in results and results[name].report is not None), None)
+                results[name] = FieldAgreement(
+                    name, spec.kind, report, ceiling, ties, tuple(pairs), scale
+                )
+        primary = next(
+            (
+                name
+                for name in _primary_order(fields)
+                if name in results and results[name].report is not None
+            ),
+            None,
+        )
         disagreements = []
         if primary is not None:
             for _, result_id, item_id, judge in items:
-                human = {who: values[primary] for who, values in sorted(humans.get(result_id, {}).items()) if primary in values}
+                human = {
+                    who: values[primary]
+                    for who, values in sorted(humans.get(result_id, {}).items())
+                    if primary in values
+                }
                 if human and any(value != judge.get(primary) for value in human.values()):
-                    disagreements.append(Disagreement(result_id, item_id, primary, judge.get(primary), human))
+                    disagreements.append(
+                        Disagreement(result_id, item_id, primary, judge.get(primary), human)
+                    )
         summary = AuditSummary(
             audit=record,
             n_labeled=sum(1 for _, result_id, _, _ in items if result_id in humans),
@@ -740,13 +810,17 @@ class Audit:
             primary=primary,
             fields=results,
             disagreements=tuple(disagreements),
-            judge_errors=sum(1 for *_, judge in items if not judge) if record.kind == "rerun" else 0,
+            judge_errors=sum(1 for *_, judge in items if not judge)
+            if record.kind == "rerun"
+            else 0,
         )
         if record.kind == "rerun" and record.anchor_set and not primary_only:
             summary = replace(summary, drift=self._drift(record, summary, seed=seed))
         return summary
 
-    def _drift(self, record: AuditRecord, summary: AuditSummary, *, seed: int | None) -> AnchorDrift | None:
+    def _drift(
+        self, record: AuditRecord, summary: AuditSummary, *, seed: int | None
+    ) -> AnchorDrift | None:
         """Flip rate and paired change in kappa against the previous run of the anchor set."""
         assert record.anchor_set is not None
         anchor = self.anchor(record.anchor_set)
@@ -757,11 +831,16 @@ class Audit:
         )
         if previous_rows:
             previous_id = int(previous_rows[0][0])
-            before = {anchor_position: judge for _, _, judge, anchor_position in self._rerun_items(previous_id)}
+            before = {
+                anchor_position: judge
+                for _, _, judge, anchor_position in self._rerun_items(previous_id)
+            }
         else:
             previous_id = anchor.source_audit
             before = {position: item["judge"] for position, item in items.items()}
-        after = {anchor_position: judge for _, _, judge, anchor_position in self._rerun_items(record.id)}
+        after = {
+            anchor_position: judge for _, _, judge, anchor_position in self._rerun_items(record.id)
+        }
         fields = self._fields(record.card, [])
         name = summary.primary or next(iter(_primary_order(fields)), None)
         if name is None:
@@ -777,18 +856,26 @@ class Audit:
             if old != new:
                 item_id = items[position]["item_id"] if position in items else None
                 flips.append(Flip(position, item_id, old, new))
-            votes = {who: values[name] for who, values in items.get(position, {}).get("labels", {}).items() if name in values}
+            votes = {
+                who: values[name]
+                for who, values in items.get(position, {}).get("labels", {}).items()
+                if name in values
+            }
             reference, tied = _majority(votes.values()) if votes else (None, True)
             if not tied:
                 triples.append((old, new, reference))
-        flip_rate = bootstrap_ci(np.array(changed), level=self.level, n_resamples=self.n_resamples, seed=seed)
+        flip_rate = bootstrap_ci(
+            np.array(changed), level=self.level, n_resamples=self.n_resamples, seed=seed
+        )
         previous_kappa = delta = None
         if triples:
             spec = fields.get(name, LabelField(name, "verdict"))
             weights: Literal["quadratic"] | None = "quadratic" if spec.ordinal else None
             observed = [v for t in triples for v in t]
             order = label_order(observed, _scale(spec, observed))
-            old_codes, new_codes, human_codes = (to_codes([t[i] for t in triples], order) for i in range(3))
+            old_codes, new_codes, human_codes = (
+                to_codes([t[i] for t in triples], order) for i in range(3)
+            )
             w = weight_matrix(len(order), weights)
             previous_kappa = bootstrap_ci(
                 old_codes, human_codes, statistic=lambda a, b: kappa_from_codes(a, b, w),
@@ -799,9 +886,13 @@ class Audit:
                 statistic=lambda a, b, c: kappa_from_codes(a, c, w) - kappa_from_codes(b, c, w),
                 level=self.level, n_resamples=self.n_resamples, seed=seed,
             )  # fmt: skip
-        return AnchorDrift(anchor.name, previous_id, name, flip_rate, tuple(flips), previous_kappa, delta)
+        return AnchorDrift(
+            anchor.name, previous_id, name, flip_rate, tuple(flips), previous_kappa, delta
+        )
 
-    def _delta_vs(self, current: AuditSummary, base: AuditSummary, *, seed: int | None) -> Estimate | None:
+    def _delta_vs(
+        self, current: AuditSummary, base: AuditSummary, *, seed: int | None
+    ) -> Estimate | None:
         """``kappa(current) - kappa(base)`` on the primary field, independent bootstrap."""
         if current.primary is None or current.primary != base.primary:
             return None
@@ -876,7 +967,9 @@ class Audit:
         marks = ", ".join("?" for _ in values)
         try:
             with self.store.transaction():
-                cursor = self.store.db.conn.execute(f"INSERT INTO audits ({columns}) VALUES ({marks})", tuple(values.values()))
+                cursor = self.store.db.conn.execute(
+                    f"INSERT INTO audits ({columns}) VALUES ({marks})", tuple(values.values())
+                )
                 audit_id = int(cursor.lastrowid or 0)
                 self.store.db.conn.executemany(
                     "INSERT INTO audit_items (audit_id, position, result_id, item_id, stratum, anchor_position, judge) "
@@ -921,7 +1014,9 @@ def _record(row: Sequence[Any]) -> AuditRecord:
 
 
 def _anchor(row: Sequence[Any]) -> AnchorSet:
-    return AnchorSet(row[0], row[1], int(row[2]), row[3], datetime.fromisoformat(row[4]), int(row[5]))
+    return AnchorSet(
+        row[0], row[1], int(row[2]), row[3], datetime.fromisoformat(row[4]), int(row[5])
+    )
 
 
 def _card_model_filter(card: str | None, model: str | None) -> tuple[str, list[Any]]:
@@ -948,7 +1043,9 @@ def _since(since: datetime | str | None) -> str | None:
         try:
             since = datetime.fromisoformat(since.strip())
         except ValueError:
-            raise AuditError(f"since must be an ISO date or date-time (2025-06-01, 2025-06-01T12:00), got {since!r}") from None
+            raise AuditError(
+                f"since must be an ISO date or date-time (2025-06-01, 2025-06-01T12:00), got {since!r}"
+            ) from None
     if since.tzinfo is None:
         since = since.replace(tzinfo=timezone.utc)
     return since.astimezone(timezone.utc).isoformat()
@@ -967,14 +1064,22 @@ def _largest_remainder(sizes: Mapping[str, int], n: int) -> dict[str, int]:
 
 def _sheet_audit(path: Path, format: Format) -> int:
     rows, _ = read_rows(path, format)
-    ids = {str(row.values.get("audit_id")).strip() for row in rows if str(row.values.get("audit_id") or "").strip()}
+    ids = {
+        str(row.values.get("audit_id")).strip()
+        for row in rows
+        if str(row.values.get("audit_id") or "").strip()
+    }
     if not ids:
         raise AuditError(f"{path}: the sheet has no audit_id column values; pass --audit ID")
     if len(ids) > 1:
-        raise AuditError(f"{path}: the sheet mixes audits {', '.join(sorted(ids))}; ingest one audit's sheet at a time")
+        raise AuditError(
+            f"{path}: the sheet mixes audits {', '.join(sorted(ids))}; ingest one audit's sheet at a time"
+        )
     value = ids.pop()
     if not value.isdigit():
-        raise LabelImportError(f"audit_id must be a number, got {value!r}", file=path, field="audit_id")
+        raise LabelImportError(
+            f"audit_id must be a number, got {value!r}", file=path, field="audit_id"
+        )
     return int(value)
 
 
@@ -997,7 +1102,9 @@ def _majority(values: Iterable[Any]) -> tuple[Any, bool]:
 
 def _primary_order(fields: Mapping[str, LabelField]) -> list[str]:
     kinds = {"verdict": 0, "winner": 1, "score": 2}
-    return sorted(fields, key=lambda name: (kinds.get(fields[name].kind, 3), list(fields).index(name)))
+    return sorted(
+        fields, key=lambda name: (kinds.get(fields[name].kind, 3), list(fields).index(name))
+    )
 
 
 def _scale(spec: LabelField, observed: Sequence[Any]) -> tuple[Any, ...] | None:

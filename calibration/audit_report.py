@@ -286,7 +286,9 @@ def _gate(newest: AuditSummary, base: AuditSummary, min_kappa: float) -> GateChe
     what = f"audit #{newest.audit.id} ({newest.audit.card}, {newest.primary})"
     if math.isnan(kappa.value):
         passed = False
-        reasons.append(f"{what}: kappa is undefined (every label identical on both sides), so it cannot pass")
+        reasons.append(
+            f"{what}: kappa is undefined (every label identical on both sides), so it cannot pass"
+        )
     elif kappa.value < min_kappa:
         passed = False
         reasons.append(f"{what}: kappa {kappa.value:.3f} < {min_kappa:.2f}")
@@ -308,7 +310,14 @@ def _gate(newest: AuditSummary, base: AuditSummary, min_kappa: float) -> GateChe
             f"not significantly below baseline #{base.audit.id}: Δkappa {delta.value:+.3f} "
             f"[{delta.low:+.3f}, {delta.high:+.3f}]"
         )
-    return GateCheck(newest.audit.card_name, newest.audit.model, newest.audit.id, base.audit.id, passed, tuple(reasons))
+    return GateCheck(
+        newest.audit.card_name,
+        newest.audit.model,
+        newest.audit.id,
+        base.audit.id,
+        passed,
+        tuple(reasons),
+    )
 
 
 def _clean(value: Any) -> Any:
@@ -363,7 +372,13 @@ def _summary_dict(s: AuditSummary) -> dict[str, Any]:
 
 def _summary_lines(s: AuditSummary, max_disagreements: int) -> list[str]:
     a = s.audit
-    origin = f"anchor set {a.anchor_set}" if a.kind == "rerun" else f"seed {a.seed}" + (f", since {a.since}" if a.since else "") + (", stratified by verdict" if a.stratify else "")
+    origin = (
+        f"anchor set {a.anchor_set}"
+        if a.kind == "rerun"
+        else f"seed {a.seed}"
+        + (f", since {a.since}" if a.since else "")
+        + (", stratified by verdict" if a.stratify else "")
+    )
     who = ", ".join(s.labelers) or "nobody yet"
     lines = [
         f"Audit #{a.id}  {a.kind}  {a.card} ({a.card_hash[:15]}…)  judge {a.model}  {a.created_at:%Y-%m-%d %H:%M} UTC",
@@ -371,7 +386,9 @@ def _summary_lines(s: AuditSummary, max_disagreements: int) -> list[str]:
         + (f"; judge failed on {s.judge_errors}" if s.judge_errors else ""),
     ]
     if s.fields:
-        lines.append(f"  {'field':<16} {'n':>4}  {'agreement':<22}  {'kappa':<22}  {'weights':<9}  human ceiling")
+        lines.append(
+            f"  {'field':<16} {'n':>4}  {'agreement':<22}  {'kappa':<22}  {'weights':<9}  human ceiling"
+        )
         for name, f in s.fields.items():
             n = f.report.n if f.report else 0
             agreement = format_estimate(f.report.agreement) if f.report else "-"
@@ -401,7 +418,11 @@ def _summary_lines(s: AuditSummary, max_disagreements: int) -> list[str]:
         lines.append(f"  disagreements on {s.primary} ({len(s.disagreements)}), judge vs labelers:")
         for d in s.disagreements[:max_disagreements]:
             human = ", ".join(f"{who} {value}" for who, value in d.human.items())
-            lines.append(f"    item {d.item_id or '-'} (result {d.result_id[:12]})  judge {d.judge}  vs  {human}")
+            lines.append(
+                f"    item {d.item_id or '-'} (result {d.result_id[:12]})  judge {d.judge}  vs  {human}"
+            )
         if len(s.disagreements) > max_disagreements:
-            lines.append(f"    … {len(s.disagreements) - max_disagreements} more (--json lists all)")
+            lines.append(
+                f"    … {len(s.disagreements) - max_disagreements} more (--json lists all)"
+            )
     return lines

@@ -110,8 +110,11 @@ class InterAnnotatorReport:
             "n_items": self.n_items,
             "metric": self.metric,
             "pairs": [
-                {"raters": list(p.raters), "agreement": p.agreement.to_dict(),
-                 "kappa": p.kappa.to_dict()}
+                {
+                    "raters": list(p.raters),
+                    "agreement": p.agreement.to_dict(),
+                    "kappa": p.kappa.to_dict(),
+                }
                 for p in self.pairs
             ],
             "mean_pairwise_kappa": self.mean_pairwise_kappa,
@@ -191,21 +194,26 @@ def inter_annotator(
     for a, b in itertools.combinations(range(len(names)), 2):
         both = (codes[:, a] >= 0) & (codes[:, b] >= 0)
         x, y = codes[both, a], codes[both, b]
-        pairs.append(RaterPair(
-            (names[a], names[b]),
-            agreement_estimate(x, y, level=level, n_resamples=n_resamples, seed=seed),
-            kappa_estimate(
-                x, y, len(order), weights=weights,
-                level=level, n_resamples=n_resamples, seed=seed,
-            ),
-        ))
+        pairs.append(
+            RaterPair(
+                (names[a], names[b]),
+                agreement_estimate(x, y, level=level, n_resamples=n_resamples, seed=seed),
+                kappa_estimate(
+                    x,
+                    y,
+                    len(order),
+                    weights=weights,
+                    level=level,
+                    n_resamples=n_resamples,
+                    seed=seed,
+                ),
+            )
+        )
     fleiss = (
         _fleiss_estimate(codes, len(order), level, n_resamples, seed) if len(names) >= 3 else None
     )
     alpha = _alpha_estimate(codes, len(order), distance, level, n_resamples, seed)
-    return InterAnnotatorReport(
-        names, order, n_items, metric, tuple(pairs), fleiss, alpha
-    )
+    return InterAnnotatorReport(names, order, n_items, metric, tuple(pairs), fleiss, alpha)
 
 
 def fleiss_kappa(
@@ -408,4 +416,3 @@ def _alpha_estimate(
     return bootstrap_ci(
         pairable, statistic=statistic, level=level, n_resamples=n_resamples, seed=seed
     )
-

@@ -45,8 +45,8 @@ from typing import Any, Literal, TextIO
 
 from calibration.migrations import opened
 from judgecards.cards import Card, load_card
-from judgecards.jsonl import read_jsonl
 from judgecards.errors import InputError, JudgecardsError, StoreError
+from judgecards.jsonl import read_jsonl
 from judgecards.results import JudgeResult
 from judgecards.store import Store
 
@@ -175,7 +175,9 @@ class LabelField:
         if isinstance(raw, str):
             value = raw.strip()
             if not text:
-                raise ValueError(f"must be a JSON number, {self.describe()}; got the string {value!r}")
+                raise ValueError(
+                    f"must be a JSON number, {self.describe()}; got the string {value!r}"
+                )
             if _INTEGER.match(value):
                 number = int(float(value))
             else:
@@ -232,7 +234,9 @@ def label_fields(card: Card) -> dict[str, LabelField]:
             integer=node.get("type") != "number",
         )
     winner = _schema_node(schema, ["winner"])
-    if verdict_is_winner or (winner is not None and set(winner.get("enum", ())) <= set(WINNERS) and winner.get("enum")):
+    if verdict_is_winner or (
+        winner is not None and set(winner.get("enum", ())) <= set(WINNERS) and winner.get("enum")
+    ):
         fields["winner"] = LabelField("winner", "winner", WINNERS)
     return fields
 
@@ -520,7 +524,7 @@ def _import(
             accepted.append(labels)
         else:
             unlabeled += 1
-    problems.sort(key=lambda p: (p.line or 0))
+    problems.sort(key=lambda p: p.line or 0)
     if problems and not skip_invalid:
         shown = "\n".join(f"  {p}" for p in problems[:_MAX_SHOWN])
         more = f"\n  … and {len(problems) - _MAX_SHOWN} more" if len(problems) > _MAX_SHOWN else ""
@@ -578,7 +582,9 @@ def _validate_row(
     result_id, item_id, card_ref, model = found
     card = resolver.card(card_ref)
     if isinstance(card, JudgecardsError):
-        problem(f"cannot load card {card_ref} to check the labels ({card}); pass --cards-dir", "card")
+        problem(
+            f"cannot load card {card_ref} to check the labels ({card}); pass --cards-dir", "card"
+        )
         return [], problems
     fields = label_fields(card)
     note = text("note")
@@ -600,7 +606,9 @@ def _validate_row(
         if spec is None:
             if raw is not None and not (isinstance(raw, str) and not raw.strip()):
                 known = ", ".join(fields) or "none"
-                problem(f"unknown column for {card_ref} (label fields: {known})", name or "(no header)")
+                problem(
+                    f"unknown column for {card_ref} (label fields: {known})", name or "(no header)"
+                )
             continue
         try:
             value = spec.parse(raw, text=row.text)
@@ -611,7 +619,10 @@ def _validate_row(
             continue
         key = (result_id, labeler, name)
         if key in seen:
-            problem(f"duplicate: {labeler} already labelled {name} of this item on line {seen[key]}", name)
+            problem(
+                f"duplicate: {labeler} already labelled {name} of this item on line {seen[key]}",
+                name,
+            )
             continue
         seen[key] = row.line
         if existing is None:
@@ -622,9 +633,25 @@ def _validate_row(
             where = f"in audit #{scope.audit_id}" if scope else "(import)"
             problem(f"duplicate: {labeler} has already labelled {name} of this item {where}", name)
             continue
-        labels.append(_NewLabel(result_id, item_id, card_ref, model, labeler, name, spec.kind, value, note, created_at))
+        labels.append(
+            _NewLabel(
+                result_id,
+                item_id,
+                card_ref,
+                model,
+                labeler,
+                name,
+                spec.kind,
+                value,
+                note,
+                created_at,
+            )
+        )
     if not labels and not problems and not (scope and scope.allow_unlabeled):
-        problem(f"no label: fill at least one of {', '.join(fields) or '(this card has no label fields)'}", None)
+        problem(
+            f"no label: fill at least one of {', '.join(fields) or '(this card has no label fields)'}",
+            None,
+        )
     return (labels, []) if not problems else ([], problems)
 
 
@@ -646,9 +673,16 @@ def _resolve(
             problem(f"this sheet row belongs to audit #{audit}, not #{scope.audit_id}", "audit_id")
             return None
     if result_id is None:
-        missing = [name for name, value in (("item_id", item_id), ("card", card), ("model", model)) if value is None]
+        missing = [
+            name
+            for name, value in (("item_id", item_id), ("card", card), ("model", model))
+            if value is None
+        ]
         if missing:
-            problem(f"name the item: give result_id, or item_id with card and model (missing {', '.join(missing)})", missing[0] if len(missing) < 3 else "result_id")
+            problem(
+                f"name the item: give result_id, or item_id with card and model (missing {', '.join(missing)})",
+                missing[0] if len(missing) < 3 else "result_id",
+            )
             return None
         assert item_id is not None and card is not None and model is not None
         if "@" not in card:
@@ -656,7 +690,10 @@ def _resolve(
             return None
         ids = resolver.by_item(item_id, card, model)
         if not ids:
-            problem(f"unknown item: no stored result for item {item_id!r} with {card} and {model}", "item_id")
+            problem(
+                f"unknown item: no stored result for item {item_id!r} with {card} and {model}",
+                "item_id",
+            )
             return None
         if len(ids) > 1:
             problem(
@@ -674,9 +711,16 @@ def _resolve(
         problem(f"result {result_id} is not part of audit #{scope.audit_id}", "result_id")
         return None
     stored_item, stored_card, stored_model = stored
-    for name, given, actual in (("item_id", item_id, stored_item), ("card", card, stored_card), ("model", model, stored_model)):
+    for name, given, actual in (
+        ("item_id", item_id, stored_item),
+        ("card", card, stored_card),
+        ("model", model, stored_model),
+    ):
         if given is not None and given != (actual or ""):
-            problem(f"does not match the stored result {result_id} ({name} {actual!r}, row says {given!r})", name)
+            problem(
+                f"does not match the stored result {result_id} ({name} {actual!r}, row says {given!r})",
+                name,
+            )
             return None
     return result_id, stored_item, stored_card, stored_model
 
@@ -705,12 +749,14 @@ _INSERT = (
 )
 
 
-def _write(store: Store, labels: Sequence[_NewLabel], scope: AuditScope | None, source: Path | None) -> None:
+def _write(
+    store: Store, labels: Sequence[_NewLabel], scope: AuditScope | None, source: Path | None
+) -> None:
     """Store labels in one transaction: all or nothing."""
     rows = [
-        (l.result_id, l.item_id, l.card, l.model, l.labeler, l.field, l.kind, json.dumps(l.value),
-         l.note, scope.audit_id if scope else None, None if source is None else source.name, l.created_at)
-        for l in labels
+        (label.result_id, label.item_id, label.card, label.model, label.labeler, label.field, label.kind, json.dumps(label.value),
+         label.note, scope.audit_id if scope else None, None if source is None else source.name, label.created_at)
+        for label in labels
     ]  # fmt: skip
     if not rows:
         return
@@ -719,7 +765,9 @@ def _write(store: Store, labels: Sequence[_NewLabel], scope: AuditScope | None, 
             store.db.conn.executemany(_INSERT, rows)
     except sqlite3.IntegrityError as error:
         # Another import stored the same labels since we checked: nothing of this one is kept.
-        raise LabelImportError(f"duplicate labels stored concurrently; nothing was imported ({error})", file=source) from error
+        raise LabelImportError(
+            f"duplicate labels stored concurrently; nothing was imported ({error})", file=source
+        ) from error
     except sqlite3.Error as error:
         raise StoreError(f"cannot store labels in {store.path}: {error}") from error
 
@@ -734,7 +782,9 @@ def format_of(path: Path) -> Format:
         return "csv"
     if suffix in (".jsonl", ".ndjson", ".json"):
         return "jsonl"
-    raise LabelImportError("cannot tell the format from the file name; use .csv or .jsonl, or pass --format", file=path)
+    raise LabelImportError(
+        "cannot tell the format from the file name; use .csv or .jsonl, or pass --format", file=path
+    )
 
 
 def read_rows(path: Path, format: Format) -> tuple[list[_Row], list[LabelImportError]]:
@@ -746,7 +796,9 @@ def read_rows(path: Path, format: Format) -> tuple[list[_Row], list[LabelImportE
     except OSError as error:
         raise LabelImportError(f"cannot read: {error.strerror or error}", file=path) from error
     except UnicodeDecodeError as error:
-        raise LabelImportError(f"not UTF-8 text ({error.reason} at byte {error.start})", file=path) from error
+        raise LabelImportError(
+            f"not UTF-8 text ({error.reason} at byte {error.start})", file=path
+        ) from error
 
 
 def _read_csv(path: Path) -> tuple[list[_Row], list[LabelImportError]]:
@@ -758,11 +810,15 @@ def _read_csv(path: Path) -> tuple[list[_Row], list[LabelImportError]]:
         try:
             header = [name.strip() for name in next(reader)]
         except StopIteration:
-            raise LabelImportError("empty file: expected a header line", file=path, line=1) from None
+            raise LabelImportError(
+                "empty file: expected a header line", file=path, line=1
+            ) from None
         except csv.Error as error:
             raise LabelImportError(f"unreadable CSV: {error}", file=path, line=1) from None
         for name in sorted({n for n in header if header.count(n) > 1 and n}):
-            raise LabelImportError("column appears twice in the header", file=path, line=1, field=name)
+            raise LabelImportError(
+                "column appears twice in the header", file=path, line=1, field=name
+            )
         start = reader.line_num + 1
         while True:
             line = start
@@ -848,7 +904,17 @@ def export_labels(
         row["created_at"] = label.created_at.isoformat()
         if label.field not in field_names:
             field_names.append(label.field)
-    columns = ["result_id", "item_id", "card", "model", "labeler", "audit_id", *field_names, "note", "created_at"]
+    columns = [
+        "result_id",
+        "item_id",
+        "card",
+        "model",
+        "labeler",
+        "audit_id",
+        *field_names,
+        "note",
+        "created_at",
+    ]
     if isinstance(path, (str, os.PathLike)):
         target = Path(path)
         chosen = format or format_of(target)
@@ -860,7 +926,9 @@ def export_labels(
     return len(rows)
 
 
-def write_rows(path: Path, rows: Iterable[Mapping[str, Any]], columns: Sequence[str], format: Format) -> None:
+def write_rows(
+    path: Path, rows: Iterable[Mapping[str, Any]], columns: Sequence[str], format: Format
+) -> None:
     """Write rows to ``path`` atomically (a temporary file, then a rename)."""
     tmp = path.with_name(path.name + ".tmp")
     with tmp.open("w", encoding="utf-8", newline="") as handle:
@@ -868,9 +936,13 @@ def write_rows(path: Path, rows: Iterable[Mapping[str, Any]], columns: Sequence[
     os.replace(tmp, path)
 
 
-def _write_stream(handle: TextIO, rows: Iterable[Mapping[str, Any]], columns: Sequence[str], format: Format) -> None:
+def _write_stream(
+    handle: TextIO, rows: Iterable[Mapping[str, Any]], columns: Sequence[str], format: Format
+) -> None:
     if format == "csv":
-        writer = csv.DictWriter(handle, fieldnames=list(columns), extrasaction="ignore", lineterminator="\n")
+        writer = csv.DictWriter(
+            handle, fieldnames=list(columns), extrasaction="ignore", lineterminator="\n"
+        )
         writer.writeheader()
         for row in rows:
             writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
@@ -878,4 +950,3 @@ def _write_stream(handle: TextIO, rows: Iterable[Mapping[str, Any]], columns: Se
         for row in rows:
             ordered = {k: row[k] for k in columns if k in row}
             handle.write(json.dumps(ordered, ensure_ascii=False) + "\n")
-

@@ -64,7 +64,9 @@ def m001_labels_audits_anchors(db: sqlite_utils.Database) -> None:
         pk="id",
         not_null={"kind", "card", "card_hash", "model", "n", "created_at"},
     )
-    db.table("audits").create_index(["card", "model", "created_at"], index_name="audits_card_model_time")
+    db.table("audits").create_index(
+        ["card", "model", "created_at"], index_name="audits_card_model_time"
+    )
 
     db.table("labels").create(
         {
@@ -91,7 +93,9 @@ def m001_labels_audits_anchors(db: sqlite_utils.Database) -> None:
     db.execute(
         "CREATE UNIQUE INDEX labels_unique ON labels (result_id, labeler, field, ifnull(audit_id, 0))"
     )
-    db.table("labels").create_index(["card", "model", "created_at"], index_name="labels_card_model_time")
+    db.table("labels").create_index(
+        ["card", "model", "created_at"], index_name="labels_card_model_time"
+    )
     db.table("labels").create_index(["audit_id"], index_name="labels_audit")
     db.table("labels").create_index(["item_id"], index_name="labels_item")
 
@@ -109,7 +113,9 @@ def m001_labels_audits_anchors(db: sqlite_utils.Database) -> None:
         not_null={"result_id"},
         foreign_keys=[("audit_id", "audits", "id")],
     )
-    db.table("audit_items").create_index(["audit_id", "result_id"], unique=True, index_name="audit_items_result")
+    db.table("audit_items").create_index(
+        ["audit_id", "result_id"], unique=True, index_name="audit_items_result"
+    )
 
     db.table("anchor_sets").create(
         {"name": str, "card": str, "source_audit": int, "description": str, "created_at": str},

@@ -170,8 +170,14 @@ def pairwise_human_agreement(
         match_s2[i] = sum(_pairs(c) for label, c in counts.items() if label != tie)
         total_s2[i] = _pairs(non_tie)
     return _summarise(
-        match, total, match_s2, total_s2, "vote pairs",
-        level=level, n_resamples=n_resamples, seed=seed,
+        match,
+        total,
+        match_s2,
+        total_s2,
+        "vote pairs",
+        level=level,
+        n_resamples=n_resamples,
+        seed=seed,
     )
 
 

@@ -106,8 +106,13 @@ class AgreementReport:
             ),
             "confusion": [list(row) for row in self.confusion],
             "per_class": [
-                {"label": c.label, "precision": c.precision, "recall": c.recall, "f1": c.f1,
-                 "support": c.support}
+                {
+                    "label": c.label,
+                    "precision": c.precision,
+                    "recall": c.recall,
+                    "f1": c.f1,
+                    "support": c.support,
+                }
                 for c in self.per_class
             ],
             "macro_f1": self.macro_f1,
@@ -141,9 +146,11 @@ class AgreementReport:
         lines.append("  " + " " * width + "".join(f"  {n:>{width}}" for n in names))
         for name, row in zip(names, self.confusion, strict=True):
             lines.append(f"  {name:<{width}}" + "".join(f"  {c:>{width}}" for c in row))
-        lines += ["", f"  {'label':<{width}}" + "".join(
-            f"  {h:>9}" for h in ("precision", "recall", "F1", "support")
-        )]
+        lines += [
+            "",
+            f"  {'label':<{width}}"
+            + "".join(f"  {h:>9}" for h in ("precision", "recall", "F1", "support")),
+        ]
         for name, c in zip(names, self.per_class, strict=True):
             lines.append(
                 f"  {name:<{width}}  {c.precision:>9.3f}  {c.recall:>9.3f}  {c.f1:>9.3f}"
@@ -197,9 +204,12 @@ def calibrate(
     boot: dict[str, Any] = {"level": level, "n_resamples": n_resamples, "seed": seed}
     k = len(order)
     weighted = (
-        tuple(kappa_estimate(judge_codes, human_codes, k, weights=w, **boot)
-              for w in ("linear", "quadratic"))
-        if ordinal else (None, None)
+        tuple(
+            kappa_estimate(judge_codes, human_codes, k, weights=w, **boot)
+            for w in ("linear", "quadratic")
+        )
+        if ordinal
+        else (None, None)
     )
     positions = list(range(k))
     confusion = confusion_matrix(human_codes, judge_codes, labels=positions)

@@ -128,7 +128,9 @@ def calibrations(
     return list(latest.values())
 
 
-def _query(connection: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+def _query(
+    connection: sqlite3.Connection, sql: str, params: tuple[Any, ...]
+) -> list[tuple[Any, ...]]:
     try:
         return connection.execute(sql, params).fetchall()
     except sqlite3.OperationalError:

@@ -58,7 +58,51 @@ _EXPORTS: dict[str, str] = {
     "verbosity_bias_single": "judgecards.bias",
 }
 
-__all__ = sorted(_EXPORTS, key=lambda name: (name.lower(), name))
+__all__ = [
+    "bradley_terry",
+    "Card",
+    "CardError",
+    "CardLockMismatch",
+    "CardNotFound",
+    "CardValidationError",
+    "compare",
+    "comparison_report",
+    "ComparisonResult",
+    "Criterion",
+    "elo",
+    "InputError",
+    "Judge",
+    "JudgecardsError",
+    "JudgeOutputError",
+    "JudgeResult",
+    "LengthCorrelation",
+    "list_cards",
+    "load_card",
+    "MissingInput",
+    "MOCK_BANNER",
+    "model_family",
+    "ModelRating",
+    "PairOutcome",
+    "pairwise_report",
+    "PairwiseReport",
+    "PairwiseVerbosity",
+    "ProviderConfigError",
+    "ProviderError",
+    "rank_stored",
+    "Ratings",
+    "RenderError",
+    "resolve_pair",
+    "RetryPolicy",
+    "RubricPolicy",
+    "self_preference_warning",
+    "Store",
+    "StoreError",
+    "TokenUsage",
+    "TransportError",
+    "UncalibratedJudgeWarning",
+    "verbosity_bias_pairwise",
+    "verbosity_bias_single",
+]
 
 
 def __getattr__(name: str) -> Any:
@@ -77,8 +121,8 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:
     from judgecards.bias import (
         LengthCorrelation,
-        model_family,
         PairwiseVerbosity,
+        model_family,
         self_preference_warning,
         verbosity_bias_pairwise,
         verbosity_bias_single,
@@ -89,9 +133,9 @@ if TYPE_CHECKING:
         load_card,
     )
     from judgecards.comparisons import (
+        ComparisonResult,
         compare,
         comparison_report,
-        ComparisonResult,
         rank_stored,
     )
     from judgecards.errors import (
@@ -115,18 +159,18 @@ if TYPE_CHECKING:
     )
     from judgecards.pairwise import (
         PairOutcome,
-        pairwise_report,
         PairwiseReport,
+        pairwise_report,
         resolve_pair,
     )
     from judgecards.providers.mock import (
         MOCK_BANNER,
     )
     from judgecards.ranking import (
-        bradley_terry,
-        elo,
         ModelRating,
         Ratings,
+        bradley_terry,
+        elo,
     )
     from judgecards.results import (
         JudgeResult,

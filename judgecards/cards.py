@@ -198,7 +198,9 @@ def parse_card_file(path: Path, *, locked: Mapping[str, str] | None = None) -> C
     try:
         end = next(i for i in range(1, len(lines)) if lines[i].strip() == "---")
     except StopIteration:
-        raise CardValidationError("front-matter has no closing '---' line", file=path, line=1) from None
+        raise CardValidationError(
+            "front-matter has no closing '---' line", file=path, line=1
+        ) from None
     front_text = "\n".join(lines[1:end])
     body = "\n".join(lines[end + 1 :])
     body_line = end + 2
@@ -215,7 +217,9 @@ def parse_card_file(path: Path, *, locked: Mapping[str, str] | None = None) -> C
         context = getattr(error, "context", None)
         column = f" at column {mark.column + 1}" if mark is not None else ""
         detail = f"{problem}{column}" + (f" ({context})" if context else "")
-        raise CardValidationError(f"invalid YAML front-matter: {detail}", file=path, line=line) from error
+        raise CardValidationError(
+            f"invalid YAML front-matter: {detail}", file=path, line=line
+        ) from error
     if not isinstance(raw, dict):
         raise CardValidationError("front-matter must be a mapping", file=path, line=2)
     try:
@@ -280,7 +284,10 @@ def _check_card(card: Card, node: yaml.Node | None) -> None:
     output = spec.output
     if output.format == "json" and output.schema_ is None:
         raise CardValidationError(
-            "a json card needs output.schema", file=card.path, line=_line_of(node, ["output"]), field="output.schema"
+            "a json card needs output.schema",
+            file=card.path,
+            line=_line_of(node, ["output"]),
+            field="output.schema",
         )
     if output.format == "final_token":
         if not output.line or output.line.count("{value}") != 1:
@@ -303,9 +310,12 @@ def _check_card(card: Card, node: yaml.Node | None) -> None:
         raise
     except Exception as error:  # a broken user model: say where it came from
         raise CardValidationError(
-            f"output schema is unusable: {error}", file=card.path, line=_line_of(node, ["output", "schema"]), field="output.schema"
+            f"output schema is unusable: {error}",
+            file=card.path,
+            line=_line_of(node, ["output", "schema"]),
+            field="output.schema",
         ) from error
-    for axis, path in card.score_axes.items():
+    for path in card.score_axes.values():
         if not _schema_has_path(schema, path.split(".")):
             raise CardValidationError(
                 f"score path {path!r} is not in the output schema",
@@ -340,14 +350,20 @@ def _line_of(node: yaml.Node | None, loc: Sequence[str]) -> int | None:
     line: int = node.start_mark.line
     for key in loc:
         if isinstance(current, yaml.MappingNode):
-            pair = next(((k, v) for k, v in current.value if getattr(k, "value", None) == key), None)
+            pair = next(
+                ((k, v) for k, v in current.value if getattr(k, "value", None) == key), None
+            )
             if pair is None:
                 # The key is missing: point at the mapping that should hold it.
                 break
             # The key's line, not the value's: a block mapping value starts on the next line.
             line = pair[0].start_mark.line
             current = pair[1]
-        elif isinstance(current, yaml.SequenceNode) and key.isdigit() and int(key) < len(current.value):
+        elif (
+            isinstance(current, yaml.SequenceNode)
+            and key.isdigit()
+            and int(key) < len(current.value)
+        ):
             current = current.value[int(key)]
             line = current.start_mark.line
         else:
@@ -389,7 +405,10 @@ def _resolve_output_model(output: OutputSpec, path: Path) -> type[BaseModel]:
         model: type[BaseModel] = create_model(
             "FinalTokenJudgment",
             __config__=ConfigDict(extra="ignore"),
-            reasoning=(str, Field(default="", description="The judge's reasoning before the final line.")),
+            reasoning=(
+                str,
+                Field(default="", description="The judge's reasoning before the final line."),
+            ),
             **{output.field: (int, Field(ge=output.min, le=output.max))},  # type: ignore[call-overload]
         )
         return model
@@ -415,7 +434,9 @@ def _resolve_output_model(output: OutputSpec, path: Path) -> type[BaseModel]:
 _JSON_TYPES: dict[str, type] = {"integer": int, "number": float, "string": str, "boolean": bool}
 
 
-def _model_from_json_schema(schema: Mapping[str, Any], name: str, path: Path, where: str) -> type[BaseModel]:
+def _model_from_json_schema(
+    schema: Mapping[str, Any], name: str, path: Path, where: str
+) -> type[BaseModel]:
     """A pydantic model for a small inline JSON Schema (objects, scalars, enums, ranges, arrays).
 
     Enough for user cards written without Python; anything richer belongs in a pydantic model
@@ -467,7 +488,9 @@ def builtin_cards_dir() -> Path:
     return Path(__file__).resolve().parent.parent / "prompts"
 
 
-def user_card_dirs(cards_dir: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None) -> list[Path]:
+def user_card_dirs(
+    cards_dir: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None,
+) -> list[Path]:
     """User card directories from the argument, else ``JUDGECARDS_CARDS_DIR``."""
     if cards_dir is None:
         env = os.environ.get(CARDS_DIR_ENV, "")

@@ -183,9 +183,17 @@ def compare(
 
         judge = Judge(card, model, **judge_options)
     elif judge_options:
-        raise TypeError(f"pass {', '.join(sorted(judge_options))} to Judge(...), not together with judge=")
+        raise TypeError(
+            f"pass {', '.join(sorted(judge_options))} to Judge(...), not together with judge="
+        )
     return judge.compare(
-        question, answer_a, answer_b, reference=reference, pair_id=pair_id, model_a=model_a, model_b=model_b
+        question,
+        answer_a,
+        answer_b,
+        reference=reference,
+        pair_id=pair_id,
+        model_a=model_a,
+        model_b=model_b,
     )
 
 
@@ -213,9 +221,18 @@ def compare_many(
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(
-            acompare_many(judge, pairs, concurrency=concurrency, progress=progress, model_a=model_a, model_b=model_b)
+            acompare_many(
+                judge,
+                pairs,
+                concurrency=concurrency,
+                progress=progress,
+                model_a=model_a,
+                model_b=model_b,
+            )
         )
-    raise RuntimeError("compare_many() cannot run inside an event loop; use `await judge.acompare_many(...)`")
+    raise RuntimeError(
+        "compare_many() cannot run inside an event loop; use `await judge.acompare_many(...)`"
+    )
 
 
 async def acompare_many(
@@ -346,7 +363,9 @@ _COLUMNS = (
 _UPSERT = (
     f"INSERT INTO comparisons ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' for _ in _COLUMNS)}) "
     "ON CONFLICT(id) DO UPDATE SET "
-    + ", ".join(f"{column} = excluded.{column}" for column in _COLUMNS if column not in ("id", "created_at"))
+    + ", ".join(
+        f"{column} = excluded.{column}" for column in _COLUMNS if column not in ("id", "created_at")
+    )
 )
 
 
@@ -394,7 +413,9 @@ def load_comparisons(
         clauses.append("status = ?")
         params.append(status)
     where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-    rows = store.query(f"SELECT {', '.join(_COLUMNS)} FROM comparisons {where} ORDER BY created_at, id", params)
+    rows = store.query(
+        f"SELECT {', '.join(_COLUMNS)} FROM comparisons {where} ORDER BY created_at, id", params
+    )
     return [dict(zip(_COLUMNS, row)) for row in rows]
 
 
@@ -431,7 +452,9 @@ def comparison_report(
     if judge_model and (labels_a or labels_b):
         from judgecards.bias import self_preference_warning
 
-        report = replace(report, self_preference=self_preference_warning(judge_model, [*labels_a, *labels_b]))
+        report = replace(
+            report, self_preference=self_preference_warning(judge_model, [*labels_a, *labels_b])
+        )
     return report
 
 

@@ -112,7 +112,10 @@ def weigh(
     if joined[:end] != text[:end]:
         return _sampled(sampled, "the tokens do not reproduce the reply text up to the score")
     if end < site.end or token.token.strip() != text[site.start : site.end]:
-        return _sampled(sampled, f"the score shares its token {token.token!r} with other text or spans several tokens")
+        return _sampled(
+            sampled,
+            f"the score shares its token {token.token!r} with other text or spans several tokens",
+        )
     candidates = {alt: lp for alt, lp in token.top}
     candidates.setdefault(token.token, token.logprob)
     probabilities: dict[int, float] = {}
@@ -128,7 +131,13 @@ def weigh(
         return _sampled(sampled, "no valid score among the token alternatives")
     distribution = {k: p / mass for k, p in sorted(probabilities.items())}
     score = sum(k * p for k, p in distribution.items())
-    return ScoreRecord(method="geval", score=score, sampled=sampled, distribution=distribution, coverage=min(mass, 1.0))
+    return ScoreRecord(
+        method="geval",
+        score=score,
+        sampled=sampled,
+        distribution=distribution,
+        coverage=min(mass, 1.0),
+    )
 
 
 # --------------------------------------------------------------------------- finding the scores
@@ -190,7 +199,9 @@ def json_number_spans(text: str, start: int) -> dict[Path, tuple[int, int]]:
 def _object_start(text: str, data: Mapping[str, Any]) -> int | None:
     """Where the object `extract_json` chose starts: fenced blocks (the last first), then the whole
     reply, then the last decodable object, in the order `judgecards.parse.extract_json` tries them."""
-    fenced = [m.start(1) + len(m.group(1)) - len(m.group(1).lstrip()) for m in _FENCE.finditer(text)]
+    fenced = [
+        m.start(1) + len(m.group(1)) - len(m.group(1).lstrip()) for m in _FENCE.finditer(text)
+    ]
     positions = fenced[::-1]
     positions.append(len(text) - len(text.lstrip()))
     positions.extend(sorted((m.start() for m in re.finditer(r"\{", text)), reverse=True))

@@ -14,7 +14,11 @@ __all__ = ["read_items", "read_jsonl"]
 E = TypeVar("E", bound=InputError)
 
 
-def read_jsonl(path: Path, *, error: type[E] = InputError) -> Iterator[tuple[int, dict[str, Any] | E]]:  # type: ignore[assignment]
+def read_jsonl(
+    path: Path,
+    *,
+    error: type[E] = InputError,  # type: ignore[assignment]
+) -> Iterator[tuple[int, dict[str, Any] | E]]:
     """(line number, object) for each non-blank line, or an ``error`` naming a bad line.
 
     Errors are yielded, not raised, so a caller can validate a whole file before acting on it.
@@ -27,7 +31,14 @@ def read_jsonl(path: Path, *, error: type[E] = InputError) -> Iterator[tuple[int
             try:
                 value = json.loads(line)
             except json.JSONDecodeError as problem:
-                yield number, error(f"invalid JSON ({problem.msg} at column {problem.colno})", file=path, line=number)
+                yield (
+                    number,
+                    error(
+                        f"invalid JSON ({problem.msg} at column {problem.colno})",
+                        file=path,
+                        line=number,
+                    ),
+                )
                 continue
             if not isinstance(value, dict):
                 yield number, error("each line must be a JSON object", file=path, line=number)
@@ -63,13 +74,25 @@ def read_items(
             problems.append(InputError("missing 'id'", file=path, line=number, field="id"))
         elif str(item_id) in seen:
             problems.append(
-                InputError(f"duplicate id (first on line {seen[str(item_id)]})", file=path, line=number, field="id")
+                InputError(
+                    f"duplicate id (first on line {seen[str(item_id)]})",
+                    file=path,
+                    line=number,
+                    field="id",
+                )
             )
         else:
             seen[str(item_id)] = number
         for name in required:
             if item.get(name) is None:
-                problems.append(InputError(f"missing input required by {required_by}", file=path, line=number, field=name))
+                problems.append(
+                    InputError(
+                        f"missing input required by {required_by}",
+                        file=path,
+                        line=number,
+                        field=name,
+                    )
+                )
         items.append(item)
     if problems:
         listed = "\n".join(f"  {p}" for p in problems[:shown])

@@ -92,7 +92,9 @@ class _Attempts:
         self.last_reply = completion.text
         try:
             judgment = parse_reply(self.judge.card, completion.text, truncated=completion.truncated)
-            check_judgment(judgment, self.item.inputs, completion.text, truncated=completion.truncated)
+            check_judgment(
+                judgment, self.item.inputs, completion.text, truncated=completion.truncated
+            )
         except JudgeOutputError as error:
             self.last_problems = error.problems
             self.request = self.judge._reask(self.request, completion.text, error)
@@ -137,7 +139,9 @@ class _Attempts:
             card=judge.card.ref,
             card_hash=judge.card.hash,
             model=judge.model,
-            usage=TokenUsage(input_tokens=self.usage.input_tokens, output_tokens=self.usage.output_tokens),
+            usage=TokenUsage(
+                input_tokens=self.usage.input_tokens, output_tokens=self.usage.output_tokens
+            ),
             latency_s=time.perf_counter() - self.started,
             attempts=self.attempts,
             **fields,
@@ -189,7 +193,9 @@ class Judge:
             raise ValueError("max_attempts must be at least 1")
         self.card = load_card(card, cards_dir=cards_dir)
         if rubric is not None and "criteria" not in self.card.spec.inputs:
-            raise ValueError(f"rubric= applies to cards with a 'criteria' input; {self.card.ref} has none")
+            raise ValueError(
+                f"rubric= applies to cards with a 'criteria' input; {self.card.ref} has none"
+            )
         self.rubric = rubric or (RubricPolicy() if "criteria" in self.card.spec.inputs else None)
         self.model = model
         prefix, _ = split_model(model)
@@ -274,7 +280,9 @@ class Judge:
             asyncio.get_running_loop()
         except RuntimeError:
             return asyncio.run(self.ascore_many(items, concurrency=concurrency, progress=progress))
-        raise RuntimeError("score_many() cannot run inside an event loop; use `await judge.ascore_many(...)`")
+        raise RuntimeError(
+            "score_many() cannot run inside an event loop; use `await judge.ascore_many(...)`"
+        )
 
     async def ascore_many(
         self,
@@ -363,7 +371,13 @@ class Judge:
         """Judge one pair in both orders with this (pairwise) judge; see `judgecards.comparisons`."""
         from judgecards.comparisons import compare_many
 
-        pair = {"id": pair_id, "question": question, "answer_a": answer_a, "answer_b": answer_b, "reference": reference}
+        pair = {
+            "id": pair_id,
+            "question": question,
+            "answer_a": answer_a,
+            "answer_b": answer_b,
+            "reference": reference,
+        }
         return compare_many(self, [pair], concurrency=2, model_a=model_a, model_b=model_b)[0]
 
     def compare_many(
@@ -378,7 +392,14 @@ class Judge:
         """Judge many pairs, each in both orders, through one bounded pool; see `judgecards.comparisons`."""
         from judgecards.comparisons import compare_many
 
-        return compare_many(self, pairs, concurrency=concurrency, progress=progress, model_a=model_a, model_b=model_b)
+        return compare_many(
+            self,
+            pairs,
+            concurrency=concurrency,
+            progress=progress,
+            model_a=model_a,
+            model_b=model_b,
+        )
 
     async def acompare_many(
         self,
@@ -392,7 +413,14 @@ class Judge:
         """Async twin of `compare_many`."""
         from judgecards.comparisons import acompare_many
 
-        return await acompare_many(self, pairs, concurrency=concurrency, progress=progress, model_a=model_a, model_b=model_b)
+        return await acompare_many(
+            self,
+            pairs,
+            concurrency=concurrency,
+            progress=progress,
+            model_a=model_a,
+            model_b=model_b,
+        )
 
     # ------------------------------------------------------------------ internals
 
@@ -402,9 +430,13 @@ class Judge:
                 inputs = {**inputs, "criteria": self.rubric.criteria_for(inputs.get("criteria"))}
             except ValueError as error:
                 raise MissingInput(
-                    f"card {self.card.ref}: input 'criteria' is invalid: {error}", card=self.card.ref, variable="criteria"
+                    f"card {self.card.ref}: input 'criteria' is invalid: {error}",
+                    card=self.card.ref,
+                    variable="criteria",
                 ) from None
-        card_inputs = {name: inputs.get(name) for name in self.card.spec.inputs if inputs.get(name) is not None}
+        card_inputs = {
+            name: inputs.get(name) for name in self.card.spec.inputs if inputs.get(name) is not None
+        }
         check_inputs(self.card, card_inputs)  # raises MissingInput before any call
         key = _digest([self.card.hash, self.model, self.params, item_id, card_inputs])[:32]
         # The prompt is rendered when the item is run, not here: a batch starts calling at once,
@@ -422,13 +454,19 @@ class Judge:
             top_logprobs=self.top_logprobs,
         )
 
-    def _input_error(self, item: Mapping[str, Any], item_id: str | None, error: MissingInput) -> JudgeResult:
-        key = _digest([self.card.hash, self.model, self.params, item_id, dict(item), "input-error"])[:32]
+    def _input_error(
+        self, item: Mapping[str, Any], item_id: str | None, error: MissingInput
+    ) -> JudgeResult:
+        key = _digest(
+            [self.card.hash, self.model, self.params, item_id, dict(item), "input-error"]
+        )[:32]
         result = JudgeResult(
             id=key, item_id=item_id, status="error", card=self.card.ref, card_hash=self.card.hash,
             model=self.model, error_kind="input", error=str(error),
         )  # fmt: skip
-        self.store.save(result, inputs={k: v for k, v in item.items() if k != "id"}, params=self.params)
+        self.store.save(
+            result, inputs={k: v for k, v in item.items() if k != "id"}, params=self.params
+        )
         return result
 
     def _stored(self, items: Sequence[_Item]) -> dict[str, JudgeResult]:
@@ -437,7 +475,9 @@ class Judge:
         return self.store.finished(item.key for item in items)
 
     def _cache_key(self, request: CompletionRequest) -> str:
-        return _digest([self.provider.name, self.provider.model, self.card.hash, request.cache_fields()])
+        return _digest(
+            [self.provider.name, self.provider.model, self.card.hash, request.cache_fields()]
+        )
 
     def _cached(self, key: str) -> Completion | None:
         return self.store.cached_completion(key) if self.cache else None
@@ -462,7 +502,9 @@ class Judge:
                 return result, state.entries
         return state.exhausted(), []
 
-    async def _run_async(self, item: _Item) -> tuple[JudgeResult, list[tuple[str, str, Completion]]]:
+    async def _run_async(
+        self, item: _Item
+    ) -> tuple[JudgeResult, list[tuple[str, str, Completion]]]:
         state = _Attempts(self, item)
         while (request := state.next_request()) is not None:
             key = self._cache_key(request)
@@ -482,12 +524,16 @@ class Judge:
                 return result, state.entries
         return state.exhausted(), []
 
-    def _save(self, item: _Item, result: JudgeResult, entries: list[tuple[str, str, Completion]]) -> None:
+    def _save(
+        self, item: _Item, result: JudgeResult, entries: list[tuple[str, str, Completion]]
+    ) -> None:
         # Only replies that led to a valid judgment are cached (the runners pass none for a
         # failed item), so a failed item is tried afresh next time instead of replaying failure.
         self.store.save(result, inputs=item.inputs, params=self.params, cache_entries=entries)
 
-    def _reask(self, request: CompletionRequest, reply: str, error: JudgeOutputError) -> CompletionRequest:
+    def _reask(
+        self, request: CompletionRequest, reply: str, error: JudgeOutputError
+    ) -> CompletionRequest:
         """A new request: the conversation so far, the judge's reply, and what was wrong with it."""
         problems = "\n".join(f"- {problem}" for problem in error.problems)
         if self.card.spec.output.format == "final_token":
@@ -497,11 +543,17 @@ class Judge:
             )
         else:
             expected = "Reply again with only a single JSON object that matches the JSON Schema given above."
-        brevity = " Your reply was cut off at the token limit, so be brief." if error.truncated else ""
+        brevity = (
+            " Your reply was cut off at the token limit, so be brief." if error.truncated else ""
+        )
         feedback = f"Your previous reply could not be used:\n{problems}\n{expected}{brevity}"
         return CompletionRequest(
             model=request.model,
-            messages=(*request.messages, Message("assistant", reply or "(empty reply)"), Message("user", feedback)),
+            messages=(
+                *request.messages,
+                Message("assistant", reply or "(empty reply)"),
+                Message("user", feedback),
+            ),
             system=request.system,
             temperature=request.temperature,
             max_tokens=request.max_tokens,
@@ -520,7 +572,9 @@ class Judge:
         if output.format == "final_token":
             assert output.line is not None and output.min is not None and output.max is not None
             value = rng.randint(output.min, output.max)
-            return "Mock reasoning: placeholder, not a judgment.\n" + output.line.replace("{value}", str(value))
+            return "Mock reasoning: placeholder, not a judgment.\n" + output.line.replace(
+                "{value}", str(value)
+            )
         schema = self.card.output_model.model_json_schema()
         candidate: Any = {}
         for _ in range(100):
@@ -538,7 +592,10 @@ class Judge:
             from calibration.status import latest_calibration
         except ImportError:
             return
-        if latest_calibration(self.store, card=self.card.ref, model=self.model) is None and not self.is_mock:
+        if (
+            latest_calibration(self.store, card=self.card.ref, model=self.model) is None
+            and not self.is_mock
+        ):
             warnings.warn(
                 f"{self.card.ref} has never been calibrated against human labels for {self.model}; "
                 "see `judgecards audit sample`",
@@ -554,12 +611,17 @@ def _mock_rubric_reply(request: CompletionRequest, rng: random.Random) -> str:
     found = re.search(r"<criteria>\n(.*?)\n</criteria>", request.messages[0].content, re.DOTALL)
     block = found.group(1) if found else ""
     scores = [
-        {"name": name, "reason": "Mock reason: placeholder, not a judgment.", "score": rng.randint(int(low), int(high))}
-        for name, low, high in re.findall(r"^- ([a-z][a-z0-9_]*) \(scale (-?\d+) to (-?\d+)\):", block, re.MULTILINE)
+        {
+            "name": name,
+            "reason": "Mock reason: placeholder, not a judgment.",
+            "score": rng.randint(int(low), int(high)),
+        }
+        for name, low, high in re.findall(
+            r"^- ([a-z][a-z0-9_]*) \(scale (-?\d+) to (-?\d+)\):", block, re.MULTILINE
+        )
     ]
     return json.dumps({"scores": scores})
 
 
 class UncalibratedJudgeWarning(UserWarning):
     """A judge card is used with a model it was never checked against human labels for."""
-

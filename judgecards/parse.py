@@ -44,7 +44,9 @@ def extract_json(text: str) -> dict[str, Any]:
     if found is not None:
         return found
     if "{" in text:
-        raise JudgeOutputError(text, ["reply contains '{' but no complete JSON object (truncated or malformed JSON)"])
+        raise JudgeOutputError(
+            text, ["reply contains '{' but no complete JSON object (truncated or malformed JSON)"]
+        )
     raise JudgeOutputError(text, ["reply contains no JSON object"])
 
 
@@ -87,10 +89,16 @@ def parse_reply(card: Card, text: str, *, truncated: bool = False) -> BaseModel:
             back to the judge.
     """
     try:
-        data = _final_token(card, text) if card.spec.output.format == "final_token" else extract_json(text)
+        data = (
+            _final_token(card, text)
+            if card.spec.output.format == "final_token"
+            else extract_json(text)
+        )
     except JudgeOutputError as error:
         if truncated:
-            raise JudgeOutputError(text, [*error.problems, "the reply was cut off at the token limit"], truncated=True) from None
+            raise JudgeOutputError(
+                text, [*error.problems, "the reply was cut off at the token limit"], truncated=True
+            ) from None
         raise
     try:
         return card.output_model.model_validate(data)

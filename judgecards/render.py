@@ -54,7 +54,9 @@ def _compiled(card: Card) -> tuple[Template, re.Pattern[str] | None]:
         template = environment().from_string(card.body)
         tags = sorted({m.group(1) for m in _TAG.finditer(card.body)}, key=len, reverse=True)
         neutraliser = (
-            re.compile(r"<(/?)\s*(" + "|".join(re.escape(t) for t in tags) + r")\s*>", re.IGNORECASE)
+            re.compile(
+                r"<(/?)\s*(" + "|".join(re.escape(t) for t in tags) + r")\s*>", re.IGNORECASE
+            )
             if tags
             else None
         )

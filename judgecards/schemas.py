@@ -33,9 +33,15 @@ class ReferenceScores(BaseModel):
 
     model_config = ConfigDict(extra="ignore")
 
-    correctness: int = Field(ge=1, le=5, description="Factual agreement with the gold answer; wording does not matter.")
-    completeness: int = Field(ge=1, le=5, description="Share of the gold answer's substantive points covered.")
-    style_fidelity: int = Field(ge=1, le=5, description="Follows the format the question implies; 5 when none is implied.")
+    correctness: int = Field(
+        ge=1, le=5, description="Factual agreement with the gold answer; wording does not matter."
+    )
+    completeness: int = Field(
+        ge=1, le=5, description="Share of the gold answer's substantive points covered."
+    )
+    style_fidelity: int = Field(
+        ge=1, le=5, description="Follows the format the question implies; 5 when none is implied."
+    )
 
 
 class ReferenceJudgment(BaseModel):
@@ -78,11 +84,13 @@ class PairwiseJudgment(BaseModel):
 
     # The schema shown to the judge gets this description, not the developer docstring above.
     model_config = ConfigDict(
-        extra="ignore", json_schema_extra={"description": "Your comparison of the two answers and your verdict."}
+        extra="ignore",
+        json_schema_extra={"description": "Your comparison of the two answers and your verdict."},
     )
 
     reasoning: str = Field(
-        min_length=1, description="A short comparison of the two answers, written before the verdict."
+        min_length=1,
+        description="A short comparison of the two answers, written before the verdict.",
     )
     winner: Literal["A", "B", "tie"] = Field(
         description='"A" if the answer shown first is better, "B" if the second is, "tie" if neither is.'
@@ -126,7 +134,9 @@ class Criterion(BaseModel):
     @model_validator(mode="after")
     def _scale_order(self) -> Criterion:
         if self.scale_min >= self.scale_max:
-            raise ValueError(f"scale_min ({self.scale_min}) must be below scale_max ({self.scale_max})")
+            raise ValueError(
+                f"scale_min ({self.scale_min}) must be below scale_max ({self.scale_max})"
+            )
         return self
 
 
@@ -136,8 +146,12 @@ DEFAULT_CRITERIA: tuple[Criterion, ...] = (
         description="Every claim is supported by the context (or, when no context is given, by the "
         "question and well-established facts); nothing is invented or contradicted.",
     ),
-    Criterion(name="relevance", description="Addresses what was asked, without off-topic material."),
-    Criterion(name="coherence", description="Well organised and logically consistent; easy to follow."),
+    Criterion(
+        name="relevance", description="Addresses what was asked, without off-topic material."
+    ),
+    Criterion(
+        name="coherence", description="Well organised and logically consistent; easy to follow."
+    ),
     Criterion(
         name="conciseness",
         description="Says what the question needs without repetition, padding or digressions.",
@@ -153,7 +167,9 @@ def criteria_from(value: Any) -> tuple[Criterion, ...]:
         ValueError: not a non-empty list, a malformed criterion, or a repeated name.
     """
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence) or not value:
-        raise ValueError("criteria must be a non-empty list of {name, description, scale_min, scale_max}")
+        raise ValueError(
+            "criteria must be a non-empty list of {name, description, scale_min, scale_max}"
+        )
     criteria: list[Criterion] = []
     for index, item in enumerate(value):
         try:
@@ -161,7 +177,9 @@ def criteria_from(value: Any) -> tuple[Criterion, ...]:
         except ValidationError as error:
             first = error.errors(include_url=False)[0]
             where = ".".join(str(p) for p in first["loc"])
-            raise ValueError(f"criteria[{index}]{'.' + where if where else ''}: {first['msg']}") from None
+            raise ValueError(
+                f"criteria[{index}]{'.' + where if where else ''}: {first['msg']}"
+            ) from None
     names = [c.name for c in criteria]
     repeated = sorted({n for n in names if names.count(n) > 1})
     if repeated:
@@ -172,10 +190,14 @@ def criteria_from(value: Any) -> tuple[Criterion, ...]:
 class CriterionScore(BaseModel):
     """The judge's score for one criterion, with its reason."""
 
-    model_config = ConfigDict(extra="ignore", json_schema_extra={"description": "Your score for one criterion."})
+    model_config = ConfigDict(
+        extra="ignore", json_schema_extra={"description": "Your score for one criterion."}
+    )
 
     name: str = Field(description="The criterion's name, exactly as listed.")
-    reason: str = Field(description=f"One or two sentences, at most {MAX_REASON_WORDS} words, justifying the score.")
+    reason: str = Field(
+        description=f"One or two sentences, at most {MAX_REASON_WORDS} words, justifying the score."
+    )
     score: int = Field(description="An integer within the criterion's scale.")
 
     @field_validator("reason")
@@ -201,7 +223,9 @@ class RubricJudgment(BaseModel):
         extra="ignore", json_schema_extra={"description": "Your scores, one entry per criterion."}
     )
 
-    scores: list[CriterionScore] = Field(min_length=1, description="One entry per criterion, in the order listed.")
+    scores: list[CriterionScore] = Field(
+        min_length=1, description="One entry per criterion, in the order listed."
+    )
 
     def axis_scores(self) -> dict[str, int]:
         """Score by criterion name, in the judge's order."""
@@ -302,12 +326,20 @@ class RubricPolicy(BaseModel):
         """
         criteria = self.criteria if given is None else criteria_from(given)
         if self.weights is not None and any(c.name == AGGREGATE_AXIS for c in criteria):
-            raise ValueError(f"a criterion may not be named {AGGREGATE_AXIS!r} when weights are given")
+            raise ValueError(
+                f"a criterion may not be named {AGGREGATE_AXIS!r} when weights are given"
+            )
         unknown = self.unknown_names(criteria)
         if unknown:
-            raise ValueError(f"the rubric policy uses {', '.join(unknown)}, which these criteria lack")
+            raise ValueError(
+                f"the rubric policy uses {', '.join(unknown)}, which these criteria lack"
+            )
         return [c.model_dump() for c in criteria]
 
     def decision_params(self) -> dict[str, Any]:
         """The parts that change a result (not the reply): stored with results and in their key."""
-        return {"primary": self.primary, "thresholds": dict(self.thresholds), "weights": self.weights}
+        return {
+            "primary": self.primary,
+            "thresholds": dict(self.thresholds),
+            "weights": self.weights,
+        }

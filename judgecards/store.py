@@ -63,7 +63,9 @@ def m001_results_and_cache(db: sqlite_utils.Database) -> None:
         pk="id",
         not_null={"card", "card_hash", "model", "status", "created_at"},
     )
-    db.table("results").create_index(["card", "model", "created_at"], index_name="results_card_model_time")
+    db.table("results").create_index(
+        ["card", "model", "created_at"], index_name="results_card_model_time"
+    )
     db.table("results").create_index(["item_id"], index_name="results_item")
     db.table("results").create_index(["status"], index_name="results_status")
     db.table("response_cache").create(
@@ -113,9 +115,19 @@ def m002_comparisons(db: sqlite_utils.Database) -> None:
             "created_at": str,
         },
         pk="id",
-        not_null={"card", "card_hash", "model", "status", "first_result_id", "second_result_id", "created_at"},
+        not_null={
+            "card",
+            "card_hash",
+            "model",
+            "status",
+            "first_result_id",
+            "second_result_id",
+            "created_at",
+        },
     )
-    db.table("comparisons").create_index(["card", "model", "created_at"], index_name="comparisons_card_model_time")
+    db.table("comparisons").create_index(
+        ["card", "model", "created_at"], index_name="comparisons_card_model_time"
+    )
     db.table("comparisons").create_index(["model_a", "model_b"], index_name="comparisons_models")
 
 
@@ -212,7 +224,9 @@ class Store:
                     if cache_rows:
                         conn.executemany(_INSERT_CACHE, cache_rows)
             except sqlite3.Error as error:
-                raise StoreError(f"cannot write result {result.id} to {self.path}: {error}") from error
+                raise StoreError(
+                    f"cannot write result {result.id} to {self.path}: {error}"
+                ) from error
 
     # ------------------------------------------------------------------ reads
 
@@ -248,7 +262,9 @@ class Store:
                     chunk,
                 )
                 for values in cursor:
-                    result = _result_from_row(dict(zip(_RESULT_COLUMNS, values)), served_from_store=True)
+                    result = _result_from_row(
+                        dict(zip(_RESULT_COLUMNS, values)), served_from_store=True
+                    )
                     found[result.id] = result
         return found
 
@@ -340,7 +356,9 @@ def _result_from_row(row: Mapping[str, Any], *, served_from_store: bool = False)
         # the tokens it was billed once stay in its row.
         usage=TokenUsage()
         if served_from_store
-        else TokenUsage(input_tokens=row["input_tokens"] or 0, output_tokens=row["output_tokens"] or 0),
+        else TokenUsage(
+            input_tokens=row["input_tokens"] or 0, output_tokens=row["output_tokens"] or 0
+        ),
         latency_s=row["latency_s"] or 0.0,
         attempts=row["attempts"] or 0,
         cached=served_from_store or bool(row["cached"]),

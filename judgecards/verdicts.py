@@ -48,7 +48,9 @@ def extract_scores(card: Card, judgment: BaseModel) -> dict[str, int | float]:
     return scores
 
 
-def check_judgment(judgment: BaseModel, inputs: Mapping[str, Any], text: str, *, truncated: bool = False) -> None:
+def check_judgment(
+    judgment: BaseModel, inputs: Mapping[str, Any], text: str, *, truncated: bool = False
+) -> None:
     """Checks that need the item's inputs, which the output model alone cannot know.
 
     A `RubricJudgment` must score exactly the item's criteria, each within its scale.
@@ -62,7 +64,9 @@ def check_judgment(judgment: BaseModel, inputs: Mapping[str, Any], text: str, *,
             raise JudgeOutputError(text, problems, truncated=truncated)
 
 
-def apply_policy(policy: RubricPolicy, scores: Mapping[str, float]) -> tuple[str | None, dict[str, Any]]:
+def apply_policy(
+    policy: RubricPolicy, scores: Mapping[str, float]
+) -> tuple[str | None, dict[str, Any]]:
     """A rubric policy's verdict (``pass``/``fail``, or None without thresholds) and its record.
 
     Thresholds are the same min-bound rule a card's ``verdict.rules`` use (`apply_rules`): pass
@@ -71,17 +75,26 @@ def apply_policy(policy: RubricPolicy, scores: Mapping[str, float]) -> tuple[str
     """
     verdict = None
     if policy.thresholds:
-        rule = VerdictRule(when={name: Bound(min=minimum) for name, minimum in policy.thresholds.items()}, then="pass")
+        rule = VerdictRule(
+            when={name: Bound(min=minimum) for name, minimum in policy.thresholds.items()},
+            then="pass",
+        )
         verdict = apply_rules(VerdictSpec(rules=[rule], otherwise="fail"), scores)
     aggregate = None
     if policy.weights:
         total = sum(policy.weights.values())
         aggregate = sum(w * scores[name] for name, w in policy.weights.items()) / total
     record: dict[str, Any] = {
-        "primary": {"name": policy.primary, "score": scores.get(policy.primary)} if policy.primary else None,
+        "primary": {"name": policy.primary, "score": scores.get(policy.primary)}
+        if policy.primary
+        else None,
         "thresholds": dict(policy.thresholds),
         "passed": None if verdict is None else verdict == "pass",
-        "failed": [name for name, minimum in policy.thresholds.items() if scores.get(name, float("-inf")) < minimum],
+        "failed": [
+            name
+            for name, minimum in policy.thresholds.items()
+            if scores.get(name, float("-inf")) < minimum
+        ],
         "weights": policy.weights,
         AGGREGATE_AXIS: aggregate,
     }
@@ -146,10 +159,17 @@ def decide(
         scores = {axis: records[axis].score for axis in scores}
         annotations["scoring"] = {axis: record.to_dict() for axis, record in records.items()}
     spec = card.spec.verdict
-    model_verdict = _lookup(judgment.model_dump(), spec.field) if spec is not None and spec.field else None
+    model_verdict = (
+        _lookup(judgment.model_dump(), spec.field) if spec is not None and spec.field else None
+    )
     model_verdict = None if model_verdict is None else str(model_verdict)
     verdict = apply_rules(spec, scores) if spec is not None and spec.rules else model_verdict
-    overridden = spec is not None and bool(spec.rules) and model_verdict is not None and model_verdict != verdict
+    overridden = (
+        spec is not None
+        and bool(spec.rules)
+        and model_verdict is not None
+        and model_verdict != verdict
+    )
     if is_rubric and rubric is not None and rubric.named():
         policy_verdict, record = apply_policy(rubric, scores)
         if policy_verdict is not None:

@@ -35,7 +35,12 @@ def _isolated_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every test gets its own database and never touches a user's judgecards.db."""
     db = tmp_path / "judgecards.db"
     monkeypatch.setenv("JUDGECARDS_DB", str(db))
-    for name in ("OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_API_KEY",
-                 "JUDGECARDS_CARDS_DIR"):
+    for name in (
+        "OPENAI_BASE_URL",
+        "ANTHROPIC_BASE_URL",
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "JUDGECARDS_CARDS_DIR",
+    ):
         monkeypatch.delenv(name, raising=False)
     return db

@@ -26,7 +26,9 @@ def run(*args: str) -> Result:
 
 
 def write_items(path: Path, rows: list[dict[str, object] | str]) -> Path:
-    path.write_text("".join((row if isinstance(row, str) else json.dumps(row)) + "\n" for row in rows))
+    path.write_text(
+        "".join((row if isinstance(row, str) else json.dumps(row)) + "\n" for row in rows)
+    )
     return path
 
 
@@ -34,14 +36,36 @@ def result_rows(db: Path) -> int:
     if not db.exists():
         return 0
     with closing(sqlite3.connect(db)) as connection:
-        tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        return int(connection.execute("SELECT count(*) FROM results").fetchone()[0]) if "results" in tables else 0
+        tables = {
+            row[0]
+            for row in connection.execute("SELECT name FROM sqlite_master WHERE type='table'")
+        }
+        return (
+            int(connection.execute("SELECT count(*) FROM results").fetchone()[0])
+            if "results" in tables
+            else 0
+        )
 
 
 ITEMS = [
-    {"id": "geo-1", "question": "Capital of Australia?", "gold_answer": "Canberra.", "model_output": "Canberra."},
-    {"id": "geo-2", "question": "River through Vienna?", "gold_answer": "The Danube.", "model_output": "The Rhine."},
-    {"id": "sci-1", "question": "Boiling point of water?", "gold_answer": "100 °C.", "model_output": "100 degrees Celsius."},
+    {
+        "id": "geo-1",
+        "question": "Capital of Australia?",
+        "gold_answer": "Canberra.",
+        "model_output": "Canberra.",
+    },
+    {
+        "id": "geo-2",
+        "question": "River through Vienna?",
+        "gold_answer": "The Danube.",
+        "model_output": "The Rhine.",
+    },
+    {
+        "id": "sci-1",
+        "question": "Boiling point of water?",
+        "gold_answer": "100 °C.",
+        "model_output": "100 degrees Celsius.",
+    },
     {"id": 4, "question": "2+2?", "gold_answer": "4", "model_output": "four {{ 7*7 }}"},
 ]
 
@@ -60,7 +84,10 @@ def test_cards_list() -> None:
 def test_cards_list_with_a_user_dir() -> None:
     result = run("cards", "list", "--cards-dir", str(USER_CARDS))
     assert result.exit_code == 0, result.output
-    assert any(line.startswith("helpfulness@2") and "unreleased" in line for line in result.stdout.splitlines())
+    assert any(
+        line.startswith("helpfulness@2") and "unreleased" in line
+        for line in result.stdout.splitlines()
+    )
 
 
 def test_cards_show_prints_template_and_schema() -> None:
@@ -86,7 +113,11 @@ def test_cards_show_unknown_card_exits_2() -> None:
 def test_cards_lock_prints_the_lock_lines() -> None:
     result = run("cards", "lock")
     assert result.exit_code == 0, result.output
-    lock = [line for line in (REPO / "prompts" / "cards.lock").read_text().splitlines() if line and not line.startswith("#")]
+    lock = [
+        line
+        for line in (REPO / "prompts" / "cards.lock").read_text().splitlines()
+        if line and not line.startswith("#")
+    ]
     assert sorted(result.stdout.splitlines()) == sorted(lock)
 
 
@@ -240,7 +271,14 @@ def test_bad_input_lines_exit_2_naming_line_and_field_and_write_nothing(tmp_path
 
 def test_unknown_card_or_provider_exits_2(tmp_path: Path) -> None:
     items = write_items(tmp_path / "items.jsonl", ITEMS[:1])  # type: ignore[arg-type]
-    common = ["--input", str(items), "--output", str(tmp_path / "o.jsonl"), "--db", str(tmp_path / "x.db")]
+    common = [
+        "--input",
+        str(items),
+        "--output",
+        str(tmp_path / "o.jsonl"),
+        "--db",
+        str(tmp_path / "x.db"),
+    ]
     no_card = run("score", "--card", "nope", "--model", "mock:judge", *common)
     assert no_card.exit_code == 2 and "no card named 'nope'" in no_card.stderr
     no_provider = run("score", "--card", "reference", "--model", "acme:big", *common)

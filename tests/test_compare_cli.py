@@ -41,9 +41,22 @@ def write(path: Path, rows: list[dict[str, Any]]) -> Path:
     return path
 
 
-def outputs(tmp_path: Path, n: int = 6, *, extra_a: bool = False, extra_b: bool = False) -> tuple[Path, Path]:
-    a = [{"id": f"q{i}", "question": f"Question {i}?", "answer": f"A's answer to {i}", "model": "model-x"} for i in range(n)]
-    b = [{"id": f"q{i}", "output": f"B's longer answer to question {i}", "model": "model-y"} for i in range(n)]
+def outputs(
+    tmp_path: Path, n: int = 6, *, extra_a: bool = False, extra_b: bool = False
+) -> tuple[Path, Path]:
+    a = [
+        {
+            "id": f"q{i}",
+            "question": f"Question {i}?",
+            "answer": f"A's answer to {i}",
+            "model": "model-x",
+        }
+        for i in range(n)
+    ]
+    b = [
+        {"id": f"q{i}", "output": f"B's longer answer to question {i}", "model": "model-y"}
+        for i in range(n)
+    ]
     if extra_a:
         a.append({"id": "only-a", "question": "?", "answer": "a"})
     if extra_b:
@@ -56,10 +69,25 @@ def run(*args: str) -> Result:
 
 
 def compare_args(a: Path, b: Path, *extra: str, model: str = "openai:gpt-4o") -> list[str]:
-    return ["compare", "--model", model, "--a", str(a), "--b", str(b), "--output", "out.jsonl", "--concurrency", "4", *extra]
+    return [
+        "compare",
+        "--model",
+        model,
+        "--a",
+        str(a),
+        "--b",
+        str(b),
+        "--output",
+        "out.jsonl",
+        "--concurrency",
+        "4",
+        *extra,
+    ]
 
 
-def test_compare_writes_rows_and_a_report_and_reports_unmatched_ids(env: FakeServer, tmp_path: Path) -> None:
+def test_compare_writes_rows_and_a_report_and_reports_unmatched_ids(
+    env: FakeServer, tmp_path: Path
+) -> None:
     a, b = outputs(tmp_path, extra_a=True, extra_b=True)
     before = env.requests
     result = run(*compare_args(a, b))
@@ -70,7 +98,9 @@ def test_compare_writes_rows_and_a_report_and_reports_unmatched_ids(env: FakeSer
     for row in rows:
         assert row["winner"] in ("A", "B") and row["position_consistent"] is True
         assert (row["model_a"], row["model_b"]) == ("model-x", "model-y")
-        assert row["first_order"]["shown_first"] == "A" and row["second_order"]["shown_first"] == "B"
+        assert (
+            row["first_order"]["shown_first"] == "A" and row["second_order"]["shown_first"] == "B"
+        )
         assert row["first_order"]["raw_reply"] and row["second_order"]["result_id"]
     assert "model-x (A) vs model-y (B): 6 comparisons" in result.stdout
     assert "position consistency" in result.stdout and "1.000" in result.stdout
@@ -116,8 +146,14 @@ def test_bad_lines_are_all_reported_and_nothing_is_judged(env: FakeServer, tmp_p
 
 
 def test_question_must_agree_and_exist(env: FakeServer, tmp_path: Path) -> None:
-    a = write(tmp_path / "a.jsonl", [{"id": "1", "question": "Q1", "answer": "x"}, {"id": "2", "answer": "x"}])
-    b = write(tmp_path / "b.jsonl", [{"id": "1", "question": "Other", "answer": "y"}, {"id": "2", "answer": "y"}])
+    a = write(
+        tmp_path / "a.jsonl",
+        [{"id": "1", "question": "Q1", "answer": "x"}, {"id": "2", "answer": "x"}],
+    )
+    b = write(
+        tmp_path / "b.jsonl",
+        [{"id": "1", "question": "Other", "answer": "y"}, {"id": "2", "answer": "y"}],
+    )
     result = run(*compare_args(a, b))
     assert result.exit_code == 2
     assert f"{a}:1, field 'question': differs from {b}:1" in result.stderr
@@ -132,7 +168,10 @@ def test_rank_over_stored_comparisons(env: FakeServer, tmp_path: Path) -> None:
     assert "Bradley–Terry ratings" in result.stdout
     assert "model-x" in result.stdout and "model-y" in result.stdout
     as_json = json.loads(run("rank", "--json", "--method", "elo", "--bootstrap", "0").stdout)
-    assert as_json["method"] == "elo" and {m["model"] for m in as_json["models"]} == {"model-x", "model-y"}
+    assert as_json["method"] == "elo" and {m["model"] for m in as_json["models"]} == {
+        "model-x",
+        "model-y",
+    }
     assert sum(m["games"] for m in as_json["models"]) == 16
     missing = run("rank", "--judge-model", "openai:nobody")
     assert missing.exit_code == 2 and "no stored pairwise comparisons" in missing.stderr

@@ -21,12 +21,42 @@ from tests.fakes.server import FakeServer
 REPO = Path(__file__).resolve().parents[1]
 
 ITEMS = [
-    {"id": "exact", "question": "Capital of Australia?", "gold_answer": "Canberra", "model_output": "Canberra."},
-    {"id": "empty", "question": "Capital of Australia?", "gold_answer": "Canberra", "model_output": ""},
-    {"id": "refusal", "question": "Capital of Australia?", "gold_answer": "Canberra", "model_output": "As an AI, I can't."},
-    {"id": "offtopic", "question": "Capital of Australia?", "gold_answer": "Canberra", "model_output": "Bananas."},
-    {"id": "j1", "question": "Capital of Australia?", "gold_answer": "Canberra", "model_output": "It is Canberra."},
-    {"id": "j2", "question": "River through Vienna?", "gold_answer": "The Danube", "model_output": "The Danube, I believe."},
+    {
+        "id": "exact",
+        "question": "Capital of Australia?",
+        "gold_answer": "Canberra",
+        "model_output": "Canberra.",
+    },
+    {
+        "id": "empty",
+        "question": "Capital of Australia?",
+        "gold_answer": "Canberra",
+        "model_output": "",
+    },
+    {
+        "id": "refusal",
+        "question": "Capital of Australia?",
+        "gold_answer": "Canberra",
+        "model_output": "As an AI, I can't.",
+    },
+    {
+        "id": "offtopic",
+        "question": "Capital of Australia?",
+        "gold_answer": "Canberra",
+        "model_output": "Bananas.",
+    },
+    {
+        "id": "j1",
+        "question": "Capital of Australia?",
+        "gold_answer": "Canberra",
+        "model_output": "It is Canberra.",
+    },
+    {
+        "id": "j2",
+        "question": "River through Vienna?",
+        "gold_answer": "The Danube",
+        "model_output": "The Danube, I believe.",
+    },
 ]
 SURVIVORS = 2  # j1, j2: every other item is decided before the judge
 
@@ -91,9 +121,17 @@ def run(*args: str) -> Result:
     return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
 
-def setup(tmp_path: Path, config: str, name: str = "eval.yaml", model: str = "mock:judge", items: list[Any] | None = None) -> Path:
+def setup(
+    tmp_path: Path,
+    config: str,
+    name: str = "eval.yaml",
+    model: str = "mock:judge",
+    items: list[Any] | None = None,
+) -> Path:
     rows = ITEMS if items is None else items
-    (tmp_path / "items.jsonl").write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows), encoding="utf-8")
+    (tmp_path / "items.jsonl").write_text(
+        "".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows), encoding="utf-8"
+    )
     path = tmp_path / name
     path.write_text(config.replace("MODEL", model), encoding="utf-8")
     return path
@@ -113,7 +151,9 @@ def stored_results(db: Path) -> int:
 
 
 @pytest.mark.parametrize("config, name", [(YAML, "eval.yaml"), (TOML, "eval.toml")])
-def test_mock_run_writes_every_item_and_reports_the_savings(tmp_path: Path, config: str, name: str) -> None:
+def test_mock_run_writes_every_item_and_reports_the_savings(
+    tmp_path: Path, config: str, name: str
+) -> None:
     path = setup(tmp_path, config, name)
     output, db = tmp_path / "out" / "rows.jsonl", tmp_path / "j.db"
     output.parent.mkdir()
@@ -130,7 +170,10 @@ def test_mock_run_writes_every_item_and_reports_the_savings(tmp_path: Path, conf
         "estimated_tokens_avoided": report["judge"]["estimated_tokens_avoided"],
     }  # fmt: skip
     assert report["judge"]["estimated_tokens_avoided"] > 0
-    assert [(t["name"], t["in"], t["passed"], t["accepted"], t["failed"], t["errors"]) for t in report["tiers"]] == [
+    assert [
+        (t["name"], t["in"], t["passed"], t["accepted"], t["failed"], t["errors"])
+        for t in report["tiers"]
+    ] == [
         ("format", 6, 4, 0, 2, 0),
         ("metric", 4, 2, 1, 1, 0),
         ("judge", 2, 2, 0, 0, 0),  # every verdict passes in this config
@@ -145,7 +188,9 @@ def test_mock_run_writes_every_item_and_reports_the_savings(tmp_path: Path, conf
     assert not list(tmp_path.glob("out/*.tmp"))
 
 
-def test_text_report_and_relative_items_path_from_another_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_text_report_and_relative_items_path_from_another_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     configs = tmp_path / "configs"
     configs.mkdir()
     path = setup(configs, YAML)
@@ -158,20 +203,35 @@ def test_text_report_and_relative_items_path_from_another_directory(tmp_path: Pa
     lines = result.stdout.splitlines()
     assert lines[0].split() == ["#", "tier", "kind", "in", "passed", "accepted", "failed", "errors"]
     assert lines[1].split() == ["1", "format", "checks", "6", "4", "0", "2", "0"]
-    assert "judge reference@1 on mock:judge: 2 of 6 items judged, 4 judge calls saved (67%), 0 served from cache" in result.stdout
+    assert (
+        "judge reference@1 on mock:judge: 2 of 6 items judged, 4 judge calls saved (67%), 0 served from cache"
+        in result.stdout
+    )
     assert "  empty  fail at format: model_output is 0 chars, fewer than min 1" in result.stdout
     assert "(--output FILE keeps one row per item)" in result.stdout
 
 
 def test_the_example_config_runs(tmp_path: Path) -> None:
     output = tmp_path / "rows.jsonl"
-    result = run("eval", str(REPO / "examples" / "eval_config.yaml"), "--output", str(output), "--json", "--db", str(tmp_path / "j.db"))
+    result = run(
+        "eval",
+        str(REPO / "examples" / "eval_config.yaml"),
+        "--output",
+        str(output),
+        "--json",
+        "--db",
+        str(tmp_path / "j.db"),
+    )
 
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     lines = (REPO / "examples" / "eval_items.jsonl").read_text("utf-8").splitlines()
     assert report["items"] == len(lines) == len(output.read_text("utf-8").splitlines())
-    assert [(t["in"], t["failed"], t["accepted"]) for t in report["tiers"]] == [(10, 3, 0), (7, 1, 3), (3, report["tiers"][2]["failed"], 0)]
+    assert [(t["in"], t["failed"], t["accepted"]) for t in report["tiers"]] == [
+        (10, 3, 0),
+        (7, 1, 3),
+        (3, report["tiers"][2]["failed"], 0),
+    ]
     assert report["judge"]["calls_saved"] == 7
 
 
@@ -182,7 +242,9 @@ def server() -> Iterator[FakeServer]:
     fake.stop()
 
 
-def test_real_sdk_is_called_only_for_survivors(server: FakeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_real_sdk_is_called_only_for_survivors(
+    server: FakeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     path = setup(tmp_path, YAML, model="openai:gpt-4o")
@@ -195,11 +257,17 @@ def test_real_sdk_is_called_only_for_survivors(server: FakeServer, tmp_path: Pat
     assert server.requests - before == SURVIVORS
     report = json.loads(result.stdout)
     assert report["judge"]["judged"] == SURVIVORS and report["judge"]["mock"] is False
-    assert {r["id"]: r["judge"]["verdict"] for r in report["results"] if r["judge"]} == {"j1": "match", "j2": "match"}
+    assert {r["id"]: r["judge"]["verdict"] for r in report["results"] if r["judge"]} == {
+        "j1": "match",
+        "j2": "match",
+    }
 
 
 def test_a_config_without_a_judge_needs_no_database(tmp_path: Path) -> None:
-    path = setup(tmp_path, "items: items.jsonl\ntiers:\n  - checks:\n      - {type: json, field: model_output}\n")
+    path = setup(
+        tmp_path,
+        "items: items.jsonl\ntiers:\n  - checks:\n      - {type: json, field: model_output}\n",
+    )
     db = tmp_path / "never.db"
 
     result = run("eval", str(path), "--json", "--db", str(db))
@@ -207,7 +275,9 @@ def test_a_config_without_a_judge_needs_no_database(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     assert report["judge"] is None and report["tiers"][0]["name"] == "tier 1"
-    assert report["results"][0]["reasons"] == ["model_output is not JSON: Expecting value at line 1 column 1"]
+    assert report["results"][0]["reasons"] == [
+        "model_output is not JSON: Expecting value at line 1 column 1"
+    ]
     assert not db.exists() and MOCK_BANNER not in result.stderr
 
 
@@ -217,22 +287,84 @@ def test_a_config_without_a_judge_needs_no_database(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "old, new, where, message",
     [
-        ("        forbid:", "        forbidd:", "eval.yaml:10, field 'tiers.0.checks.1.forbidd'", "unknown key 'forbidd'"),
-        ("accept_min: 1}", "accept_mn: 1}", "eval.yaml:13, field 'tiers.1.checks.0.accept_mn'", "unknown key 'accept_mn'"),
-        ("metric: token_f1", "metric: bleu", "eval.yaml:14, field 'tiers.1.checks.1.metric'", "unknown metric 'bleu'"),
-        ("type: regex", "type: regexp", "eval.yaml:8, field 'tiers.0.checks.1'", "unknown check type 'regexp'"),
-        ("'(?i)\\bas an ai\\b'", "'(unclosed'", "eval.yaml:10, field 'tiers.0.checks.1.forbid'", "invalid regular expression"),
+        (
+            "        forbid:",
+            "        forbidd:",
+            "eval.yaml:10, field 'tiers.0.checks.1.forbidd'",
+            "unknown key 'forbidd'",
+        ),
+        (
+            "accept_min: 1}",
+            "accept_mn: 1}",
+            "eval.yaml:13, field 'tiers.1.checks.0.accept_mn'",
+            "unknown key 'accept_mn'",
+        ),
+        (
+            "metric: token_f1",
+            "metric: bleu",
+            "eval.yaml:14, field 'tiers.1.checks.1.metric'",
+            "unknown metric 'bleu'",
+        ),
+        (
+            "type: regex",
+            "type: regexp",
+            "eval.yaml:8, field 'tiers.0.checks.1'",
+            "unknown check type 'regexp'",
+        ),
+        (
+            "'(?i)\\bas an ai\\b'",
+            "'(unclosed'",
+            "eval.yaml:10, field 'tiers.0.checks.1.forbid'",
+            "invalid regular expression",
+        ),
         ("min: 1\n", "min: many\n", "eval.yaml:7, field 'tiers.0.checks.0.min'", "valid integer"),
-        ("card: reference", "card: referenc", "eval.yaml:17, field 'tiers.2.judge.card'", "no card named 'referenc'"),
-        ("mismatch]", "wrong]", "eval.yaml:20, field 'tiers.2.judge.pass_verdicts.2'", "reference@1 never gives 'wrong'"),
-        ("{model_output: model_output}", "{answer: model_output}", "eval.yaml:19, field 'tiers.2.judge.inputs.answer'", "reference@1 has no input 'answer'"),
-        ("concurrency: 4", "concurrency: 0", "eval.yaml:21, field 'tiers.2.judge.concurrency'", "greater than or equal to 1"),
-        ("        field: model_output\n        min: 1", "        field: model_ouput\n        min: 1", "eval.yaml:6, field 'tiers.0.checks.0.field'", "no item in"),
-        ("items: items.jsonl", "items: missing.jsonl", "eval.yaml:1, field 'items'", "items file not found"),
-        ("      model: MODEL\n", "", "eval.yaml:16, field 'tiers.2.judge.model'", "missing key 'model'"),
+        (
+            "card: reference",
+            "card: referenc",
+            "eval.yaml:17, field 'tiers.2.judge.card'",
+            "no card named 'referenc'",
+        ),
+        (
+            "mismatch]",
+            "wrong]",
+            "eval.yaml:20, field 'tiers.2.judge.pass_verdicts.2'",
+            "reference@1 never gives 'wrong'",
+        ),
+        (
+            "{model_output: model_output}",
+            "{answer: model_output}",
+            "eval.yaml:19, field 'tiers.2.judge.inputs.answer'",
+            "reference@1 has no input 'answer'",
+        ),
+        (
+            "concurrency: 4",
+            "concurrency: 0",
+            "eval.yaml:21, field 'tiers.2.judge.concurrency'",
+            "greater than or equal to 1",
+        ),
+        (
+            "        field: model_output\n        min: 1",
+            "        field: model_ouput\n        min: 1",
+            "eval.yaml:6, field 'tiers.0.checks.0.field'",
+            "no item in",
+        ),
+        (
+            "items: items.jsonl",
+            "items: missing.jsonl",
+            "eval.yaml:1, field 'items'",
+            "items file not found",
+        ),
+        (
+            "      model: MODEL\n",
+            "",
+            "eval.yaml:16, field 'tiers.2.judge.model'",
+            "missing key 'model'",
+        ),
     ],
 )
-def test_yaml_config_errors_name_file_line_and_key(tmp_path: Path, old: str, new: str, where: str, message: str) -> None:
+def test_yaml_config_errors_name_file_line_and_key(
+    tmp_path: Path, old: str, new: str, where: str, message: str
+) -> None:
     assert old in YAML
     path = setup(tmp_path, YAML.replace(old, new, 1))
     db = tmp_path / "j.db"
@@ -244,10 +376,15 @@ def test_yaml_config_errors_name_file_line_and_key(tmp_path: Path, old: str, new
 
 
 def test_several_config_errors_are_listed_together(tmp_path: Path) -> None:
-    config = YAML.replace("min: 1\n", "min: 1\n        max: x\n", 1).replace("type: regex", "type: regexp")
+    config = YAML.replace("min: 1\n", "min: 1\n        max: x\n", 1).replace(
+        "type: regex", "type: regexp"
+    )
     error = error_of(run("eval", str(setup(tmp_path, config))))
     assert "2 problem(s) in the config:" in error
-    assert "eval.yaml:8, field 'tiers.0.checks.0.max'" in error and "eval.yaml:9, field 'tiers.0.checks.1'" in error
+    assert (
+        "eval.yaml:8, field 'tiers.0.checks.0.max'" in error
+        and "eval.yaml:9, field 'tiers.0.checks.1'" in error
+    )
 
 
 def test_judge_tier_must_be_last(tmp_path: Path) -> None:
@@ -257,33 +394,56 @@ def test_judge_tier_must_be_last(tmp_path: Path) -> None:
 
 
 def test_a_tier_has_checks_or_a_judge(tmp_path: Path) -> None:
-    error = error_of(run("eval", str(setup(tmp_path, "items: items.jsonl\ntiers:\n  - name: nothing\n"))))
+    error = error_of(
+        run("eval", str(setup(tmp_path, "items: items.jsonl\ntiers:\n  - name: nothing\n")))
+    )
     assert "eval.yaml:3, field 'tiers.0': a tier has either 'checks'" in error
 
 
 def test_yaml_syntax_error_names_the_line(tmp_path: Path) -> None:
-    error = error_of(run("eval", str(setup(tmp_path, "items: items.jsonl\ntiers:\n  - checks: [\n  - x: y\n"))))
+    error = error_of(
+        run("eval", str(setup(tmp_path, "items: items.jsonl\ntiers:\n  - checks: [\n  - x: y\n")))
+    )
     assert "eval.yaml:4: invalid YAML" in error
 
 
 @pytest.mark.parametrize(
     "old, new, where, message",
     [
-        ("forbid =", "forbidd =", "eval.toml:14, field 'tiers.0.checks.1.forbidd'", "unknown key 'forbidd'"),
+        (
+            "forbid =",
+            "forbidd =",
+            "eval.toml:14, field 'tiers.0.checks.1.forbidd'",
+            "unknown key 'forbidd'",
+        ),
         # Keys inside a multi-line array point at the array's key.
-        ("accept_min = 1", "accept_mn = 1", "eval.toml:18, field 'tiers.1.checks.0.accept_mn'", "unknown key 'accept_mn'"),
-        ('"mismatch"]', '"wrong"]', "eval.toml:29, field 'tiers.2.judge.pass_verdicts.2'", "never gives 'wrong'"),
+        (
+            "accept_min = 1",
+            "accept_mn = 1",
+            "eval.toml:18, field 'tiers.1.checks.0.accept_mn'",
+            "unknown key 'accept_mn'",
+        ),
+        (
+            '"mismatch"]',
+            '"wrong"]',
+            "eval.toml:29, field 'tiers.2.judge.pass_verdicts.2'",
+            "never gives 'wrong'",
+        ),
         ('card = "reference"', 'card = "reference', "eval.toml:27", "invalid TOML"),
     ],
 )
-def test_toml_config_errors_name_file_line_and_key(tmp_path: Path, old: str, new: str, where: str, message: str) -> None:
+def test_toml_config_errors_name_file_line_and_key(
+    tmp_path: Path, old: str, new: str, where: str, message: str
+) -> None:
     assert old in TOML
     path = setup(tmp_path, TOML.replace(old, new, 1), "eval.toml")
     error = error_of(run("eval", str(path)))
     assert f"{tmp_path / where}" in error and message in error, error
 
 
-def test_toml_without_tomllib_or_tomli_says_what_to_do(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_toml_without_tomllib_or_tomli_says_what_to_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Python 3.10 has no tomllib; None in sys.modules makes the import fail as it would there.
     monkeypatch.setitem(sys.modules, "tomllib", None)
     monkeypatch.setitem(sys.modules, "tomli", None)
@@ -292,7 +452,9 @@ def test_toml_without_tomllib_or_tomli_says_what_to_do(tmp_path: Path, monkeypat
 
 
 def test_output_directory_must_exist_before_the_run(tmp_path: Path) -> None:
-    error = error_of(run("eval", str(setup(tmp_path, YAML)), "--output", str(tmp_path / "nope" / "rows.jsonl")))
+    error = error_of(
+        run("eval", str(setup(tmp_path, YAML)), "--output", str(tmp_path / "nope" / "rows.jsonl"))
+    )
     assert "nope/rows.jsonl: the output's directory does not exist" in error
 
 
@@ -306,6 +468,11 @@ def test_bad_item_lines_are_all_reported_before_any_call(tmp_path: Path) -> None
     db = tmp_path / "j.db"
     error = error_of(run("eval", str(setup(tmp_path, YAML, items=rows)), "--db", str(db)))
     assert "items.jsonl: 4 bad line(s), nothing was evaluated:" in error
-    for expected in (":2: invalid JSON", ":3, field 'id': missing 'id'", ":4, field 'id': duplicate id (first on line 1)", ":5: each line must be a JSON object"):
+    for expected in (
+        ":2: invalid JSON",
+        ":3, field 'id': missing 'id'",
+        ":4, field 'id': duplicate id (first on line 1)",
+        ":5: each line must be a JSON object",
+    ):
         assert expected in error
     assert stored_results(db) == 0

@@ -31,11 +31,17 @@ from tests.fakes.http import (
 
 KEY = "sk-test-geval-00000000000000000"
 NAMES = [c.name for c in DEFAULT_CRITERIA]
-ITEM = {"question": "Summarise the memo.", "answer": "The memo moves the launch to May.", "context": "Launch moves to May."}
+ITEM = {
+    "question": "Summarise the memo.",
+    "answer": "The memo moves the launch to May.",
+    "context": "Launch moves to May.",
+}
 
 
 def rubric_reply(scores: dict[str, int]) -> str:
-    body = {"scores": [{"name": n, "reason": f"Reason for {n}.", "score": s} for n, s in scores.items()]}
+    body = {
+        "scores": [{"name": n, "reason": f"Reason for {n}.", "score": s} for n, s in scores.items()]
+    }
     return json.dumps(body)
 
 
@@ -44,7 +50,9 @@ def lp(p: float) -> float:
 
 
 def judge_on(script: Script, card: str = "rubric", **options: Any) -> Judge:
-    provider = OpenAIProvider("gpt-4o", api_key=KEY, http_client=script.client(), async_http_client=script.async_client())
+    provider = OpenAIProvider(
+        "gpt-4o", api_key=KEY, http_client=script.client(), async_http_client=script.async_client()
+    )
     return Judge(card, "openai:gpt-4o", provider=provider, **options)
 
 
@@ -53,7 +61,10 @@ def test_json_number_spans_find_each_value_by_path() -> None:
     start = text.index("{")
     spans = json_number_spans(text, start)
     assert {path: text[s:e] for path, (s, e) in spans.items()} == {
-        ("a", "b", 0): "1", ("a", "b", 1): "22", ("a", "b", 2, "c"): "-3.5", ("d",): "7",
+        ("a", "b", 0): "1",
+        ("a", "b", 1): "22",
+        ("a", "b", 2, "c"): "-3.5",
+        ("d",): "7",
     }  # fmt: skip  (the 9 inside a string is not a number)
 
 
@@ -61,9 +72,11 @@ def test_weigh_by_hand() -> None:
     # "Rating: 4" with per-character tokens; the judge put p=0.5 on 4, 0.3 on 3, 0.1 on 5 and 0.1
     # on a non-score token. Over valid scores: mass 0.9; mean = (3·0.3 + 4·0.5 + 5·0.1)/0.9 = 3.4/0.9.
     text = "Rating: 4"
-    logprobs = tuple(
-        TokenLogprob(token=c, logprob=0.0, top=((c, 0.0),)) for c in text[:-1]
-    ) + (TokenLogprob("4", lp(0.5), (("4", lp(0.5)), ("3", lp(0.3)), ("5", lp(0.1)), ("x", lp(0.1)))),)
+    logprobs = tuple(TokenLogprob(token=c, logprob=0.0, top=((c, 0.0),)) for c in text[:-1]) + (
+        TokenLogprob(
+            "4", lp(0.5), (("4", lp(0.5)), ("3", lp(0.3)), ("5", lp(0.1)), ("x", lp(0.1)))
+        ),
+    )
     record = weigh(text, logprobs, ScoreSite(8, 9, 1, 5), 4)
     assert record.method == "geval" and record.sampled == 4
     assert record.score == pytest.approx(3.4 / 0.9)
@@ -76,7 +89,9 @@ def test_weigh_counts_spaced_variants_and_ignores_out_of_scale_values() -> None:
     text = "x 4"
     logprobs = (
         TokenLogprob("x", 0.0),
-        TokenLogprob(" 4", lp(0.4), ((" 4", lp(0.4)), ("4", lp(0.2)), (" 2", lp(0.2)), (" 9", lp(0.2)))),
+        TokenLogprob(
+            " 4", lp(0.4), ((" 4", lp(0.4)), ("4", lp(0.2)), (" 2", lp(0.2)), (" 9", lp(0.2)))
+        ),
     )
     record = weigh(text, logprobs, ScoreSite(2, 3, 1, 5), 4)
     # valid mass 0.8: p(4) = 0.6/0.8, p(2) = 0.2/0.8 → mean = (4·0.6 + 2·0.2)/0.8 = 3.5
@@ -87,7 +102,10 @@ def test_weigh_counts_spaced_variants_and_ignores_out_of_scale_values() -> None:
     ("logprobs", "note"),
     [
         (None, "no token logprobs"),
-        ((TokenLogprob("Rating: ", 0.0), TokenLogprob("1", 0.0), TokenLogprob("0", 0.0)), "spans several tokens"),
+        (
+            (TokenLogprob("Rating: ", 0.0), TokenLogprob("1", 0.0), TokenLogprob("0", 0.0)),
+            "spans several tokens",
+        ),
         ((TokenLogprob("Rating:", 0.0), TokenLogprob("  10", 0.0)), "do not reproduce the reply"),
         ((TokenLogprob("Rating", 0.0), TokenLogprob(": 10", 0.0)), "shares its token"),
         ((TokenLogprob("Rating", 0.0),), "end before the score"),
@@ -105,7 +123,9 @@ def test_score_sites_locate_the_object_extract_json_chose() -> None:
     reply = rubric_reply({"faithfulness": 5})
     text = f"An example: {decoy}\nMy answer:\n```json\n{reply}\n```"
     judgment = RubricJudgment.model_validate_json(reply)
-    sites = score_sites(card, judgment, text, {"criteria": [{"name": "faithfulness", "description": "d"}]})
+    sites = score_sites(
+        card, judgment, text, {"criteria": [{"name": "faithfulness", "description": "d"}]}
+    )
     site = sites["faithfulness"]
     assert text[site.start : site.end] == "5" and site.start > text.index("```")
     assert (site.low, site.high) == (1, 5)
@@ -132,7 +152,9 @@ def test_rubric_scores_are_weighted_through_the_openai_sdk() -> None:
     assert result.scores["conciseness"] == pytest.approx(2.6 / 0.9)
     assert result.output is not None
     scoring = result.output["scoring"]
-    assert {axis: record["method"] for axis, record in scoring.items()} == dict.fromkeys(NAMES, "geval")
+    assert {axis: record["method"] for axis, record in scoring.items()} == dict.fromkeys(
+        NAMES, "geval"
+    )
     assert scoring["faithfulness"]["sampled"] == 4
     assert scoring["conciseness"]["coverage"] == pytest.approx(0.9)
     # The judge's own integers are kept unchanged in the judgment.
@@ -143,7 +165,11 @@ def test_cached_reply_keeps_its_logprobs() -> None:
     reply = rubric_reply(dict.fromkeys(NAMES, 4))
     tokens = bpe_tokens(reply)
     first = tokens.index(" 4")
-    script = Script(openai_chat(reply, logprobs=chat_logprobs(tokens, {first: [(" 4", lp(0.5)), (" 5", lp(0.5))]})))
+    script = Script(
+        openai_chat(
+            reply, logprobs=chat_logprobs(tokens, {first: [(" 4", lp(0.5)), (" 5", lp(0.5))]})
+        )
+    )
     judge_on(script).score(**ITEM)
     # A new threshold policy changes the result key, not the request: the cached reply is re-decided.
     from judgecards.schemas import RubricPolicy
@@ -157,7 +183,12 @@ def test_cached_reply_keeps_its_logprobs() -> None:
 def test_anthropic_has_no_logprobs_so_scores_are_sampled_and_say_so() -> None:
     reply = rubric_reply(dict.fromkeys(NAMES, 4))
     script = Script(anthropic_message(reply))
-    provider = AnthropicProvider("claude-sonnet-5", api_key="sk-ant-test", http_client=script.client(), async_http_client=script.async_client())
+    provider = AnthropicProvider(
+        "claude-sonnet-5",
+        api_key="sk-ant-test",
+        http_client=script.client(),
+        async_http_client=script.async_client(),
+    )
     result = Judge("rubric", "anthropic:claude-sonnet-5", provider=provider).score(**ITEM)
     assert "logprobs" not in json.loads(script.requests[0].content)
     assert result.scores == dict.fromkeys(NAMES, 4)
@@ -184,8 +215,14 @@ def test_reference_card_axes_use_their_schema_ranges() -> None:
     })  # fmt: skip
     tokens = bpe_tokens(reply)
     index = tokens.index(" 4")  # correctness
-    script = Script(openai_chat(reply, logprobs=chat_logprobs(tokens, {index: [(" 4", lp(0.5)), (" 5", lp(0.5))]})))
-    result = judge_on(script, "reference", top_logprobs=5).score(question="q", gold_answer="g", model_output="o")
+    script = Script(
+        openai_chat(
+            reply, logprobs=chat_logprobs(tokens, {index: [(" 4", lp(0.5)), (" 5", lp(0.5))]})
+        )
+    )
+    result = judge_on(script, "reference", top_logprobs=5).score(
+        question="q", gold_answer="g", model_output="o"
+    )
     assert result.scores["correctness"] == pytest.approx(4.5)
     # The verdict rule (match needs correctness ≥ 5) sees the weighted 4.5.
     assert result.verdict == "partial_match"

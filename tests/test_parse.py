@@ -70,7 +70,11 @@ def test_last_object_wins() -> None:
 
 
 def test_nested_braces_inside_strings() -> None:
-    value = {"delta": "uses {braces} and a lone } and {", "scores": {"x": 1}, "code": "def f(): return {}"}
+    value = {
+        "delta": "uses {braces} and a lone } and {",
+        "scores": {"x": 1},
+        "code": "def f(): return {}",
+    }
     text = "Result: " + json.dumps(value) + " done."
     assert extract_json(text) == value
 
@@ -105,13 +109,17 @@ def test_truncated_json_is_reported_as_such() -> None:
 
 
 def test_parse_reply_validates_against_the_card_model(reference) -> None:  # type: ignore[no-untyped-def]
-    judgment = parse_reply(reference, f"```json\n{reference_judgment(4, 3, verdict='partial_match')}\n```")
+    judgment = parse_reply(
+        reference, f"```json\n{reference_judgment(4, 3, verdict='partial_match')}\n```"
+    )
     assert isinstance(judgment, ReferenceJudgment)
     assert judgment.scores.correctness == 4 and judgment.verdict == "partial_match"
 
 
 def test_parse_reply_problems_are_loc_colon_msg(reference) -> None:  # type: ignore[no-untyped-def]
-    reply = json.dumps({"scores": {"correctness": 0, "completeness": 4}, "style_relevant": False, "verdict": "yes"})
+    reply = json.dumps(
+        {"scores": {"correctness": 0, "completeness": 4}, "style_relevant": False, "verdict": "yes"}
+    )
     with pytest.raises(JudgeOutputError) as caught:
         parse_reply(reference, reply)
     problems = caught.value.problems
@@ -126,7 +134,9 @@ def test_parse_reply_problems_are_loc_colon_msg(reference) -> None:  # type: ign
 def test_parse_reply_model_level_rule(reference) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(JudgeOutputError) as caught:
         parse_reply(reference, reference_judgment(5, 5, 3, style_relevant=False))
-    assert caught.value.problems == ["(root): Value error, scores.style_fidelity must be 5 when style_relevant is false"]
+    assert caught.value.problems == [
+        "(root): Value error, scores.style_fidelity must be 5 when style_relevant is false"
+    ]
 
 
 def test_parse_reply_sentence_length(reference) -> None:  # type: ignore[no-untyped-def]
@@ -173,7 +183,10 @@ def test_final_token_tolerates_spaces_inside_the_brackets(rating) -> None:  # ty
         ("Rating: [[-3]]", "rating: Input should be greater than or equal to 1"),
         ("Rating: [[7.5]]", "rating: must be a whole number, got 7.5"),
         ("I would give it a seven.", "no final line of the form 'Rating: [[{value}]]' found"),
-        ("Rating: [[8]] was my first thought, but Rating: [[12]]", "rating: Input should be less than or equal to 10"),
+        (
+            "Rating: [[8]] was my first thought, but Rating: [[12]]",
+            "rating: Input should be less than or equal to 10",
+        ),
     ],
 )
 def test_final_token_problems(rating, text: str, problem: str) -> None:  # type: ignore[no-untyped-def]

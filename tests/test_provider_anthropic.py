@@ -50,7 +50,13 @@ def make_judge(
 ) -> Judge:
     waits = waits if waits is not None else Waits()
     policy = RetryPolicy(attempts=attempts, sleep=waits, async_sleep=waits.asleep)
-    return Judge("reference", "anthropic:claude-sonnet-5", provider=make_provider(script), retry=policy, **options)
+    return Judge(
+        "reference",
+        "anthropic:claude-sonnet-5",
+        provider=make_provider(script),
+        retry=policy,
+        **options,
+    )
 
 
 def body(request: httpx2.Request) -> dict[str, Any]:
@@ -118,7 +124,10 @@ def test_invalid_reply_is_reasked_with_reply_and_problems() -> None:
     turns = body(script.requests[1])["messages"]
     assert [t["role"] for t in turns] == ["user", "assistant", "user"]
     assert turns[1]["content"] == invalid
-    assert "- scores.correctness: Input should be greater than or equal to 1" in turns[2]["content"].splitlines()
+    assert (
+        "- scores.correctness: Input should be greater than or equal to 1"
+        in turns[2]["content"].splitlines()
+    )
 
 
 def test_max_tokens_stop_is_reasked_with_a_brevity_hint() -> None:
@@ -200,10 +209,15 @@ def test_auth_failure_raises_out_of_score_many(reply: Any) -> None:
 # ---------------------------------------------------------------- temperature
 
 
-def test_temperature_rejected_by_the_model_is_dropped_and_the_call_retried(caplog: pytest.LogCaptureFixture) -> None:
+def test_temperature_rejected_by_the_model_is_dropped_and_the_call_retried(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     waits = Waits()
     script = Script(
-        bad_request("temperature: this model does not support a non-default temperature", provider="anthropic"),
+        bad_request(
+            "temperature: this model does not support a non-default temperature",
+            provider="anthropic",
+        ),
         anthropic_message(GOOD),
         anthropic_message(GOOD),
     )
@@ -222,7 +236,9 @@ def test_temperature_rejected_by_the_model_is_dropped_and_the_call_retried(caplo
 
 
 def test_a_400_about_something_else_is_fatal_and_not_retried() -> None:
-    script = Script(bad_request("messages: roles must alternate", provider="anthropic"), anthropic_message(GOOD))
+    script = Script(
+        bad_request("messages: roles must alternate", provider="anthropic"), anthropic_message(GOOD)
+    )
     result = make_judge(script).score(**INPUTS)
     assert result.status == "error" and result.error_kind == "fatal"
     assert result.error is not None and "HTTP 400" in result.error
@@ -232,7 +248,13 @@ def test_a_400_about_something_else_is_fatal_and_not_retried() -> None:
 def test_temperature_none_sends_none() -> None:
     script = Script(anthropic_message(GOOD))
     policy = RetryPolicy(sleep=Waits())
-    judge = Judge("reference", "anthropic:claude-sonnet-5", provider=make_provider(script), retry=policy, temperature=None)
+    judge = Judge(
+        "reference",
+        "anthropic:claude-sonnet-5",
+        provider=make_provider(script),
+        retry=policy,
+        temperature=None,
+    )
     judge.score(**INPUTS)
     assert "temperature" not in body(script.requests[0])
 
@@ -255,9 +277,15 @@ def test_missing_api_key_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> 
 def test_key_from_the_environment_is_used_and_never_stored(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:4010")
-    script = Script(anthropic_message("not json"), anthropic_message(GOOD), server_error(500, provider="anthropic"))
+    script = Script(
+        anthropic_message("not json"),
+        anthropic_message(GOOD),
+        server_error(500, provider="anthropic"),
+    )
     provider = AnthropicProvider("claude-sonnet-5", http_client=script.client())
-    judge = Judge("reference", "anthropic:claude-sonnet-5", provider=provider, retry=RetryPolicy(attempts=1))
+    judge = Judge(
+        "reference", "anthropic:claude-sonnet-5", provider=provider, retry=RetryPolicy(attempts=1)
+    )
 
     assert judge.score(**INPUTS).status == "ok"
     failed = judge.score(**{**INPUTS, "model_output": "Saturn."})
@@ -266,7 +294,10 @@ def test_key_from_the_environment_is_used_and_never_stored(monkeypatch: pytest.M
     judge.store.close()
 
     assert str(script.requests[0].url) == "http://127.0.0.1:4010/v1/messages"
-    assert KEY in (script.requests[0].headers.get("x-api-key", "") + script.requests[0].headers.get("authorization", ""))
+    assert KEY in (
+        script.requests[0].headers.get("x-api-key", "")
+        + script.requests[0].headers.get("authorization", "")
+    )
     db = Path(os.environ["JUDGECARDS_DB"])
     for path in db.parent.iterdir():
         if path.name.startswith(db.name):

@@ -64,12 +64,16 @@ def make_judge(
     provider = OpenAIProvider(
         "gpt-4o", api_key=KEY, http_client=script.client(), async_http_client=script.async_client()
     )
-    policy = RetryPolicy(attempts=attempts, deadline=deadline, sleep=waits, async_sleep=waits.asleep)
+    policy = RetryPolicy(
+        attempts=attempts, deadline=deadline, sleep=waits, async_sleep=waits.asleep
+    )
     return Judge(card, "openai:gpt-4o", provider=provider, retry=policy, **options)
 
 
 def items(n: int) -> list[dict[str, Any]]:
-    return [{"id": f"q{i}", **INPUTS, "model_output": f"Answer number {i}: 100 °C."} for i in range(n)]
+    return [
+        {"id": f"q{i}", **INPUTS, "model_output": f"Answer number {i}: 100 °C."} for i in range(n)
+    ]
 
 
 def messages(request: httpx2.Request) -> list[dict[str, str]]:
@@ -86,7 +90,11 @@ def test_score_sends_a_chat_completion_and_returns_a_decided_result() -> None:
     result = judge.score(**INPUTS)
 
     assert result.status == "ok"
-    assert result.verdict == "match" and result.model_verdict == "match" and not result.verdict_overridden
+    assert (
+        result.verdict == "match"
+        and result.model_verdict == "match"
+        and not result.verdict_overridden
+    )
     assert result.scores == {"correctness": 5, "completeness": 4, "style_fidelity": 5}
     assert (result.usage.input_tokens, result.usage.output_tokens) == (900, 80)
     assert result.attempts == 1 and result.cached is False
@@ -158,7 +166,13 @@ def test_prose_around_json_is_parsed() -> None:
 
 
 def test_invalid_reply_is_reasked_with_the_reply_and_the_problems() -> None:
-    invalid = json.dumps({"scores": {"correctness": 9, "completeness": 4, "style_fidelity": 5}, "style_relevant": False, "verdict": "maybe"})
+    invalid = json.dumps(
+        {
+            "scores": {"correctness": 9, "completeness": 4, "style_fidelity": 5},
+            "style_relevant": False,
+            "verdict": "maybe",
+        }
+    )
     script = Script(
         openai_chat(invalid, prompt_tokens=100, completion_tokens=10),
         openai_chat(GOOD, prompt_tokens=200, completion_tokens=20),
@@ -166,7 +180,10 @@ def test_invalid_reply_is_reasked_with_the_reply_and_the_problems() -> None:
     result = make_judge(script).score(**INPUTS)
 
     assert result.status == "ok" and result.attempts == 2
-    assert (result.usage.input_tokens, result.usage.output_tokens) == (300, 30)  # summed over attempts
+    assert (result.usage.input_tokens, result.usage.output_tokens) == (
+        300,
+        30,
+    )  # summed over attempts
     first, second = (messages(r) for r in script.requests)
     assert [m["role"] for m in first] == ["system", "user"]
     assert [m["role"] for m in second] == ["system", "user", "assistant", "user"]
@@ -181,7 +198,9 @@ def test_invalid_reply_is_reasked_with_the_reply_and_the_problems() -> None:
 
 
 def test_malformed_json_is_reasked() -> None:
-    broken = '{"scores": {"correctness": 5, "completeness": 4,, "style_fidelity": 5}, "verdict": "match"'
+    broken = (
+        '{"scores": {"correctness": 5, "completeness": 4,, "style_fidelity": 5}, "verdict": "match"'
+    )
     script = Script(openai_chat(broken), openai_chat(GOOD))
     result = make_judge(script).score(**INPUTS)
 
@@ -196,7 +215,10 @@ def test_out_of_range_score_is_reasked() -> None:
     result = make_judge(script).score(**INPUTS)
 
     assert result.status == "ok" and result.attempts == 2 and result.scores["correctness"] == 5
-    assert "- scores.correctness: Input should be less than or equal to 5" in messages(script.requests[1])[3]["content"]
+    assert (
+        "- scores.correctness: Input should be less than or equal to 5"
+        in messages(script.requests[1])[3]["content"]
+    )
 
 
 def test_missing_fields_are_reasked() -> None:
@@ -249,7 +271,11 @@ def test_exhausted_reasks_become_an_error_record_with_the_evidence() -> None:
     assert result.error is not None and "no JSON object" in result.error
     assert result.verdict is None and result.scores == {}
     stored = judge.store.get(result.id)
-    assert stored is not None and stored[0].status == "error" and stored[0].raw_reply == "Still no JSON, sorry."
+    assert (
+        stored is not None
+        and stored[0].status == "error"
+        and stored[0].raw_reply == "Still no JSON, sorry."
+    )
 
 
 def test_exhausted_reasks_in_a_batch_are_records_too() -> None:
@@ -568,10 +594,11 @@ def test_provider_repr_never_shows_the_key() -> None:
 
 def test_no_api_key_in_the_database_or_in_errors() -> None:
     script = Script(
-        openai_chat(GOOD),                      # q0 ok
-        openai_chat("no"), openai_chat("no"),   # q1 invalid output, exhausted
-        server_error(500),                      # q2 transport error (1 attempt)
-        unauthorized(),                         # q3 auth: raises
+        openai_chat(GOOD),  # q0 ok
+        openai_chat("no"),
+        openai_chat("no"),  # q1 invalid output, exhausted
+        server_error(500),  # q2 transport error (1 attempt)
+        unauthorized(),  # q3 auth: raises
     )
     judge = make_judge(script, max_attempts=2, attempts=1)
     with pytest.raises(TransportError) as caught:
@@ -609,7 +636,9 @@ def test_openai_base_url_env_is_honoured(monkeypatch: pytest.MonkeyPatch) -> Non
 def test_base_url_argument_beats_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:8000/v1")
     script = Script(openai_chat(GOOD))
-    provider = OpenAIProvider("m", api_key=KEY, base_url="http://10.0.0.2:9000/v1", http_client=script.client())
+    provider = OpenAIProvider(
+        "m", api_key=KEY, base_url="http://10.0.0.2:9000/v1", http_client=script.client()
+    )
     Judge("reference", "openai:m", provider=provider).score(**INPUTS)
     assert str(script.requests[0].url) == "http://10.0.0.2:9000/v1/chat/completions"
 

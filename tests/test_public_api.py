@@ -27,7 +27,9 @@ def test_every_public_name_imports_and_is_documented() -> None:
 def test_importing_the_package_loads_no_sdk_or_numpy() -> None:
     # `judgecards --help` must stay fast: names are imported on first use.
     code = "import sys, judgecards, judgecards.cli; print(sorted(m for m in ('openai', 'anthropic', 'numpy', 'pydantic', 'jinja2') if m in sys.modules))"
-    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
     assert loaded == "[]"
 
 
@@ -39,5 +41,7 @@ def test_exported_functions_are_not_shadowed_by_submodules() -> None:
         "mods = {m.name for m in pkgutil.iter_modules(judgecards.__path__)}\n"
         "print(sorted(mods & set(judgecards.__all__)))"
     )
-    clash = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    clash = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
     assert clash == "[]"

@@ -42,12 +42,16 @@ def ok_rows(db: Path) -> int:
         return 0
     try:
         with closing(sqlite3.connect(db, timeout=5)) as connection:
-            return int(connection.execute("SELECT count(*) FROM results WHERE status = 'ok'").fetchone()[0])
+            return int(
+                connection.execute("SELECT count(*) FROM results WHERE status = 'ok'").fetchone()[0]
+            )
     except sqlite3.OperationalError:  # not migrated yet
         return 0
 
 
-def test_sigkill_then_resume_redoes_only_unfinished_items(tmp_path: Path, server: FakeServer) -> None:
+def test_sigkill_then_resume_redoes_only_unfinished_items(
+    tmp_path: Path, server: FakeServer
+) -> None:
     items = tmp_path / "items.jsonl"
     with items.open("w") as handle:
         for i in range(N):
@@ -65,7 +69,9 @@ def test_sigkill_then_resume_redoes_only_unfinished_items(tmp_path: Path, server
         "--input", str(items), "--output", str(output), "--db", str(db), "--concurrency", "2", "--timeout", "10",
     ]  # fmt: skip
 
-    first = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = subprocess.Popen(
+        command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     try:
         deadline = time.monotonic() + 30
         while ok_rows(db) < 5:
@@ -87,7 +93,9 @@ def test_sigkill_then_resume_redoes_only_unfinished_items(tmp_path: Path, server
         requests_before = server.requests
         time.sleep(0.1)
 
-    second = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=False)
+    second = subprocess.run(
+        command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=False
+    )
     assert second.returncode == 0, second.stderr[-2000:]
 
     assert server.requests - requests_before == N - finished

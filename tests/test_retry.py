@@ -37,18 +37,33 @@ from tests.fakes.http import (
     unauthorized,
 )
 
-REQUEST = CompletionRequest(model="m", messages=(Message("user", "Judge this."),), system="Be fair.")
+REQUEST = CompletionRequest(
+    model="m", messages=(Message("user", "Judge this."),), system="Be fair."
+)
 
 
 def openai_provider(script: Script) -> OpenAIProvider:
-    return OpenAIProvider("gpt-4o", api_key="sk-test-classify", http_client=script.client(), async_http_client=script.async_client())
+    return OpenAIProvider(
+        "gpt-4o",
+        api_key="sk-test-classify",
+        http_client=script.client(),
+        async_http_client=script.async_client(),
+    )
 
 
 def anthropic_provider(script: Script) -> AnthropicProvider:
-    return AnthropicProvider("claude-sonnet-5", api_key="sk-ant-test-classify", http_client=script.client(), async_http_client=script.async_client())
+    return AnthropicProvider(
+        "claude-sonnet-5",
+        api_key="sk-ant-test-classify",
+        http_client=script.client(),
+        async_http_client=script.async_client(),
+    )
 
 
-PROVIDERS: dict[str, Callable[[Script], Any]] = {"openai": openai_provider, "anthropic": anthropic_provider}
+PROVIDERS: dict[str, Callable[[Script], Any]] = {
+    "openai": openai_provider,
+    "anthropic": anthropic_provider,
+}
 
 
 def raised_by(provider_name: str, reply: Any) -> tuple[Any, BaseException]:
@@ -85,8 +100,12 @@ CASES = [
 
 
 @pytest.mark.parametrize("provider_name", ["openai", "anthropic"])
-@pytest.mark.parametrize(("reply", "sdk_error", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
-def test_classification_of_real_sdk_errors(provider_name: str, reply: Any, sdk_error: str, expected: RetryDecision) -> None:
+@pytest.mark.parametrize(
+    ("reply", "sdk_error", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
+def test_classification_of_real_sdk_errors(
+    provider_name: str, reply: Any, sdk_error: str, expected: RetryDecision
+) -> None:
     sdk = openai if provider_name == "openai" else anthropic
     provider, error = raised_by(provider_name, reply(provider_name))
 
@@ -96,9 +115,13 @@ def test_classification_of_real_sdk_errors(provider_name: str, reply: Any, sdk_e
 
 def test_a_timeout_is_the_sdks_timeout_class_and_a_connection_error() -> None:
     _, error = raised_by("openai", timeout())
-    assert isinstance(error, openai.APITimeoutError) and isinstance(error, openai.APIConnectionError)
+    assert isinstance(error, openai.APITimeoutError) and isinstance(
+        error, openai.APIConnectionError
+    )
     _, error = raised_by("anthropic", timeout())
-    assert isinstance(error, anthropic.APITimeoutError) and isinstance(error, anthropic.APIConnectionError)
+    assert isinstance(error, anthropic.APITimeoutError) and isinstance(
+        error, anthropic.APIConnectionError
+    )
 
 
 def test_quota_exhausted_429_is_fatal() -> None:
@@ -109,16 +132,24 @@ def test_quota_exhausted_429_is_fatal() -> None:
 
 def test_retry_after_as_an_http_date() -> None:
     when = email.utils.formatdate(time.time() + 30, usegmt=True)
-    provider, error = raised_by("openai", httpx2.Response(503, headers={"retry-after": when}, json={"error": {"message": "busy"}}))
+    provider, error = raised_by(
+        "openai",
+        httpx2.Response(503, headers={"retry-after": when}, json={"error": {"message": "busy"}}),
+    )
     decision = provider.classify(error)
     assert decision.retry and decision.kind == "transient"
     assert decision.retry_after is not None and 27 <= decision.retry_after <= 31
 
 
 def test_anthropic_400_about_temperature_is_retried_once_without_it() -> None:
-    provider, error = raised_by("anthropic", bad_request("temperature is not supported for this model", provider="anthropic"))
+    provider, error = raised_by(
+        "anthropic",
+        bad_request("temperature is not supported for this model", provider="anthropic"),
+    )
     assert isinstance(error, anthropic.BadRequestError)
-    assert provider.classify(error) == RetryDecision(retry=True, kind="transient", retry_after=0.0, status=400)
+    assert provider.classify(error) == RetryDecision(
+        retry=True, kind="transient", retry_after=0.0, status=400
+    )
     # Once dropped, a second such 400 is an ordinary fatal error: no endless loop.
     assert provider.classify(error) == RetryDecision(retry=False, kind="fatal", status=400)
 
@@ -156,7 +187,9 @@ def test_call_with_retries_returns_after_retryable_failures() -> None:
     script = Script(rate_limited(retry_after=2), timeout(), server_error(502), openai_chat("fine"))
     provider = openai_provider(script)
 
-    completion = call_with_retries(provider, lambda: provider.complete(REQUEST), policy(waits, jitter=0))
+    completion = call_with_retries(
+        provider, lambda: provider.complete(REQUEST), policy(waits, jitter=0)
+    )
 
     assert isinstance(completion, Completion) and completion.text == "fine"
     assert len(script.requests) == 4
@@ -169,7 +202,11 @@ def test_backoff_is_capped_at_max_wait() -> None:
     script = Script(default=server_error(500))
     provider = openai_provider(script)
     with pytest.raises(TransportError):
-        call_with_retries(provider, lambda: provider.complete(REQUEST), policy(waits, attempts=6, initial_wait=1, max_wait=3, jitter=0))
+        call_with_retries(
+            provider,
+            lambda: provider.complete(REQUEST),
+            policy(waits, attempts=6, initial_wait=1, max_wait=3, jitter=0),
+        )
     assert waits.waits == [1.0, 2.0, 3.0, 3.0, 3.0]
     assert len(script.requests) == 6
 
@@ -181,7 +218,12 @@ def test_give_up_raises_transport_error_with_kind_status_and_cause() -> None:
     with pytest.raises(TransportError) as caught:
         call_with_retries(provider, lambda: provider.complete(REQUEST), policy(waits, attempts=2))
     error = caught.value
-    assert (error.kind, error.status, error.provider, error.model) == ("transient", 500, "anthropic", "claude-sonnet-5")
+    assert (error.kind, error.status, error.provider, error.model) == (
+        "transient",
+        500,
+        "anthropic",
+        "claude-sonnet-5",
+    )
     assert "HTTP 500" in str(error)
     assert isinstance(error.__cause__, anthropic.InternalServerError)
     assert len(script.requests) == 2
@@ -223,11 +265,17 @@ def test_deadline_stops_before_a_wait_that_would_pass_it() -> None:
 
 def test_async_loop_uses_the_async_sleep() -> None:
     waits = Waits()
-    script = Script(rate_limited(retry_after=1, provider="anthropic"), server_error(529, provider="anthropic"), anthropic_message("ok"))
+    script = Script(
+        rate_limited(retry_after=1, provider="anthropic"),
+        server_error(529, provider="anthropic"),
+        anthropic_message("ok"),
+    )
     provider = anthropic_provider(script)
 
     async def run() -> Completion:
-        return await acall_with_retries(provider, lambda: provider.acomplete(REQUEST), policy(waits, jitter=0))
+        return await acall_with_retries(
+            provider, lambda: provider.acomplete(REQUEST), policy(waits, jitter=0)
+        )
 
     completion = asyncio.run(run())
     assert completion.text == "ok"
@@ -241,7 +289,9 @@ def test_async_give_up() -> None:
     provider = openai_provider(script)
 
     async def run() -> Completion:
-        return await acall_with_retries(provider, lambda: provider.acomplete(REQUEST), policy(waits, attempts=3))
+        return await acall_with_retries(
+            provider, lambda: provider.acomplete(REQUEST), policy(waits, attempts=3)
+        )
 
     with pytest.raises(TransportError) as caught:
         asyncio.run(run())

@@ -31,12 +31,20 @@ ITEM = {
 
 
 def reply(scores: dict[str, int]) -> str:
-    return json.dumps({"scores": [{"name": n, "reason": f"Why {n} got {s}.", "score": s} for n, s in scores.items()]})
+    return json.dumps(
+        {
+            "scores": [
+                {"name": n, "reason": f"Why {n} got {s}.", "score": s} for n, s in scores.items()
+            ]
+        }
+    )
 
 
 def judge_on(script: Script, **options: Any) -> Judge:
     """An OpenAI-SDK judge with logprobs off, so these tests see sampled scores."""
-    provider = OpenAIProvider("gpt-4o", api_key=KEY, http_client=script.client(), async_http_client=script.async_client())
+    provider = OpenAIProvider(
+        "gpt-4o", api_key=KEY, http_client=script.client(), async_http_client=script.async_client()
+    )
     options.setdefault("top_logprobs", None)
     return Judge("rubric", "openai:gpt-4o", provider=provider, **options)
 
@@ -49,11 +57,15 @@ def test_default_criteria_are_rendered_and_scored_separately() -> None:
     assert load_card("rubric").released
     assert [c.name for c in DEFAULT_CRITERIA] == NAMES
     assert {(c.scale_min, c.scale_max) for c in DEFAULT_CRITERIA} == {(1, 5)}
-    script = Script(openai_chat(reply({"faithfulness": 5, "relevance": 5, "coherence": 4, "conciseness": 3})))
+    script = Script(
+        openai_chat(reply({"faithfulness": 5, "relevance": 5, "coherence": 4, "conciseness": 3}))
+    )
     result = judge_on(script).score(**ITEM)
     assert result.status == "ok"
     assert result.scores == {"faithfulness": 5, "relevance": 5, "coherence": 4, "conciseness": 3}
-    assert result.verdict is None and "aggregate" not in result.scores  # nothing collapsed by default
+    assert (
+        result.verdict is None and "aggregate" not in result.scores
+    )  # nothing collapsed by default
     assert result.output is not None and "rubric" not in result.output
     assert result.output["scores"][0]["reason"] == "Why faithfulness got 5."
     prompt = user_turn(script)
@@ -77,14 +89,21 @@ def test_missing_criterion_and_out_of_scale_score_are_re_asked() -> None:
 def test_duplicate_criterion_is_a_problem() -> None:
     doubled = json.dumps({"scores": [{"name": "relevance", "reason": "r", "score": 3}] * 2})
     script = Script(openai_chat(doubled))
-    result = judge_on(script, max_attempts=1).score(**ITEM, criteria=[{"name": "relevance", "description": "On topic."}])
+    result = judge_on(script, max_attempts=1).score(
+        **ITEM, criteria=[{"name": "relevance", "description": "On topic."}]
+    )
     assert result.status == "error" and "scored more than once" in (result.error or "")
 
 
 def test_user_criteria_as_data_with_their_own_scales() -> None:
     criteria = [
         {"name": "accuracy", "description": "Facts match the memo.", "scale": [1, 10]},
-        {"name": "tone", "description": "Neutral, professional tone.", "scale_min": 0, "scale_max": 2},
+        {
+            "name": "tone",
+            "description": "Neutral, professional tone.",
+            "scale_min": 0,
+            "scale_max": 2,
+        },
     ]
     script = Script(openai_chat(reply({"accuracy": 9, "tone": 0})))
     result = judge_on(script).score(**ITEM, criteria=criteria)
@@ -113,7 +132,9 @@ def test_thresholds_decide_pass_or_fail_on_the_named_criteria_only() -> None:
 def test_weighted_aggregate_only_when_asked() -> None:
     # (2·5 + 1·3) / (2 + 1) = 13/3; coherence and conciseness carry no weight.
     policy = RubricPolicy(weights={"faithfulness": 2, "relevance": 1})
-    script = Script(openai_chat(reply({"faithfulness": 5, "relevance": 3, "coherence": 1, "conciseness": 1})))
+    script = Script(
+        openai_chat(reply({"faithfulness": 5, "relevance": 3, "coherence": 1, "conciseness": 1}))
+    )
     result = judge_on(script, rubric=policy).score(**ITEM)
     assert result.scores["aggregate"] == pytest.approx(13 / 3)
     assert result.scores["faithfulness"] == 5  # the criteria stay separate
@@ -152,10 +173,17 @@ def test_policy_is_part_of_the_result_key_but_not_of_the_request() -> None:
 
 def test_anthropic_and_mock_providers() -> None:
     script = Script(default=lambda request: anthropic_message(card_reply(user_turn_of(request))))
-    provider = AnthropicProvider("claude-sonnet-5", api_key="sk-ant-test", http_client=script.client(), async_http_client=script.async_client())
+    provider = AnthropicProvider(
+        "claude-sonnet-5",
+        api_key="sk-ant-test",
+        http_client=script.client(),
+        async_http_client=script.async_client(),
+    )
     result = Judge("rubric", "anthropic:claude-sonnet-5", provider=provider).score(**ITEM)
     assert result.scores == dict.fromkeys(NAMES, 3)  # the fake server's mid-scale judge
-    mock = Judge("rubric", "mock:judge").score(**ITEM, criteria=[{"name": "tone", "description": "d", "scale": [1, 3]}])
+    mock = Judge("rubric", "mock:judge").score(
+        **ITEM, criteria=[{"name": "tone", "description": "d", "scale": [1, 3]}]
+    )
     assert mock.status == "ok" and list(mock.scores) == ["tone"] and 1 <= mock.scores["tone"] <= 3
 
 
@@ -169,11 +197,25 @@ def test_score_command_fills_default_criteria(tmp_path: Any) -> None:
     from judgecards.cli import cli
 
     items = tmp_path / "items.jsonl"
-    rows = [{"id": "1", **ITEM}, {"id": "2", **ITEM, "criteria": [{"name": "tone", "description": "d"}]}]
+    rows = [
+        {"id": "1", **ITEM},
+        {"id": "2", **ITEM, "criteria": [{"name": "tone", "description": "d"}]},
+    ]
     items.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     out = tmp_path / "out.jsonl"
     result = CliRunner().invoke(
-        cli, ["score", "--card", "rubric", "--model", "mock:judge", "--input", str(items), "--output", str(out)]
+        cli,
+        [
+            "score",
+            "--card",
+            "rubric",
+            "--model",
+            "mock:judge",
+            "--input",
+            str(items),
+            "--output",
+            str(out),
+        ],
     )
     assert result.exit_code == 0, result.output
     scored = [json.loads(line)["scores"] for line in out.read_text().splitlines()]

@@ -19,11 +19,16 @@ from tests.fakes.http import Script, anthropic_message, openai_chat
 from tests.fakes.server import tagged
 
 KEY = "sk-test-single-00000000000000000"
-ITEM = {"question": "Explain why the sky is blue.", "answer": "Rayleigh scattering favours short wavelengths."}
+ITEM = {
+    "question": "Explain why the sky is blue.",
+    "answer": "Rayleigh scattering favours short wavelengths.",
+}
 
 
 def judge_on(script: Script, card: str = "single", **options: object) -> Judge:
-    provider = OpenAIProvider("gpt-4o", api_key=KEY, http_client=script.client(), async_http_client=script.async_client())
+    provider = OpenAIProvider(
+        "gpt-4o", api_key=KEY, http_client=script.client(), async_http_client=script.async_client()
+    )
     return Judge(card, "openai:gpt-4o", provider=provider, **options)  # type: ignore[arg-type]
 
 
@@ -36,7 +41,12 @@ def test_cards_are_released_with_strict_final_line() -> None:
         card = load_card(ref)
         assert card.released
         output = card.spec.output
-        assert (output.format, output.line, output.min, output.max) == ("final_token", "Rating: [[{value}]]", 1, 10)
+        assert (output.format, output.line, output.min, output.max) == (
+            "final_token",
+            "Rating: [[{value}]]",
+            1,
+            10,
+        )
         assert list(card.score_axes) == ["rating"]
 
 
@@ -104,15 +114,26 @@ def test_multi_turn_rates_the_second_answer_given_the_first_turn() -> None:
     assert text.index("<answer_1>\n") < text.index("<follow_up>\n") < text.index("<answer_2>\n")
     script = Script(openai_chat("Correct and builds on the first answer.\nRating: [[9]]"))
     result = judge_on(script, "single-multi-turn").score(**item)
-    assert result.status == "ok" and result.scores == {"rating": 9} and result.card == "single-multi-turn@1"
+    assert (
+        result.status == "ok"
+        and result.scores == {"rating": 9}
+        and result.card == "single-multi-turn@1"
+    )
     with pytest.raises(MissingInput, match="follow_up"):
         judge_on(Script(), "single-multi-turn").score(question="q", answer_1="a", answer_2="b")
 
 
 def test_batch_through_the_async_client_and_the_anthropic_sdk() -> None:
     script = Script(default=lambda request: anthropic_message("Helpful.\nRating: [[7]]"))
-    provider = AnthropicProvider("claude-sonnet-5", api_key="sk-ant-test", http_client=script.client(), async_http_client=script.async_client())
+    provider = AnthropicProvider(
+        "claude-sonnet-5",
+        api_key="sk-ant-test",
+        http_client=script.client(),
+        async_http_client=script.async_client(),
+    )
     judge = Judge("single", "anthropic:claude-sonnet-5", provider=provider)
-    results = judge.score_many([{"id": i, **ITEM, "answer": f"{ITEM['answer']} ({i})"} for i in range(4)])
+    results = judge.score_many(
+        [{"id": i, **ITEM, "answer": f"{ITEM['answer']} ({i})"} for i in range(4)]
+    )
     assert [r.scores for r in results] == [{"rating": 7}] * 4
     assert {r.url.path for r in script.requests} == {"/v1/messages"}

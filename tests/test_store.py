@@ -43,7 +43,12 @@ def test_schema_is_migrated_once_and_recorded(tmp_path: Path) -> None:
     Store(path).close()
     Store(path).close()  # reopening applies nothing twice
     with closing(sqlite3.connect(path)) as db:
-        names = [row[0] for row in db.execute("SELECT name FROM _sqlite_migrations WHERE migration_set = 'judgecards' ORDER BY id")]
+        names = [
+            row[0]
+            for row in db.execute(
+                "SELECT name FROM _sqlite_migrations WHERE migration_set = 'judgecards' ORDER BY id"
+            )
+        ]
         tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         journal = db.execute("PRAGMA journal_mode").fetchone()
     assert names[0] == "m001_results_and_cache"
@@ -72,7 +77,11 @@ def test_result_round_trip() -> None:
 
 def test_saving_the_same_id_replaces_the_row() -> None:
     store = Store()
-    store.save(result(status="error", verdict=None, error_kind="transient", error="HTTP 500"), inputs={}, params={})
+    store.save(
+        result(status="error", verdict=None, error_kind="transient", error="HTTP 500"),
+        inputs={},
+        params={},
+    )
     store.save(result(), inputs={}, params={})
     rows = list(store.results())
     assert len(rows) == 1 and rows[0][0].status == "ok"
@@ -102,7 +111,9 @@ def test_results_filters() -> None:
     now = datetime.now(timezone.utc)
     store.save(result("a", created_at=now - timedelta(days=2)), inputs={}, params={})
     store.save(result("b", card="reference@2", created_at=now), inputs={}, params={})
-    store.save(result("c", model="mock:judge", status="error", created_at=now), inputs={}, params={})
+    store.save(
+        result("c", model="mock:judge", status="error", created_at=now), inputs={}, params={}
+    )
     store.save(result("d", card="pairwise@1", created_at=now), inputs={}, params={})
 
     def ids(**filters: object) -> list[str]:
@@ -125,7 +136,12 @@ def test_response_cache_round_trip_with_logprobs() -> None:
     store.save(result(), inputs={}, params={}, cache_entries=[("k1", "openai", completion)])
     cached = store.cached_completion("k1")
     assert cached is not None
-    assert (cached.text, cached.model, cached.usage, cached.finish_reason) == ("Rating: [[7]]", "gpt-4o-2024-08-06", Usage(100, 7), "stop")
+    assert (cached.text, cached.model, cached.usage, cached.finish_reason) == (
+        "Rating: [[7]]",
+        "gpt-4o-2024-08-06",
+        Usage(100, 7),
+        "stop",
+    )
     assert cached.logprobs == completion.logprobs
     assert store.cached_completion("k2") is None
 
@@ -134,13 +150,25 @@ def test_each_item_is_written_when_it_finishes() -> None:
     """When progress reports an item, its row is already committed, visible to another connection."""
     script = Script(default=openai_chat(reference_judgment()))
     waits = Waits()
-    provider = OpenAIProvider("gpt-4o", api_key="sk-test-store", http_client=script.client(), async_http_client=script.async_client())
-    judge = Judge("reference", "openai:gpt-4o", provider=provider, retry=RetryPolicy(sleep=waits, async_sleep=waits.asleep))
+    provider = OpenAIProvider(
+        "gpt-4o",
+        api_key="sk-test-store",
+        http_client=script.client(),
+        async_http_client=script.async_client(),
+    )
+    judge = Judge(
+        "reference",
+        "openai:gpt-4o",
+        provider=provider,
+        retry=RetryPolicy(sleep=waits, async_sleep=waits.asleep),
+    )
     seen: list[int] = []
 
     def progress(done: int, total: int, finished: JudgeResult) -> None:
         with closing(sqlite3.connect(os.environ["JUDGECARDS_DB"])) as other:
-            row = other.execute("SELECT status FROM results WHERE id = ?", (finished.id,)).fetchone()
+            row = other.execute(
+                "SELECT status FROM results WHERE id = ?", (finished.id,)
+            ).fetchone()
             seen.append(other.execute("SELECT count(*) FROM results").fetchone()[0])
         assert row == ("ok",)
 
@@ -153,7 +181,8 @@ def test_stored_rows_carry_inputs_params_and_card_hash() -> None:
     result = Judge("reference", "mock:judge").score(**INPUTS)
     with closing(sqlite3.connect(os.environ["JUDGECARDS_DB"])) as db:
         row = db.execute(
-            "SELECT card, card_hash, model, inputs, params, input_tokens FROM results WHERE id = ?", (result.id,)
+            "SELECT card, card_hash, model, inputs, params, input_tokens FROM results WHERE id = ?",
+            (result.id,),
         ).fetchone()
     card, card_hash, model, inputs, params, input_tokens = row
     assert (card, model) == ("reference@1", "mock:judge")

@@ -57,7 +57,11 @@ def test_regex_with_both_patterns_reports_both_failures() -> None:
     check = RegexCheck("answer", match=r"^\d+$", forbid="zero")
     result = check.check({"answer": "zero"})
     assert result.status == "fail"
-    assert result.reason is not None and "does not match" in result.reason and "forbidden" in result.reason
+    assert (
+        result.reason is not None
+        and "does not match" in result.reason
+        and "forbidden" in result.reason
+    )
 
 
 def test_regex_missing_or_non_string_field_is_an_error_not_a_failure() -> None:
@@ -83,14 +87,20 @@ def test_length_bounds_are_inclusive_and_count_code_points() -> None:
     # "héllo" is 5 code points (6 bytes in UTF-8): on the bound, so it passes.
     assert check.check({"answer": "héllo"}) == CheckResult("pass", value=5)
     assert check.check({"answer": "hé"}).status == "pass"
-    assert check.check({"answer": "h"}) == CheckResult("fail", "answer is 1 chars, fewer than min 2", 1)
-    assert check.check({"answer": "hélloo"}) == CheckResult("fail", "answer is 6 chars, more than max 5", 6)
+    assert check.check({"answer": "h"}) == CheckResult(
+        "fail", "answer is 1 chars, fewer than min 2", 1
+    )
+    assert check.check({"answer": "hélloo"}) == CheckResult(
+        "fail", "answer is 6 chars, more than max 5", 6
+    )
 
 
 def test_length_in_words_splits_on_whitespace() -> None:
     check = LengthCheck("answer", max=3, unit="words")
     assert check.check({"answer": "  one\ttwo\nthree  "}).status == "pass"  # 3 words
-    assert check.check({"answer": "one two three four"}).reason == "answer is 4 words, more than max 3"
+    assert (
+        check.check({"answer": "one two three four"}).reason == "answer is 4 words, more than max 3"
+    )
     assert LengthCheck("answer", min=1).check({"answer": ""}).status == "fail"
 
 
@@ -113,7 +123,10 @@ def test_json_parses_the_whole_field_and_nothing_else() -> None:
     assert check.check({"out": ' {"a": 1} \n'}).status == "pass"
     assert check.check({"out": "[1, 2]"}).status == "pass"
     fenced = check.check({"out": '```json\n{"a": 1}\n```'})
-    assert fenced.status == "fail" and fenced.reason == "out is not JSON: Expecting value at line 1 column 1"
+    assert (
+        fenced.status == "fail"
+        and fenced.reason == "out is not JSON: Expecting value at line 1 column 1"
+    )
     trailing = check.check({"out": '{"a": 1} thanks!'})
     assert trailing.reason == "out is not JSON: Extra data at line 1 column 10"
     # json.loads would accept NaN; JSON does not.
@@ -124,7 +137,10 @@ def test_json_parses_the_whole_field_and_nothing_else() -> None:
 def test_json_field_that_is_already_structured_is_taken_as_parsed() -> None:
     check = JsonCheck("out", schema={"type": "object", "required": ["a"]})
     assert check.check({"out": {"a": 1}}).status == "pass"
-    assert check.check({"out": {"b": 1}}).reason == "out fails the schema: $: 'a' is a required property"
+    assert (
+        check.check({"out": {"b": 1}}).reason
+        == "out fails the schema: $: 'a' is a required property"
+    )
     assert check.check({}).status == "error"
 
 
@@ -136,7 +152,11 @@ SCHEMA: dict[str, Any] = {
         "answer": {"type": "string", "minLength": 1, "maxLength": 5},
         "confidence": {"type": "number", "minimum": 0, "exclusiveMaximum": 1},
         "rating": {"type": "integer", "enum": [1, 2, 3]},
-        "tags": {"type": "array", "items": {"type": "string", "pattern": "^[a-z]+$"}, "maxItems": 2},
+        "tags": {
+            "type": "array",
+            "items": {"type": "string", "pattern": "^[a-z]+$"},
+            "maxItems": 2,
+        },
         "final": {"const": True},
         "note": {"type": ["string", "null"]},
     },
@@ -160,7 +180,19 @@ def failing_paths(value: Any) -> list[str]:
 
 
 def test_inline_schema_hand_checked_cases() -> None:
-    assert schema_problems({"answer": "Paris", "rating": 3, "confidence": 0.5, "tags": ["geo"], "final": True, "note": None}) is None
+    assert (
+        schema_problems(
+            {
+                "answer": "Paris",
+                "rating": 3,
+                "confidence": 0.5,
+                "tags": ["geo"],
+                "final": True,
+                "note": None,
+            }
+        )
+        is None
+    )
     # integer accepts 3.0 (JSON has one number type) but not true; enum compares as JSON, so
     # true is not 1 either.
     assert schema_problems({"answer": "x", "rating": 3.0}) is None
@@ -209,7 +241,7 @@ def test_schema_as_a_pydantic_model_or_its_import_path() -> None:
         assert reason == (
             "out fails the schema: $.rating: Input should be a valid integer; $.more: Extra inputs are not permitted"
         )
-    with pytest.raises(ValueError, match="cannot import 'tests.test_tiers:Nope'"):
+    with pytest.raises(ValueError, match=r"cannot import 'tests.test_tiers:Nope'"):
         JsonCheck("out", schema="tests.test_tiers:Nope")
     with pytest.raises(ValueError, match="is not a pydantic model"):
         JsonCheck("out", schema="tests.test_tiers:schema_problems")
@@ -235,7 +267,9 @@ def test_exact_match_accepts_and_the_rest_go_on() -> None:
     accepted = check.check({"model_output": "danube", "gold_answer": "The Danube."})
     assert accepted.status == "accept" and accepted.value == 1.0
     assert accepted.reason == "exact_match 1 within accept_min 1: accepted without later tiers"
-    assert check.check({"model_output": "the Rhine", "gold_answer": "The Danube."}) == CheckResult("pass", value=0.0)
+    assert check.check({"model_output": "the Rhine", "gold_answer": "The Danube."}) == CheckResult(
+        "pass", value=0.0
+    )
 
 
 def test_rouge_l_is_the_f1() -> None:
@@ -255,15 +289,22 @@ def test_several_references_the_best_counts() -> None:
 def test_a_metric_that_refuses_its_input_is_an_error() -> None:
     check = MetricCheck("substring_recall", min=1)
     result = check.check({"model_output": "It was Paris.", "gold_answer": ["  "]})
-    assert result == CheckResult("error", "substring_recall: substring_recall needs at least one non-empty reference")
+    assert result == CheckResult(
+        "error", "substring_recall: substring_recall needs at least one non-empty reference"
+    )
     assert check.check({"model_output": "It was Paris."}).reason == "missing field 'gold_answer'"
-    assert check.check({"model_output": "It was Paris, I think.", "gold_answer": "paris"}).status == "pass"
+    assert (
+        check.check({"model_output": "It was Paris, I think.", "gold_answer": "paris"}).status
+        == "pass"
+    )
 
 
 def test_fail_wins_over_accept() -> None:
     # 0.8 is below min 0.9 and inside accept [0.5, 1]: it fails.
     check = MetricCheck("token_f1", min=0.9, accept_min=0.5)
-    assert check.check({"model_output": "cat sat on", "gold_answer": "the cat sat"}).status == "fail"
+    assert (
+        check.check({"model_output": "cat sat on", "gold_answer": "the cat sat"}).status == "fail"
+    )
 
 
 def test_custom_metric_function() -> None:
@@ -280,7 +321,7 @@ def test_metric_arguments_are_checked_when_built() -> None:
         MetricCheck("bleu", min=0.5)
     with pytest.raises(ValueError, match="give a bound"):
         MetricCheck("token_f1")
-    with pytest.raises(ValueError, match="accept_min 0.9 is greater than accept_max 0.1"):
+    with pytest.raises(ValueError, match=r"accept_min 0.9 is greater than accept_max 0.1"):
         MetricCheck("token_f1", accept_min=0.9, accept_max=0.1)
     assert {"exact_match", "token_f1", "substring_recall", "rougeL"} <= set(metric_check_names())
     assert MetricCheck("rouge3", min=0).name == "rouge3"
@@ -323,7 +364,9 @@ def test_every_item_is_reported_with_the_tier_that_decided_it() -> None:
     assert report.items[4].reasons == ("token_f1 0 < min 0.1",)
     # Both metric checks hit the missing reference; the reason is given once.
     assert report.items[5].reasons == ("missing field 'gold_answer'",)
-    assert [(s.name, s.items_in, s.passed, s.accepted, s.failed, s.errors) for s in report.tiers] == [
+    assert [
+        (s.name, s.items_in, s.passed, s.accepted, s.failed, s.errors) for s in report.tiers
+    ] == [
         ("format", 6, 4, 0, 2, 0),
         ("metric", 4, 1, 1, 1, 1),
     ]
@@ -335,12 +378,28 @@ def test_report_as_json_and_text() -> None:
     report = deterministic().run(ITEMS)
 
     data = json.loads(json.dumps(report.to_dict()))
-    assert (data["items"], data["passed"], data["failed"], data["errors"], data["judge"]) == (6, 2, 3, 1, None)
+    assert (data["items"], data["passed"], data["failed"], data["errors"], data["judge"]) == (
+        6,
+        2,
+        3,
+        1,
+        None,
+    )
     assert [r["id"] for r in data["results"]] == [item["id"] for item in ITEMS]
     format_tier = data["tiers"][0]
     assert format_tier["failures"] == [
-        {"index": 2, "id": "empty", "outcome": "fail", "reasons": ["model_output is 0 chars, fewer than min 1"]},
-        {"index": 3, "id": "refusal", "outcome": "fail", "reasons": ["model_output contains 'As an AI', forbidden by /(?i)as an ai/"]},
+        {
+            "index": 2,
+            "id": "empty",
+            "outcome": "fail",
+            "reasons": ["model_output is 0 chars, fewer than min 1"],
+        },
+        {
+            "index": 3,
+            "id": "refusal",
+            "outcome": "fail",
+            "reasons": ["model_output contains 'As an AI', forbidden by /(?i)as an ai/"],
+        },
     ]
     text = report.as_text(max_listed=2)
     assert re.search(r"^1\s+format\s+checks\s+6\s+4\s+0\s+2\s+0$", text, re.MULTILINE)
@@ -364,7 +423,11 @@ def test_tier_combines_checks_fail_then_error_then_accept() -> None:
         return item.outcome, item.accepted, item.reasons
 
     assert isinstance(Fixed("c", "pass"), Check)
-    assert outcome("accept", "error", "fail", "fail") == ("fail", False, ("c2 says fail", "c3 says fail"))
+    assert outcome("accept", "error", "fail", "fail") == (
+        "fail",
+        False,
+        ("c2 says fail", "c3 says fail"),
+    )
     assert outcome("accept", "error", "pass") == ("error", False, ("c1 says error",))
     assert outcome("pass", "accept") == ("pass", True, ("c1 says accept",))
     # All pass: on to the next tier (here a length check that also passes).
@@ -379,7 +442,11 @@ def test_a_check_that_raises_becomes_an_error_record() -> None:
             raise KeyError("oops")
 
     [item] = TieredEval([Broken()]).run([{"id": 1}]).items
-    assert (item.outcome, item.tier, item.reasons) == ("error", "broken", ("broken raised KeyError: 'oops'",))
+    assert (item.outcome, item.tier, item.reasons) == (
+        "error",
+        "broken",
+        ("broken raised KeyError: 'oops'",),
+    )
 
 
 def test_pipeline_shape_is_checked() -> None:
@@ -417,7 +484,15 @@ JUDGMENTS = {
 
 
 def qa_items() -> list[dict[str, Any]]:
-    return [{"id": i, "question": "What is the capital of Australia?", "model_output": o, "gold_answer": g} for i, o, g in QA]
+    return [
+        {
+            "id": i,
+            "question": "What is the capital of Australia?",
+            "model_output": o,
+            "gold_answer": g,
+        }
+        for i, o, g in QA
+    ]
 
 
 def judge_reply(request: httpx2.Request) -> httpx2.Response:
@@ -429,7 +504,9 @@ def judge_reply(request: httpx2.Request) -> httpx2.Response:
 
 
 def openai_judge(script: Script, **options: Any) -> Judge:
-    provider = OpenAIProvider("gpt-4o", api_key=KEY, http_client=script.client(), async_http_client=script.async_client())
+    provider = OpenAIProvider(
+        "gpt-4o", api_key=KEY, http_client=script.client(), async_http_client=script.async_client()
+    )
     waits = Waits()
     policy = RetryPolicy(attempts=3, sleep=waits, async_sleep=waits.asleep)
     return Judge("reference", "openai:gpt-4o", provider=provider, retry=policy, **options)
@@ -447,11 +524,17 @@ def test_the_judge_is_called_exactly_for_the_survivors() -> None:
     script = Script(judge_reply, judge_reply, judge_reply)  # a fourth request would fail the test
     progress: list[tuple[int, int]] = []
 
-    report = three_tiers(openai_judge(script)).run(qa_items(), progress=lambda done, total, result: progress.append((done, total)))
+    report = three_tiers(openai_judge(script)).run(
+        qa_items(), progress=lambda done, total, result: progress.append((done, total))
+    )
 
     assert script.overruns == 0
     sent = sorted(
-        re.search(r"<model_output>\n(.*?)\n</model_output>", json.loads(r.content)["messages"][-1]["content"], re.DOTALL).group(1)  # type: ignore[union-attr]
+        re.search(
+            r"<model_output>\n(.*?)\n</model_output>",
+            json.loads(r.content)["messages"][-1]["content"],
+            re.DOTALL,
+        ).group(1)  # type: ignore[union-attr]
         for r in script.requests
     )
     assert sent == sorted(JUDGMENTS)  # the three survivors, nothing else
@@ -474,7 +557,11 @@ def test_the_judge_is_called_exactly_for_the_survivors() -> None:
     }
     wrong = report.items[6]
     assert wrong.reasons == ("verdict 'mismatch' is not in ['match', 'partial_match']",)
-    assert wrong.judge is not None and wrong.judge.item_id == "wrong" and wrong.judge.scores["correctness"] == 1
+    assert (
+        wrong.judge is not None
+        and wrong.judge.item_id == "wrong"
+        and wrong.judge.scores["correctness"] == 1
+    )
     assert report.items[2].judge is None  # accepted before the judge
     assert [(s.items_in, s.passed, s.accepted, s.failed, s.errors) for s in report.tiers] == [
         (7, 5, 0, 2, 0),
@@ -487,7 +574,10 @@ def test_the_judge_is_called_exactly_for_the_survivors() -> None:
         "served_from_cache": 0, "estimated_tokens_avoided": 3200,
     }  # fmt: skip
     row = report.items[4].to_dict()
-    assert row["judge"]["verdict"] == "match" and row["judge"]["usage"] == {"input_tokens": 700, "output_tokens": 100}
+    assert row["judge"]["verdict"] == "match" and row["judge"]["usage"] == {
+        "input_tokens": 700,
+        "output_tokens": 100,
+    }
 
 
 def test_a_second_run_is_served_from_the_store_without_calls() -> None:
@@ -511,22 +601,41 @@ def test_score_thresholds_and_judge_errors() -> None:
         return judge_reply(request)
 
     script = Script(reply, reply, reply)
-    report = three_tiers(openai_judge(script, max_attempts=1), pass_verdicts=None, min_scores={"correctness": 4}).run(qa_items())
+    report = three_tiers(
+        openai_judge(script, max_attempts=1), pass_verdicts=None, min_scores={"correctness": 4}
+    ).run(qa_items())
 
     by_id = {i.id: i for i in report.items}
     assert (by_id["close"].outcome, by_id["close"].reasons) == ("pass", ("verdict 'match'",))
-    assert (by_id["partial"].outcome, by_id["partial"].reasons) == ("fail", ("correctness 3 < min 4",))
+    assert (by_id["partial"].outcome, by_id["partial"].reasons) == (
+        "fail",
+        ("correctness 3 < min 4",),
+    )
     assert by_id["wrong"].outcome == "error" and by_id["wrong"].tier == "judge"
-    assert by_id["wrong"].reasons[0].startswith("judge error (invalid_output): no valid judgment after 1 attempt(s)")
+    assert (
+        by_id["wrong"]
+        .reasons[0]
+        .startswith("judge error (invalid_output): no valid judgment after 1 attempt(s)")
+    )
     assert report.tiers[-1].errors == 1 and len(script.requests) == 3
 
 
 def test_inputs_map_card_inputs_to_item_fields() -> None:
     script = Script(openai_chat(reference_judgment()))
     judge = openai_judge(script)
-    pipeline = TieredEval([JudgeCheck(judge, inputs={"model_output": "answer", "gold_answer": "gold"}, pass_verdicts=["match"])])
+    pipeline = TieredEval(
+        [
+            JudgeCheck(
+                judge,
+                inputs={"model_output": "answer", "gold_answer": "gold"},
+                pass_verdicts=["match"],
+            )
+        ]
+    )
 
-    report = pipeline.run([{"id": 7, "question": "Capital?", "answer": "It is Canberra.", "gold": "Canberra"}])
+    report = pipeline.run(
+        [{"id": 7, "question": "Capital?", "answer": "It is Canberra.", "gold": "Canberra"}]
+    )
 
     prompt = json.loads(script.requests[0].content)["messages"][-1]["content"]
     assert "<model_output>\nIt is Canberra.\n</model_output>" in prompt
@@ -563,7 +672,10 @@ def test_judge_check_arguments_are_checked_against_the_card() -> None:
     judge = openai_judge(Script())
     with pytest.raises(ValueError, match="say what passes"):
         JudgeCheck(judge)
-    with pytest.raises(ValueError, match=r"reference@1 never gives 'matched' \(verdicts: match, partial_match, mismatch\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"reference@1 never gives 'matched' \(verdicts: match, partial_match, mismatch\)",
+    ):
         JudgeCheck(judge, pass_verdicts=["matched"])
     with pytest.raises(ValueError, match="reference@1 has no score 'accuracy'"):
         JudgeCheck(judge, min_scores={"accuracy": 3})

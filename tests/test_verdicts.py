@@ -20,7 +20,9 @@ def reference() -> Card:
 
 def judgment(correctness: int, completeness: int, verdict: str = "match") -> ReferenceJudgment:
     return ReferenceJudgment(
-        scores=ReferenceScores(correctness=correctness, completeness=completeness, style_fidelity=5),
+        scores=ReferenceScores(
+            correctness=correctness, completeness=completeness, style_fidelity=5
+        ),
         style_relevant=False,
         verdict=verdict,  # type: ignore[arg-type]
         delta="A difference.",
@@ -47,7 +49,9 @@ REFERENCE_RULE = [
 
 
 @pytest.mark.parametrize(("correctness", "completeness", "expected"), REFERENCE_RULE)
-def test_reference_rule_at_its_boundaries(reference: Card, correctness: int, completeness: int, expected: str) -> None:
+def test_reference_rule_at_its_boundaries(
+    reference: Card, correctness: int, completeness: int, expected: str
+) -> None:
     assert reference.spec.verdict is not None
     scores = {"correctness": correctness, "completeness": completeness, "style_fidelity": 5}
     assert apply_rules(reference.spec.verdict, scores) == expected
@@ -60,29 +64,49 @@ def test_reference_rule_at_its_boundaries(reference: Card, correctness: int, com
 
 def test_override_is_flagged_only_when_the_model_disagrees(reference: Card) -> None:
     agreed = decide(reference, judgment(4, 4, verdict="partial_match"))
-    assert (agreed.verdict, agreed.model_verdict, agreed.verdict_overridden) == ("partial_match", "partial_match", False)
+    assert (agreed.verdict, agreed.model_verdict, agreed.verdict_overridden) == (
+        "partial_match",
+        "partial_match",
+        False,
+    )
 
     overridden = decide(reference, judgment(4, 4, verdict="match"))
-    assert (overridden.verdict, overridden.model_verdict, overridden.verdict_overridden) == ("partial_match", "match", True)
+    assert (overridden.verdict, overridden.model_verdict, overridden.verdict_overridden) == (
+        "partial_match",
+        "match",
+        True,
+    )
 
     generous = decide(reference, judgment(5, 5, verdict="mismatch"))
     assert (generous.verdict, generous.verdict_overridden) == ("match", True)
 
 
 def test_scores_are_read_by_axis_name(reference: Card) -> None:
-    assert extract_scores(reference, judgment(4, 2)) == {"correctness": 4, "completeness": 2, "style_fidelity": 5}
+    assert extract_scores(reference, judgment(4, 2)) == {
+        "correctness": 4,
+        "completeness": 2,
+        "style_fidelity": 5,
+    }
 
 
 def test_first_matching_rule_wins_and_max_bounds_hold() -> None:
     spec = VerdictSpec(
         rules=[
             VerdictRule(when={"x": Bound(max=1)}, then="bad"),
-            VerdictRule(when={"x": Bound(min=1, max=3)}, then="middling"),  # x == 1 already matched above
+            VerdictRule(
+                when={"x": Bound(min=1, max=3)}, then="middling"
+            ),  # x == 1 already matched above
             VerdictRule(when={"x": Bound(min=3)}, then="good"),
         ],
         otherwise="unreachable",
     )
-    assert [apply_rules(spec, {"x": x}) for x in (0, 1, 2, 3, 4)] == ["bad", "bad", "middling", "middling", "good"]
+    assert [apply_rules(spec, {"x": x}) for x in (0, 1, 2, 3, 4)] == [
+        "bad",
+        "bad",
+        "middling",
+        "middling",
+        "good",
+    ]
 
 
 def test_fractional_scores_compare_with_thresholds() -> None:
@@ -107,13 +131,25 @@ def test_a_card_without_verdict_has_none() -> None:
 
     decision = decide(card, parse_reply(card, "Good.\nRating: [[8]]"))
     assert decision.scores == {"rating": 8}
-    assert decision.verdict is None and decision.model_verdict is None and not decision.verdict_overridden
+    assert (
+        decision.verdict is None
+        and decision.model_verdict is None
+        and not decision.verdict_overridden
+    )
 
 
 def test_inline_schema_card_rule() -> None:
     card = load_card("helpfulness@1", cards_dir=USER_CARDS)
     model = card.output_model
-    helpful = decide(card, model.model_validate({"helpfulness": 4, "label": "unhelpful", "reason": "r"}))
-    assert (helpful.verdict, helpful.model_verdict, helpful.verdict_overridden) == ("helpful", "unhelpful", True)
-    unhelpful = decide(card, model.model_validate({"helpfulness": 3, "label": "unhelpful", "reason": "r"}))
+    helpful = decide(
+        card, model.model_validate({"helpfulness": 4, "label": "unhelpful", "reason": "r"})
+    )
+    assert (helpful.verdict, helpful.model_verdict, helpful.verdict_overridden) == (
+        "helpful",
+        "unhelpful",
+        True,
+    )
+    unhelpful = decide(
+        card, model.model_validate({"helpfulness": 3, "label": "unhelpful", "reason": "r"})
+    )
     assert (unhelpful.verdict, unhelpful.verdict_overridden) == ("unhelpful", False)

@@ -12,13 +12,33 @@ __all__ = ["main"]
 
 # name -> (module, attribute, one-line help shown by --help without importing the module)
 COMMANDS: dict[str, tuple[str, str, str]] = {
-    "audit": ("judgecards.cli.audit", "audit", "Spot-check judge drift against human labels: sample, ingest, report, rerun."),
+    "audit": (
+        "judgecards.cli.audit",
+        "audit",
+        "Spot-check judge drift against human labels: sample, ingest, report, rerun.",
+    ),
     "cards": ("judgecards.cli.cards", "cards", "List, show and lock judge cards."),
-    "compare": ("judgecards.cli.compare", "compare", "A/B-compare two output files with a pairwise judge, both orders."),
-    "eval": ("judgecards.cli.eval", "eval_command", "Tiered evaluation: format checks, then metrics, then a judge on survivors only."),
-    "rank": ("judgecards.cli.rank", "rank", "Bradley–Terry or Elo ratings over stored pairwise comparisons."),
+    "compare": (
+        "judgecards.cli.compare",
+        "compare",
+        "A/B-compare two output files with a pairwise judge, both orders.",
+    ),
+    "eval": (
+        "judgecards.cli.eval",
+        "eval_command",
+        "Tiered evaluation: format checks, then metrics, then a judge on survivors only.",
+    ),
+    "rank": (
+        "judgecards.cli.rank",
+        "rank",
+        "Bradley–Terry or Elo ratings over stored pairwise comparisons.",
+    ),
     "labels": ("judgecards.cli.labels", "labels", "Import and export human labels (CSV or JSONL)."),
-    "score": ("judgecards.cli.score", "score", "Judge every item of a JSONL file with one card and model."),
+    "score": (
+        "judgecards.cli.score",
+        "score",
+        "Judge every item of a JSONL file with one card and model.",
+    ),
 }
 
 

@@ -50,12 +50,29 @@ def audit() -> None:
 @audit.command("sample")
 @click.option("--card", required=True, help="NAME (newest version with results) or NAME@VERSION.")
 @click.option("--model", required=True, help="The judge model whose results to spot-check.")
-@click.option("--n", "n", default=50, show_default=True, type=click.IntRange(1), help="Sample size.")
-@click.option("--since", help="Only results judged at or after this ISO date or date-time (UTC unless it says).")
-@click.option("--stratify", type=click.Choice(["verdict"]), help="Keep the verdict mix (proportional, largest remainder).")
-@click.option("--seed", type=int, help="Sampling seed (default: a random one, recorded with the audit).")
-@click.option("--sheet", type=click.Path(dir_okay=False, path_type=Path), help="Labelling sheet to write (default: audit-<id>.csv).")
-@click.option("--format", "format_", type=_FORMAT, help="Sheet format (default: from the extension).")
+@click.option(
+    "--n", "n", default=50, show_default=True, type=click.IntRange(1), help="Sample size."
+)
+@click.option(
+    "--since",
+    help="Only results judged at or after this ISO date or date-time (UTC unless it says).",
+)
+@click.option(
+    "--stratify",
+    type=click.Choice(["verdict"]),
+    help="Keep the verdict mix (proportional, largest remainder).",
+)
+@click.option(
+    "--seed", type=int, help="Sampling seed (default: a random one, recorded with the audit)."
+)
+@click.option(
+    "--sheet",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Labelling sheet to write (default: audit-<id>.csv).",
+)
+@click.option(
+    "--format", "format_", type=_FORMAT, help="Sheet format (default: from the extension)."
+)
 @db_option
 @cards_dir_option
 def sample_command(
@@ -69,7 +86,9 @@ def sample_command(
     """
     with _audit(db, cards_dirs) as api:
         try:
-            drawn = api.sample(card=card, model=model, n=n, since=since, stratify=stratify, seed=seed)
+            drawn = api.sample(
+                card=card, model=model, n=n, since=since, stratify=stratify, seed=seed
+            )
             target = sheet or Path(f"audit-{drawn.audit.id}.{format_ or 'csv'}")
             path = api.write_sheet(drawn.audit.id, target, format=format_)
         except JudgecardsError as error:
@@ -84,21 +103,35 @@ def sample_command(
         for note in drawn.notes:
             click.echo(f"  note: {note}", err=True)
         click.echo(f"Sheet: {path}")
-        click.echo("Fill in, per row: " + "; ".join(f"{name} ({spec.describe()})" for name, spec in drawn.fields.items()) + "; note (optional).")
+        click.echo(
+            "Fill in, per row: "
+            + "; ".join(f"{name} ({spec.describe()})" for name, spec in drawn.fields.items())
+            + "; note (optional)."
+        )
         click.echo(f"Then: judgecards audit ingest {path} --labeler NAME")
 
 
 @audit.command("sheet")
 @click.argument("audit_id", type=int)
-@click.option("--sheet", type=click.Path(dir_okay=False, path_type=Path), help="Where to write it (default: audit-<id>.csv).")
-@click.option("--format", "format_", type=_FORMAT, help="Sheet format (default: from the extension).")
+@click.option(
+    "--sheet",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Where to write it (default: audit-<id>.csv).",
+)
+@click.option(
+    "--format", "format_", type=_FORMAT, help="Sheet format (default: from the extension)."
+)
 @db_option
 @cards_dir_option
-def sheet_command(audit_id: int, sheet: Path | None, format_: str | None, db: Path, cards_dirs: tuple[Path, ...]) -> None:
+def sheet_command(
+    audit_id: int, sheet: Path | None, format_: str | None, db: Path, cards_dirs: tuple[Path, ...]
+) -> None:
     """Write an audit's labelling sheet again (e.g. one per labeler)."""
     with _audit(db, cards_dirs) as api:
         try:
-            path = api.write_sheet(audit_id, sheet or Path(f"audit-{audit_id}.{format_ or 'csv'}"), format=format_)
+            path = api.write_sheet(
+                audit_id, sheet or Path(f"audit-{audit_id}.{format_ or 'csv'}"), format=format_
+            )
         except JudgecardsError as error:
             fail(error)
         click.echo(f"Sheet: {path}")
@@ -107,9 +140,15 @@ def sheet_command(audit_id: int, sheet: Path | None, format_: str | None, db: Pa
 @audit.command("ingest")
 @click.argument("sheet", type=click.Path(dir_okay=False, exists=True, path_type=Path))
 @click.option("--labeler", required=True, help="Who filled the sheet.")
-@click.option("--audit", "audit_id", type=int, help="The audit (default: the sheet's audit_id column).")
-@click.option("--skip-invalid", is_flag=True, help="Store the valid rows and report the invalid ones.")
-@click.option("--format", "format_", type=_FORMAT, help="Sheet format (default: from the extension).")
+@click.option(
+    "--audit", "audit_id", type=int, help="The audit (default: the sheet's audit_id column)."
+)
+@click.option(
+    "--skip-invalid", is_flag=True, help="Store the valid rows and report the invalid ones."
+)
+@click.option(
+    "--format", "format_", type=_FORMAT, help="Sheet format (default: from the extension)."
+)
 @db_option
 @cards_dir_option
 def ingest_command(
@@ -122,7 +161,9 @@ def ingest_command(
     """
     with _audit(db, cards_dirs) as api:
         try:
-            report = api.ingest(sheet, labeler=labeler, audit_id=audit_id, skip_invalid=skip_invalid, format=format_)
+            report = api.ingest(
+                sheet, labeler=labeler, audit_id=audit_id, skip_invalid=skip_invalid, format=format_
+            )
             summary = api.summary(report.audit_id) if report.labels_written else None
         except JudgecardsError as error:
             fail(error)
@@ -135,16 +176,34 @@ def ingest_command(
             for problem in report.errors:
                 click.echo(f"  {problem}", err=True)
         if summary is not None and summary.kappa is not None:
-            click.echo(f"  {summary.primary}: kappa {summary.kappa}  (judgecards audit report for more)")
+            click.echo(
+                f"  {summary.primary}: kappa {summary.kappa}  (judgecards audit report for more)"
+            )
 
 
 @audit.command("report")
 @click.option("--card", help="NAME (every version) or NAME@VERSION.")
 @click.option("--model", help="Only audits of this judge model.")
-@click.option("--min-kappa", default=0.6, show_default=True, type=float, help="Fail when the newest audit's kappa is below this.")
-@click.option("--baseline", type=int, help="Audit to compare the newest with (default: the first labelled one).")
+@click.option(
+    "--min-kappa",
+    default=0.6,
+    show_default=True,
+    type=float,
+    help="Fail when the newest audit's kappa is below this.",
+)
+@click.option(
+    "--baseline",
+    type=int,
+    help="Audit to compare the newest with (default: the first labelled one).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")
-@click.option("--show", default=10, show_default=True, type=click.IntRange(0), help="Disagreements to list per audit.")
+@click.option(
+    "--show",
+    default=10,
+    show_default=True,
+    type=click.IntRange(0),
+    help="Disagreements to list per audit.",
+)
 @_resamples_option
 @db_option
 @cards_dir_option
@@ -175,10 +234,22 @@ def report_command(
 @click.option("--anchor-set", "anchor_set", required=True, help="The anchor set to re-judge.")
 @click.option("--model", required=True, help="provider:model to judge with.")
 @click.option("--card", help="NAME or NAME@VERSION (default: the set's card, newest version).")
-@click.option("--min-kappa", default=0.6, show_default=True, type=float, help="Fail when this run's kappa is below this.")
-@click.option("--max-flip-rate", type=click.FloatRange(0, 1), help="Fail when more than this share of verdicts flipped.")
+@click.option(
+    "--min-kappa",
+    default=0.6,
+    show_default=True,
+    type=float,
+    help="Fail when this run's kappa is below this.",
+)
+@click.option(
+    "--max-flip-rate",
+    type=click.FloatRange(0, 1),
+    help="Fail when more than this share of verdicts flipped.",
+)
 @click.option("--concurrency", default=8, show_default=True, type=click.IntRange(1, 1024))
-@click.option("--base-url", default=None, help="Server URL (else OPENAI_BASE_URL / ANTHROPIC_BASE_URL).")
+@click.option(
+    "--base-url", default=None, help="Server URL (else OPENAI_BASE_URL / ANTHROPIC_BASE_URL)."
+)
 @click.option("--timeout", default=60.0, show_default=True, type=float, help="Seconds per request.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 @_resamples_option
@@ -201,7 +272,9 @@ def rerun_command(
     mock_banner(model)
     with _audit(db, cards_dirs, resamples) as api:
         try:
-            summary = api.rerun(anchor_set, model=model, card=card, concurrency=concurrency, **options)
+            summary = api.rerun(
+                anchor_set, model=model, card=card, concurrency=concurrency, **options
+            )
         except JudgecardsError as error:
             fail(error)
     failures: list[str] = []
@@ -239,7 +312,11 @@ def list_command(card: str | None, model: str | None, db: Path) -> None:
         return
     for record in records:
         kappa, n_labeled = record.kappa, record.n_labeled
-        headline = f"kappa {kappa:.3f}" if kappa is not None else ("kappa undefined" if n_labeled else "not labelled")
+        headline = (
+            f"kappa {kappa:.3f}"
+            if kappa is not None
+            else ("kappa undefined" if n_labeled else "not labelled")
+        )
         latest = "  (latest calibration)" if record.id in latest_ids else ""
         origin = f"anchor {record.anchor_set}" if record.kind == "rerun" else f"seed {record.seed}"
         click.echo(
@@ -255,7 +332,13 @@ def anchor() -> None:
 
 @anchor.command("create")
 @click.argument("name")
-@click.option("--from-audit", "from_audit", required=True, type=int, help="The labelled audit whose items to freeze.")
+@click.option(
+    "--from-audit",
+    "from_audit",
+    required=True,
+    type=int,
+    help="The labelled audit whose items to freeze.",
+)
 @click.option("--description", help="What the set is for.")
 @db_option
 def anchor_create_command(name: str, from_audit: int, description: str | None, db: Path) -> None:
@@ -265,8 +348,12 @@ def anchor_create_command(name: str, from_audit: int, description: str | None, d
             created = api.create_anchor(name, from_audit=from_audit, description=description)
         except JudgecardsError as error:
             fail(error)
-    click.echo(f"Anchor set {created.name}: {created.n} items of {created.card} from audit #{created.source_audit}")
-    click.echo(f"Re-run it with: judgecards audit rerun --anchor-set {created.name} --model PROVIDER:MODEL")
+    click.echo(
+        f"Anchor set {created.name}: {created.n} items of {created.card} from audit #{created.source_audit}"
+    )
+    click.echo(
+        f"Re-run it with: judgecards audit rerun --anchor-set {created.name} --model PROVIDER:MODEL"
+    )
 
 
 @anchor.command("list")
@@ -278,4 +365,6 @@ def anchor_list_command(db: Path) -> None:
     if not sets:
         click.echo("no anchor sets")
     for item in sets:
-        click.echo(f"{item.name:<20} {item.card:<14} {item.n:>4} items  from audit #{item.source_audit}  {item.description or ''}")
+        click.echo(
+            f"{item.name:<20} {item.card:<14} {item.n:>4} items  from audit #{item.source_audit}  {item.description or ''}"
+        )

@@ -58,16 +58,21 @@ def show_command(ref: str, cards_dirs: tuple[Path, ...]) -> None:
     for name, item in spec.inputs.items():
         optional = "" if item.required else " (optional)"
         click.echo(f"  {name}{optional}: {item.description}")
-    click.echo(f"\noutput: {spec.output.format}; score axes: {', '.join(card.score_axes) or 'none'}")
+    click.echo(
+        f"\noutput: {spec.output.format}; score axes: {', '.join(card.score_axes) or 'none'}"
+    )
     if spec.verdict and spec.verdict.rules:
         click.echo("verdict (decided in code, first match wins):")
         for rule in spec.verdict.rules:
             bounds = ", ".join(
-                f"{axis} " + " and ".join(
-                    part for part in (
+                f"{axis} "
+                + " and ".join(
+                    part
+                    for part in (
                         f">= {b.min:g}" if b.min is not None else "",
                         f"<= {b.max:g}" if b.max is not None else "",
-                    ) if part
+                    )
+                    if part
                 )
                 for axis, b in rule.when.items()
             )
@@ -81,7 +86,9 @@ def show_command(ref: str, cards_dirs: tuple[Path, ...]) -> None:
 
 
 @cards.command("lock")
-@click.option("--check", is_flag=True, help="Exit 1 if a card in a locked directory is missing from its lock.")
+@click.option(
+    "--check", is_flag=True, help="Exit 1 if a card in a locked directory is missing from its lock."
+)
 @cards_dir_option
 def lock_command(check: bool, cards_dirs: tuple[Path, ...]) -> None:
     """Print the cards.lock lines of every card (add new versions' lines to the lock to release them)."""

@@ -36,20 +36,78 @@ class _Joined:
 
 
 @click.command()
-@click.option("--card", "card_ref", default="pairwise", show_default=True, help="Pairwise card as NAME or NAME@VERSION.")
-@click.option("--model", required=True, help="Judge model as provider:model, e.g. openai:gpt-4o, anthropic:claude-sonnet-4-5, mock:judge.")
-@click.option("--a", "a_path", required=True, type=click.Path(dir_okay=False, exists=True, path_type=Path), help="JSONL of A's outputs: {id, question?, answer|output, reference?, model?} per line.")
-@click.option("--b", "b_path", required=True, type=click.Path(dir_okay=False, exists=True, path_type=Path), help="JSONL of B's outputs, joined to A's on 'id'.")
-@click.option("--output", "output_path", required=True, type=click.Path(dir_okay=False, path_type=Path), help="JSONL of comparisons, in A's order.")
-@click.option("--model-a", default=None, help="Label of the model behind A (else the lines' 'model' field); stored for `judgecards rank`.")
+@click.option(
+    "--card",
+    "card_ref",
+    default="pairwise",
+    show_default=True,
+    help="Pairwise card as NAME or NAME@VERSION.",
+)
+@click.option(
+    "--model",
+    required=True,
+    help="Judge model as provider:model, e.g. openai:gpt-4o, anthropic:claude-sonnet-4-5, mock:judge.",
+)
+@click.option(
+    "--a",
+    "a_path",
+    required=True,
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="JSONL of A's outputs: {id, question?, answer|output, reference?, model?} per line.",
+)
+@click.option(
+    "--b",
+    "b_path",
+    required=True,
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="JSONL of B's outputs, joined to A's on 'id'.",
+)
+@click.option(
+    "--output",
+    "output_path",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="JSONL of comparisons, in A's order.",
+)
+@click.option(
+    "--model-a",
+    default=None,
+    help="Label of the model behind A (else the lines' 'model' field); stored for `judgecards rank`.",
+)
 @click.option("--model-b", default=None, help="Label of the model behind B (likewise).")
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON instead of a table.")
-@click.option("--concurrency", default=8, show_default=True, type=click.IntRange(1, 1024), help="Calls in flight; both orders share the pool.")
-@click.option("--max-attempts", default=3, show_default=True, type=click.IntRange(1, 20), help="Judge replies per judgment, re-asks included.")
-@click.option("--no-cache", is_flag=True, help="Call the provider even for judgments already stored or cached.")
-@click.option("--base-url", default=None, help="Server URL (else OPENAI_BASE_URL / ANTHROPIC_BASE_URL).")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the report as JSON instead of a table."
+)
+@click.option(
+    "--concurrency",
+    default=8,
+    show_default=True,
+    type=click.IntRange(1, 1024),
+    help="Calls in flight; both orders share the pool.",
+)
+@click.option(
+    "--max-attempts",
+    default=3,
+    show_default=True,
+    type=click.IntRange(1, 20),
+    help="Judge replies per judgment, re-asks included.",
+)
+@click.option(
+    "--no-cache",
+    is_flag=True,
+    help="Call the provider even for judgments already stored or cached.",
+)
+@click.option(
+    "--base-url", default=None, help="Server URL (else OPENAI_BASE_URL / ANTHROPIC_BASE_URL)."
+)
 @click.option("--timeout", default=60.0, show_default=True, type=float, help="Seconds per request.")
-@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the report's bootstrap intervals.")
+@click.option(
+    "--seed",
+    default=0,
+    show_default=True,
+    type=int,
+    help="Seed of the report's bootstrap intervals.",
+)
 @db_option
 @cards_dir_option
 def compare(
@@ -90,7 +148,10 @@ def compare(
             max_attempts=max_attempts, **options,
         )  # fmt: skip
         if "answer_a" not in judge.card.spec.inputs or "answer_b" not in judge.card.spec.inputs:
-            raise InputError(f"{judge.card.ref} is not a pairwise card (it has no answer_a/answer_b inputs)", field="card")
+            raise InputError(
+                f"{judge.card.ref} is not a pairwise card (it has no answer_a/answer_b inputs)",
+                field="card",
+            )
     except JudgecardsError as error:
         fail(error)
     mock_banner(model)
@@ -104,7 +165,9 @@ def compare(
     with click.progressbar(length=total, label="judging", file=sys.stderr, show_pos=True) as bar:
         try:
             comparisons = judge.compare_many(
-                joined.pairs, concurrency=concurrency, progress=lambda done, total, result: bar.update(1)
+                joined.pairs,
+                concurrency=concurrency,
+                progress=lambda done, total, result: bar.update(1),
             )
         except JudgecardsError as error:
             fail(error)
@@ -128,7 +191,9 @@ def compare(
                 "card": judge.card.ref,
                 "pairs": len(joined.pairs),
                 "errors": len(failed),
-                "error_kinds": dict(Counter(c.first_order.error_kind or c.second_order.error_kind for c in failed)),
+                "error_kinds": dict(
+                    Counter(c.first_order.error_kind or c.second_order.error_kind for c in failed)
+                ),
                 "unmatched": {"only_in_a": joined.only_in_a, "only_in_b": joined.only_in_b},
                 "judgments_served_without_call": len(orders) - calls,
                 "output": str(output_path),
@@ -142,10 +207,16 @@ def compare(
         lines = [f"\n{len(comparisons)} pairs in {elapsed:.1f}s -> {output_path}"]
         if failed:
             kinds = Counter(c.first_order.error_kind or c.second_order.error_kind for c in failed)
-            lines.append(f"errors:    {len(failed)} pairs left out of the report ({', '.join(f'{k} {n}' for k, n in kinds.items())})")
+            lines.append(
+                f"errors:    {len(failed)} pairs left out of the report ({', '.join(f'{k} {n}' for k, n in kinds.items())})"
+            )
         if joined.only_in_a or joined.only_in_b:
-            lines.append(f"unmatched: {len(joined.only_in_a)} ids only in --a, {len(joined.only_in_b)} only in --b (not judged)")
-        lines.append(f"cache:     {len(orders) - calls} of {len(orders)} judgments served without a call")
+            lines.append(
+                f"unmatched: {len(joined.only_in_a)} ids only in --a, {len(joined.only_in_b)} only in --b (not judged)"
+            )
+        lines.append(
+            f"cache:     {len(orders) - calls} of {len(orders)} judgments served without a call"
+        )
         click.echo("\n".join(lines))
     mock_banner(model)
 
@@ -164,13 +235,25 @@ def _read_side(path: Path) -> _Side:
             continue
         key = str(item_id)
         if key in side.rows:
-            problems.append(InputError(f"duplicate id (first on line {side.rows[key][0]})", file=path, line=number, field="id"))
+            problems.append(
+                InputError(
+                    f"duplicate id (first on line {side.rows[key][0]})",
+                    file=path,
+                    line=number,
+                    field="id",
+                )
+            )
             continue
         answer_field = "answer" if "answer" in line else "output"
         answer = line.get(answer_field)
         if not isinstance(answer, str):
             problems.append(
-                InputError("missing answer: give 'answer' (or 'output') as a string", file=path, line=number, field=answer_field)
+                InputError(
+                    "missing answer: give 'answer' (or 'output') as a string",
+                    file=path,
+                    line=number,
+                    field=answer_field,
+                )
             )
             continue
         for name in ("question", "reference", "model"):
@@ -193,7 +276,9 @@ def _join(a: _Side, b: _Side, model_a: str | None, model_b: str | None) -> _Join
         line_b, answer_b, row_b = b.rows[key]
         pair: dict[str, Any] = {"id": key, "answer_a": answer_a, "answer_b": answer_b}
         for name, required in (("question", True), ("reference", False)):
-            value, problem = _shared_field(name, row_a, row_b, a.path, line_a, b.path, line_b, required=required)
+            value, problem = _shared_field(
+                name, row_a, row_b, a.path, line_a, b.path, line_b, required=required
+            )
             if problem is not None:
                 problems.append(problem)
             elif value is not None:
@@ -205,7 +290,10 @@ def _join(a: _Side, b: _Side, model_a: str | None, model_b: str | None) -> _Join
     only_in_a = [key for key in a.rows if key not in b.rows]
     only_in_b = [key for key in b.rows if key not in a.rows]
     if not pairs:
-        raise InputError(f"no id appears in both files ({len(a.rows)} ids in {a.path}, {len(b.rows)} in {b.path})", field="id")
+        raise InputError(
+            f"no id appears in both files ({len(a.rows)} ids in {a.path}, {len(b.rows)} in {b.path})",
+            field="id",
+        )
     return _Joined(pairs, only_in_a, only_in_b)
 
 
@@ -228,7 +316,9 @@ def _shared_field(
         )  # fmt: skip
     value = value_a if value_a is not None else value_b
     if value is None and required:
-        return None, InputError(f"missing in both files (also {path_b}:{line_b})", file=path_a, line=line_a, field=name)
+        return None, InputError(
+            f"missing in both files (also {path_b}:{line_b})", file=path_a, line=line_a, field=name
+        )
     return value, None
 
 
@@ -236,13 +326,20 @@ def _raise(problems: list[InputError], path: Path | None) -> None:
     if problems:
         shown = "\n".join(f"  {p}" for p in problems[:20])
         more = f"\n  … and {len(problems) - 20} more" if len(problems) > 20 else ""
-        raise InputError(f"{len(problems)} bad line(s), nothing was judged:\n{shown}{more}", file=path)
+        raise InputError(
+            f"{len(problems)} bad line(s), nothing was judged:\n{shown}{more}", file=path
+        )
 
 
 def _warn_unmatched(joined: _Joined, a_path: Path, b_path: Path) -> None:
-    for ids, here, there in ((joined.only_in_a, a_path, b_path), (joined.only_in_b, b_path, a_path)):
+    for ids, here, there in (
+        (joined.only_in_a, a_path, b_path),
+        (joined.only_in_b, b_path, a_path),
+    ):
         if ids:
-            listed = ", ".join(ids[:_SHOWN_UNMATCHED]) + (" …" if len(ids) > _SHOWN_UNMATCHED else "")
+            listed = ", ".join(ids[:_SHOWN_UNMATCHED]) + (
+                " …" if len(ids) > _SHOWN_UNMATCHED else ""
+            )
             click.secho(
                 f"warning: {len(ids)} id(s) in {here} have no line in {there} and are not judged: {listed}",
                 fg="yellow",

@@ -96,7 +96,9 @@ class _MetricSpec(_Strict):
     accept_max: float | None = None
 
 
-_CheckSpec = Annotated[_RegexSpec | _LengthSpec | _JsonSpec | _MetricSpec, Field(discriminator="type")]
+_CheckSpec = Annotated[
+    _RegexSpec | _LengthSpec | _JsonSpec | _MetricSpec, Field(discriminator="type")
+]
 
 
 class _JudgeSpec(_Strict):
@@ -122,7 +124,9 @@ class _TierSpec(_Strict):
     @model_validator(mode="after")
     def _one_kind(self) -> _TierSpec:
         if (self.checks is None) == (self.judge is None):
-            raise ValueError("a tier has either 'checks' (a list) or a 'judge' section, not both or neither")
+            raise ValueError(
+                "a tier has either 'checks' (a list) or a 'judge' section, not both or neither"
+            )
         return self
 
 
@@ -153,7 +157,9 @@ class _Source:
         else:
             raise InputError("a config must be YAML (.yaml, .yml) or TOML (.toml)", file=path)
         if not isinstance(self.data, dict):
-            raise InputError("the config must be a mapping with 'items' and 'tiers'", file=path, line=1)
+            raise InputError(
+                "the config must be a mapping with 'items' and 'tiers'", file=path, line=1
+            )
 
     def _parse_yaml(self, text: str) -> None:
         import yaml
@@ -166,7 +172,9 @@ class _Source:
             problem = getattr(error, "problem", None) or str(error)
             column = f" at column {mark.column + 1}" if mark is not None else ""
             raise InputError(
-                f"invalid YAML: {problem}{column}", file=self.path, line=mark.line + 1 if mark is not None else None
+                f"invalid YAML: {problem}{column}",
+                file=self.path,
+                line=mark.line + 1 if mark is not None else None,
             ) from None
 
     def _parse_toml(self, text: str) -> None:
@@ -195,7 +203,9 @@ class _Source:
     def error(self, message: str, loc: Sequence[str | int]) -> InputError:
         """An InputError naming this file, the line of ``loc`` and ``loc`` as a dotted field."""
         path = [str(part) for part in loc]
-        return InputError(message, file=self.path, line=self.line_of(path), field=".".join(path) or None)
+        return InputError(
+            message, file=self.path, line=self.line_of(path), field=".".join(path) or None
+        )
 
     def line_of(self, path: Sequence[str]) -> int | None:
         if self._toml_lines is not None:
@@ -238,12 +248,18 @@ def _yaml_line(node: Any, path: Sequence[str]) -> int | None:
     line: int = node.start_mark.line
     for key in path:
         if isinstance(current, yaml.MappingNode):
-            pair = next(((k, v) for k, v in current.value if getattr(k, "value", None) == key), None)
+            pair = next(
+                ((k, v) for k, v in current.value if getattr(k, "value", None) == key), None
+            )
             if pair is None:
                 break  # a missing key: point at the mapping that should hold it
             line = pair[0].start_mark.line
             current = pair[1]
-        elif isinstance(current, yaml.SequenceNode) and key.isdigit() and int(key) < len(current.value):
+        elif (
+            isinstance(current, yaml.SequenceNode)
+            and key.isdigit()
+            and int(key) < len(current.value)
+        ):
             current = current.value[int(key)]
             line = current.start_mark.line
         else:
@@ -360,7 +376,8 @@ def load_config(path: Path) -> tuple[EvalConfig, _Source]:
         return EvalConfig.model_validate(source.data), source
     except ValidationError as error:
         problems = [
-            source.error(_pydantic_message(e), _clean_loc(source.data, e["loc"])) for e in error.errors(include_url=False)
+            source.error(_pydantic_message(e), _clean_loc(source.data, e["loc"]))
+            for e in error.errors(include_url=False)
         ]
     if len(problems) == 1:
         raise problems[0]
@@ -369,7 +386,11 @@ def load_config(path: Path) -> tuple[EvalConfig, _Source]:
 
 def _combined(problems: Sequence[InputError], path: Path, what: str) -> InputError:
     shown = "\n".join(f"  {p}" for p in problems[:_SHOWN_PROBLEMS])
-    more = f"\n  … and {len(problems) - _SHOWN_PROBLEMS} more" if len(problems) > _SHOWN_PROBLEMS else ""
+    more = (
+        f"\n  … and {len(problems) - _SHOWN_PROBLEMS} more"
+        if len(problems) > _SHOWN_PROBLEMS
+        else ""
+    )
     return InputError(f"{len(problems)} {what}:\n{shown}{more}", file=path)
 
 
@@ -393,7 +414,12 @@ def build_pipeline(config: EvalConfig, source: _Source, *, db: Path | None = Non
         TieredEval,
     )
 
-    classes: dict[str, Any] = {"regex": RegexCheck, "length": LengthCheck, "json": JsonCheck, "metric": MetricCheck}
+    classes: dict[str, Any] = {
+        "regex": RegexCheck,
+        "length": LengthCheck,
+        "json": JsonCheck,
+        "metric": MetricCheck,
+    }
     base = source.path.parent
     stages: list[Any] = []
     for position, tier in enumerate(config.tiers):
@@ -417,7 +443,9 @@ def build_pipeline(config: EvalConfig, source: _Source, *, db: Path | None = Non
             try:
                 checks.append(classes[spec.type](**arguments))
             except ValueError as error:
-                raise source.error(str(error), ("tiers", position, "checks", index, *getattr(error, "path", ()))) from None
+                raise source.error(
+                    str(error), ("tiers", position, "checks", index, *getattr(error, "path", ()))
+                ) from None
         stages.append(Tier(tier.name or f"tier {position + 1}", checks))
     try:
         return TieredEval(stages)
@@ -425,7 +453,9 @@ def build_pipeline(config: EvalConfig, source: _Source, *, db: Path | None = Non
         raise source.error(str(error), ("tiers", *getattr(error, "path", ()))) from None
 
 
-def _build_judge(spec: _JudgeSpec, source: _Source, loc: tuple[str | int, ...], base: Path, db: Path | None) -> Any:
+def _build_judge(
+    spec: _JudgeSpec, source: _Source, loc: tuple[str | int, ...], base: Path, db: Path | None
+) -> Any:
     from judgecards.judge import Judge
 
     directories = [spec.cards_dir] if isinstance(spec.cards_dir, str) else spec.cards_dir
@@ -439,7 +469,9 @@ def _build_judge(spec: _JudgeSpec, source: _Source, loc: tuple[str | int, ...], 
         )  # fmt: skip
     except CardNotFound as error:
         key = "cards_dir" if error.file is not None else "card"
-        raise source.error(f"{error.reason}" + (f": {error.file}" if error.file else ""), (*loc, key)) from None
+        raise source.error(
+            f"{error.reason}" + (f": {error.file}" if error.file else ""), (*loc, key)
+        ) from None
 
 
 def read_items(path: Path, source: _Source) -> list[dict[str, Any]]:
@@ -453,7 +485,13 @@ def read_items(path: Path, source: _Source) -> list[dict[str, Any]]:
     return read_checked_items(path, action="nothing was evaluated", shown=_SHOWN_PROBLEMS)
 
 
-def check_fields(config: EvalConfig, source: _Source, pipeline: Any, items: Sequence[Mapping[str, Any]], items_path: Path) -> None:
+def check_fields(
+    config: EvalConfig,
+    source: _Source,
+    pipeline: Any,
+    items: Sequence[Mapping[str, Any]],
+    items_path: Path,
+) -> None:
     """A field that no item has is a typo in the config, not a property of the data: refuse it.
 
     (A field missing from only some items makes those items errors in the report.)
@@ -464,7 +502,10 @@ def check_fields(config: EvalConfig, source: _Source, pipeline: Any, items: Sequ
         for index, spec in enumerate(tier.checks or ()):
             loc: tuple[str | int, ...] = ("tiers", position, "checks", index)
             if isinstance(spec, _MetricSpec):
-                wanted += [(spec.prediction, (*loc, "prediction")), (spec.reference, (*loc, "reference"))]
+                wanted += [
+                    (spec.prediction, (*loc, "prediction")),
+                    (spec.reference, (*loc, "reference")),
+                ]
             else:
                 wanted.append((spec.field, (*loc, "field")))
     judge = pipeline.judge
@@ -473,12 +514,21 @@ def check_fields(config: EvalConfig, source: _Source, pipeline: Any, items: Sequ
         for name, input_spec in judge.judge.card.spec.inputs.items():
             if input_spec.required:
                 source_field = judge.inputs.get(name, name)
-                wanted.append((source_field, (*loc, "inputs", name) if name in judge.inputs else (*loc, "card")))
+                wanted.append(
+                    (
+                        source_field,
+                        (*loc, "inputs", name) if name in judge.inputs else (*loc, "card"),
+                    )
+                )
     for field_name, loc in wanted:
         if field_name not in present:
             known = ", ".join(sorted(present))
-            hint = "" if loc[-1] != "card" else " (map a card input to an item field under 'inputs')"
-            raise source.error(f"no item in {items_path} has a field {field_name!r} (fields: {known}){hint}", loc)
+            hint = (
+                "" if loc[-1] != "card" else " (map a card input to an item field under 'inputs')"
+            )
+            raise source.error(
+                f"no item in {items_path} has a field {field_name!r} (fields: {known}){hint}", loc
+            )
 
 
 # --------------------------------------------------------------------------- the command
@@ -492,7 +542,9 @@ class _LazyBar:
 
     def __call__(self, done: int, total: int, result: Any) -> None:
         if self.bar is None:
-            self.bar = click.progressbar(length=total, label="judging", file=sys.stderr, show_pos=True)
+            self.bar = click.progressbar(
+                length=total, label="judging", file=sys.stderr, show_pos=True
+            )
             self.bar.__enter__()
         self.bar.update(1)
 
@@ -502,9 +554,22 @@ class _LazyBar:
 
 
 @click.command("eval")
-@click.argument("config_path", metavar="CONFIG", type=click.Path(dir_okay=False, exists=True, path_type=Path))
-@click.option("--output", "output_path", default=None, type=click.Path(dir_okay=False, path_type=Path), help="JSONL with one row per item, in input order: outcome, deciding tier, reasons, metric values, judge result.")
-@click.option("--json", "as_json", is_flag=True, help="Print the report (per tier and per item) as JSON instead of a table.")
+@click.argument(
+    "config_path", metavar="CONFIG", type=click.Path(dir_okay=False, exists=True, path_type=Path)
+)
+@click.option(
+    "--output",
+    "output_path",
+    default=None,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="JSONL with one row per item, in input order: outcome, deciding tier, reasons, metric values, judge result.",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the report (per tier and per item) as JSON instead of a table.",
+)
 @db_option
 def eval_command(config_path: Path, output_path: Path | None, as_json: bool, db: Path) -> None:
     """Tiered evaluation: format checks, then metrics, then a judge on the survivors only.
@@ -531,7 +596,11 @@ def eval_command(config_path: Path, output_path: Path | None, as_json: bool, db:
     if model:
         mock_banner(model)
     stages = " -> ".join(stage.name for stage in pipeline.tiers)
-    click.echo(f"Evaluating {len(items)} items from {items_path}: {stages}" + (f" (db {db})" if judge else ""), err=True)
+    click.echo(
+        f"Evaluating {len(items)} items from {items_path}: {stages}"
+        + (f" (db {db})" if judge else ""),
+        err=True,
+    )
 
     started = time.perf_counter()
     bar = _LazyBar()
@@ -555,7 +624,11 @@ def eval_command(config_path: Path, output_path: Path | None, as_json: bool, db:
         click.echo(json.dumps(data, indent=2))
     else:
         click.echo(report.as_text())
-        where = f" -> {output_path}" if output_path is not None else " (--output FILE keeps one row per item)"
+        where = (
+            f" -> {output_path}"
+            if output_path is not None
+            else " (--output FILE keeps one row per item)"
+        )
         click.echo(f"\n{len(items)} items in {elapsed:.1f}s{where}")
     if model:
         mock_banner(model)

@@ -26,12 +26,23 @@ def labels() -> None:
 @labels.command("import")
 @click.argument("file", type=click.Path(dir_okay=False, exists=True, path_type=Path))
 @click.option("--labeler", help="Who labelled (a row's labeler column overrides it).")
-@click.option("--skip-invalid", is_flag=True, help="Import the valid rows and report the invalid ones (default: import nothing if any row is invalid).")
-@click.option("--format", "format_", type=_FORMAT, help="File format (default: from the extension).")
+@click.option(
+    "--skip-invalid",
+    is_flag=True,
+    help="Import the valid rows and report the invalid ones (default: import nothing if any row is invalid).",
+)
+@click.option(
+    "--format", "format_", type=_FORMAT, help="File format (default: from the extension)."
+)
 @db_option
 @cards_dir_option
 def import_command(
-    file: Path, labeler: str | None, skip_invalid: bool, format_: str | None, db: Path, cards_dirs: tuple[Path, ...]
+    file: Path,
+    labeler: str | None,
+    skip_invalid: bool,
+    format_: str | None,
+    db: Path,
+    cards_dirs: tuple[Path, ...],
 ) -> None:
     """Validate every row of FILE, then store its labels in one transaction.
 
@@ -63,7 +74,12 @@ def import_command(
 @click.option("--model", help="Only results of this judge model.")
 @click.option("--labeler", help="Only this labeler's labels.")
 @click.option("--audit", "audit_id", type=int, help="Only labels given in this audit.")
-@click.option("--format", "format_", type=_FORMAT, help="File format (default: from the extension; required for '-').")
+@click.option(
+    "--format",
+    "format_",
+    type=_FORMAT,
+    help="File format (default: from the extension; required for '-').",
+)
 @db_option
 def export_command(
     file: Path, card: str | None, model: str | None, labeler: str | None, audit_id: int | None,
@@ -76,9 +92,25 @@ def export_command(
         if str(file) == "-":
             if format_ is None:
                 raise click.UsageError("pass --format csv|jsonl when writing to stdout")
-            count = export_labels(sys.stdout, db=db, card=card, model=model, labeler=labeler, audit_id=audit_id, format=format_)  # type: ignore[arg-type]
+            count = export_labels(
+                sys.stdout,
+                db=db,
+                card=card,
+                model=model,
+                labeler=labeler,
+                audit_id=audit_id,
+                format=format_,  # type: ignore[arg-type]
+            )
         else:
-            count = export_labels(file, db=db, card=card, model=model, labeler=labeler, audit_id=audit_id, format=format_)  # type: ignore[arg-type]
+            count = export_labels(
+                file,
+                db=db,
+                card=card,
+                model=model,
+                labeler=labeler,
+                audit_id=audit_id,
+                format=format_,  # type: ignore[arg-type]
+            )
     except JudgecardsError as error:
         fail(error)
     if str(file) != "-":

@@ -12,11 +12,38 @@ from judgecards.cli._common import db_option, fail
 
 
 @click.command()
-@click.option("--card", default="pairwise", show_default=True, help="Card as NAME (any version) or NAME@VERSION.")
-@click.option("--judge-model", default=None, help="Only comparisons judged by this model (needed when several judged).")
-@click.option("--method", type=click.Choice(["bt", "elo"]), default="bt", show_default=True, help="Bradley–Terry (order-free MLE) or online Elo.")
-@click.option("--ties", type=click.Choice(["half", "davidson"]), default="half", show_default=True, help="Bradley–Terry tie model: half a win each, or Davidson's tie parameter.")
-@click.option("--bootstrap", default=1000, show_default=True, type=click.IntRange(0, 100_000), help="Resamples for the intervals (0: none).")
+@click.option(
+    "--card",
+    default="pairwise",
+    show_default=True,
+    help="Card as NAME (any version) or NAME@VERSION.",
+)
+@click.option(
+    "--judge-model",
+    default=None,
+    help="Only comparisons judged by this model (needed when several judged).",
+)
+@click.option(
+    "--method",
+    type=click.Choice(["bt", "elo"]),
+    default="bt",
+    show_default=True,
+    help="Bradley–Terry (order-free MLE) or online Elo.",
+)
+@click.option(
+    "--ties",
+    type=click.Choice(["half", "davidson"]),
+    default="half",
+    show_default=True,
+    help="Bradley–Terry tie model: half a win each, or Davidson's tie parameter.",
+)
+@click.option(
+    "--bootstrap",
+    default=1000,
+    show_default=True,
+    type=click.IntRange(0, 100_000),
+    help="Resamples for the intervals (0: none).",
+)
 @click.option("--seed", default=0, show_default=True, type=int, help="Bootstrap seed.")
 @click.option("--json", "as_json", is_flag=True, help="Print the ratings as JSON.")
 @db_option
@@ -54,7 +81,9 @@ def rank(
     except ValueError as error:
         click.echo(f"Error: {error}", err=True)
         sys.exit(2)
-    skipped = sum(1 for r in rows if not (r["model_a"] and r["model_b"]) or r["model_a"] == r["model_b"])
+    skipped = sum(
+        1 for r in rows if not (r["model_a"] and r["model_b"]) or r["model_a"] == r["model_b"]
+    )
     if as_json:
         data = ratings.to_dict()
         data["skipped_unlabelled"] = skipped

@@ -18,13 +18,39 @@ from judgecards.jsonl import read_items
 
 @click.command()
 @click.option("--card", "card_ref", required=True, help="Card as NAME or NAME@VERSION.")
-@click.option("--model", required=True, help="provider:model, e.g. openai:gpt-4o, anthropic:claude-sonnet-4-5, mock:judge.")
-@click.option("--input", "input_path", required=True, type=click.Path(dir_okay=False, exists=True, path_type=Path), help="JSONL: one object per line with 'id' and the card's inputs.")
-@click.option("--output", "output_path", required=True, type=click.Path(dir_okay=False, path_type=Path), help="JSONL of results, in input order.")
+@click.option(
+    "--model",
+    required=True,
+    help="provider:model, e.g. openai:gpt-4o, anthropic:claude-sonnet-4-5, mock:judge.",
+)
+@click.option(
+    "--input",
+    "input_path",
+    required=True,
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="JSONL: one object per line with 'id' and the card's inputs.",
+)
+@click.option(
+    "--output",
+    "output_path",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="JSONL of results, in input order.",
+)
 @click.option("--concurrency", default=8, show_default=True, type=click.IntRange(1, 1024))
-@click.option("--max-attempts", default=3, show_default=True, type=click.IntRange(1, 20), help="Judge replies per item, re-asks included.")
-@click.option("--no-cache", is_flag=True, help="Call the provider even for items already judged or cached.")
-@click.option("--base-url", default=None, help="Server URL (else OPENAI_BASE_URL / ANTHROPIC_BASE_URL).")
+@click.option(
+    "--max-attempts",
+    default=3,
+    show_default=True,
+    type=click.IntRange(1, 20),
+    help="Judge replies per item, re-asks included.",
+)
+@click.option(
+    "--no-cache", is_flag=True, help="Call the provider even for items already judged or cached."
+)
+@click.option(
+    "--base-url", default=None, help="Server URL (else OPENAI_BASE_URL / ANTHROPIC_BASE_URL)."
+)
 @click.option("--timeout", default=60.0, show_default=True, type=float, help="Seconds per request.")
 @db_option
 @cards_dir_option
@@ -65,7 +91,10 @@ def score(
     click.echo(f"Judging {len(items)} items with {judge.card.ref} on {model} (db {db})", err=True)
 
     started = time.perf_counter()
-    with click.progressbar(length=len(items), label="judging", file=sys.stderr, show_pos=True) as bar:
+    with click.progressbar(
+        length=len(items), label="judging", file=sys.stderr, show_pos=True
+    ) as bar:
+
         def progress(done: int, total: int, result: JudgeResult) -> None:
             bar.update(1)
 
@@ -109,7 +138,9 @@ def _verbosity(items: list[dict[str, Any]], results: list[Any]) -> str:
             continue
         corr = verbosity_bias_single([p[0] for p in pairs], [p[1] for p in pairs])
         if corr.spearman == corr.spearman:  # not nan
-            lines.append(f"  {axis:<16} Spearman {corr.spearman:+.2f} (p={corr.spearman_p:.2g}, n={corr.n})")
+            lines.append(
+                f"  {axis:<16} Spearman {corr.spearman:+.2f} (p={corr.spearman_p:.2g}, n={corr.n})"
+            )
     if not lines:
         return "verbosity: not enough varied scores to correlate with answer length"
     return "verbosity (answer length in words vs score):\n" + "\n".join(lines)
@@ -130,7 +161,10 @@ def _summary(results: list[Any], elapsed: float, output_path: Path) -> str:
     lines = [f"\n{len(results)} items in {elapsed:.1f}s -> {output_path}"]
     if verdicts:
         total = sum(verdicts.values())
-        lines.append("verdicts:  " + "  ".join(f"{v} {n} ({n / total:.0%})" for v, n in verdicts.most_common()))
+        lines.append(
+            "verdicts:  "
+            + "  ".join(f"{v} {n} ({n / total:.0%})" for v, n in verdicts.most_common())
+        )
         lines.append(f"overrides: {overridden} (the rule disagreed with the judge's own verdict)")
     for axis, values in axes.items():
         lines.append(f"mean {axis:<16} {sum(values) / len(values):.2f}  (n={len(values)})")

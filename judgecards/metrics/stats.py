@@ -54,10 +54,17 @@ class Estimate:
 
     def to_dict(self) -> dict[str, float | int | None]:
         """A strict-JSON dict: an undefined (``nan``) value or bound becomes ``None``."""
+
         def clean(x: float) -> float | None:
             return None if math.isnan(x) else x
 
-        return {"value": clean(self.value), "low": clean(self.low), "high": clean(self.high), "level": self.level, "n": self.n}
+        return {
+            "value": clean(self.value),
+            "low": clean(self.low),
+            "high": clean(self.high),
+            "level": self.level,
+            "n": self.n,
+        }
 
     def __str__(self) -> str:
         pct = round(self.level * 100)
@@ -128,7 +135,9 @@ def bootstrap_ci(
         # A degenerate bootstrap distribution (all resamples equal) is a normal outcome for
         # perfectly agreeing labels; we handle it below rather than let scipy warn.
         warnings.simplefilter("ignore", category=RuntimeWarning)
-        warnings.simplefilter("ignore", category=getattr(scipy_stats, "DegenerateDataWarning", RuntimeWarning))
+        warnings.simplefilter(
+            "ignore", category=getattr(scipy_stats, "DegenerateDataWarning", RuntimeWarning)
+        )
         result = scipy_stats.bootstrap(
             (index,),
             on_index,
@@ -231,7 +240,12 @@ def paired_bootstrap(
         return float(stat(x)) - float(stat(y))
 
     estimate = bootstrap_ci(
-        left, right, statistic=difference, level=level, n_resamples=n_resamples, seed=seed,
+        left,
+        right,
+        statistic=difference,
+        level=level,
+        n_resamples=n_resamples,
+        seed=seed,
         method=method,
     )
     value_a = float(stat(left)) if len(left) else math.nan

@@ -202,7 +202,9 @@ class RegexCheck:
         if self.match is not None and re.search(self.match, text) is None:
             reasons.append(f"{self.field} does not match /{self.match}/")
         if self.forbid is not None and (found := re.search(self.forbid, text)) is not None:
-            reasons.append(f"{self.field} contains {_quote(found.group(0))}, forbidden by /{self.forbid}/")
+            reasons.append(
+                f"{self.field} contains {_quote(found.group(0))}, forbidden by /{self.forbid}/"
+            )
         return CheckResult("fail", "; ".join(reasons)) if reasons else CheckResult("pass")
 
 
@@ -256,9 +258,13 @@ class LengthCheck:
             return problem
         length = len(text) if self.unit == "chars" else len(text.split())
         if self.min is not None and length < self.min:
-            return CheckResult("fail", f"{self.field} is {length} {self.unit}, fewer than min {self.min}", length)
+            return CheckResult(
+                "fail", f"{self.field} is {length} {self.unit}, fewer than min {self.min}", length
+            )
         if self.max is not None and length > self.max:
-            return CheckResult("fail", f"{self.field} is {length} {self.unit}, more than max {self.max}", length)
+            return CheckResult(
+                "fail", f"{self.field} is {length} {self.unit}, more than max {self.max}", length
+            )
         return CheckResult("pass", value=length)
 
 
@@ -307,7 +313,9 @@ class JsonCheck:
             except ValueError as error:
                 raise _ArgumentError(str(error), "schema") from None
         elif self.schema is not None and not hasattr(self.schema, "model_validate"):
-            raise _ArgumentError("must be a pydantic model class or a JSON Schema mapping", "schema")
+            raise _ArgumentError(
+                "must be a pydantic model class or a JSON Schema mapping", "schema"
+            )
         if not self.name:
             object.__setattr__(self, "name", f"json:{self.field}")
 
@@ -329,7 +337,11 @@ class JsonCheck:
                 value = json.loads(raw, parse_constant=_reject_constant)
             except ValueError as error:
                 detail = error.msg if isinstance(error, json.JSONDecodeError) else str(error)
-                where = f" at line {error.lineno} column {error.colno}" if isinstance(error, json.JSONDecodeError) else ""
+                where = (
+                    f" at line {error.lineno} column {error.colno}"
+                    if isinstance(error, json.JSONDecodeError)
+                    else ""
+                )
                 return CheckResult("fail", f"{self.field} is not JSON: {detail}{where}")
         else:
             value = raw
@@ -344,7 +356,9 @@ class JsonCheck:
         if not problems:
             return CheckResult("pass")
         more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
-        return CheckResult("fail", f"{self.field} fails the schema: " + "; ".join(problems[:5]) + more)
+        return CheckResult(
+            "fail", f"{self.field} fails the schema: " + "; ".join(problems[:5]) + more
+        )
 
 
 def _import_model(reference: str) -> type[_PydanticModel]:
@@ -371,7 +385,9 @@ def _model_problems(model: type[_PydanticModel], value: Any) -> list[str]:
         model.model_validate(value)
     except ValidationError as error:
         return [
-            "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e["loc"]) + f": {e['msg']}"
+            "$"
+            + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e["loc"])
+            + f": {e['msg']}"
             for e in error.errors(include_url=False)
         ]
     return []
@@ -384,7 +400,9 @@ def _schema_validator(schema: Mapping[str, Any] | bool) -> Any:
     try:
         jsonschema.Draft202012Validator.check_schema(schema)
     except jsonschema.SchemaError as error:
-        where = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+        where = "$" + "".join(
+            f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path
+        )
         raise ValueError(f"{where}: invalid JSON Schema: {error.message}") from None
     return jsonschema.Draft202012Validator(schema)
 
@@ -392,7 +410,9 @@ def _schema_validator(schema: Mapping[str, Any] | bool) -> Any:
 def _schema_problems(validator: Any, value: Any) -> list[str]:
     problems = []
     for error in sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path)):
-        where = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+        where = "$" + "".join(
+            f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path
+        )
         problems.append(f"{where}: {error.message}")
     return problems
 
@@ -482,13 +502,18 @@ class MetricCheck:
         object.__setattr__(self, "function", function)
         bounds = (self.min, self.max, self.accept_min, self.accept_max)
         if all(bound is None for bound in bounds):
-            raise _ArgumentError("give a bound: 'min'/'max' (fail outside) or 'accept_min'/'accept_max' (pass early inside)", "min")
+            raise _ArgumentError(
+                "give a bound: 'min'/'max' (fail outside) or 'accept_min'/'accept_max' (pass early inside)",
+                "min",
+            )
         for low, high in (("min", "max"), ("accept_min", "accept_max")):
             lo, hi = getattr(self, low), getattr(self, high)
             if lo is not None and hi is not None and lo > hi:
                 raise _ArgumentError(f"{low} {lo} is greater than {high} {hi}", low)
         if not self.name:
-            object.__setattr__(self, "name", self.metric if isinstance(self.metric, str) else self.metric.__name__)
+            object.__setattr__(
+                self, "name", self.metric if isinstance(self.metric, str) else self.metric.__name__
+            )
 
     def check(self, item: Mapping[str, Any]) -> CheckResult:
         """Compute the metric for one item and compare it with the bounds.
@@ -508,8 +533,13 @@ class MetricCheck:
         references, problem = _field(item, self.reference)
         if problem is not None:
             return problem
-        if not (isinstance(references, str) or (isinstance(references, list) and all(isinstance(r, str) for r in references))):
-            return CheckResult("error", f"field {self.reference!r} must be a string or a list of strings")
+        if not (
+            isinstance(references, str)
+            or (isinstance(references, list) and all(isinstance(r, str) for r in references))
+        ):
+            return CheckResult(
+                "error", f"field {self.reference!r} must be a string or a list of strings"
+            )
         try:
             value = float(self.function(prediction, references))
         except (ValueError, TypeError) as error:
@@ -529,7 +559,9 @@ class MetricCheck:
                 for key, bound in (("accept_min", self.accept_min), ("accept_max", self.accept_max))
                 if bound is not None
             )
-            return CheckResult("accept", f"{shown} within {bound}: accepted without later tiers", value)
+            return CheckResult(
+                "accept", f"{shown} within {bound}: accepted without later tiers", value
+            )
         return CheckResult("pass", value=value)
 
 
@@ -581,21 +613,33 @@ class JudgeCheck:
             raise _ArgumentError("must be at least 1", "concurrency")
         for key in self.inputs:
             if key not in card.spec.inputs:
-                raise _ArgumentError(f"{card.ref} has no input {key!r} (inputs: {', '.join(card.spec.inputs)})", "inputs", key)
+                raise _ArgumentError(
+                    f"{card.ref} has no input {key!r} (inputs: {', '.join(card.spec.inputs)})",
+                    "inputs",
+                    key,
+                )
         if self.pass_verdicts is None and not self.min_scores and not self.max_scores:
-            raise _ArgumentError("say what passes: 'pass_verdicts', 'min_scores' or 'max_scores'", "pass_verdicts")
+            raise _ArgumentError(
+                "say what passes: 'pass_verdicts', 'min_scores' or 'max_scores'", "pass_verdicts"
+            )
         verdicts = _card_verdicts(judge)
         if self.pass_verdicts is not None:
             if not self.pass_verdicts:
                 raise _ArgumentError("must list at least one verdict", "pass_verdicts")
             for index, verdict in enumerate(self.pass_verdicts):
                 if verdicts is not None and verdict not in verdicts:
-                    raise _ArgumentError(f"{card.ref} never gives {verdict!r} (verdicts: {', '.join(verdicts)})", "pass_verdicts", index)
+                    raise _ArgumentError(
+                        f"{card.ref} never gives {verdict!r} (verdicts: {', '.join(verdicts)})",
+                        "pass_verdicts",
+                        index,
+                    )
         axes = card.score_axes
         for key, bounds in (("min_scores", self.min_scores), ("max_scores", self.max_scores)):
             for axis in bounds:
                 if axes and axis not in axes:
-                    raise _ArgumentError(f"{card.ref} has no score {axis!r} (scores: {', '.join(axes)})", key, axis)
+                    raise _ArgumentError(
+                        f"{card.ref} has no score {axis!r} (scores: {', '.join(axes)})", key, axis
+                    )
 
     def __repr__(self) -> str:
         return f"JudgeCheck({self.judge!r}, name={self.name!r})"
@@ -644,7 +688,9 @@ class JudgeCheck:
                 reasons.append(f"{axis} {_number(result.scores[axis])} > max {_number(bound)}")
         if reasons:
             return CheckResult("fail", "; ".join(reasons))
-        return CheckResult("pass", f"verdict {result.verdict!r}" if result.verdict is not None else None)
+        return CheckResult(
+            "pass", f"verdict {result.verdict!r}" if result.verdict is not None else None
+        )
 
 
 def _card_verdicts(judge: Judge) -> list[str] | None:
@@ -716,7 +762,19 @@ class ItemOutcome:
         if self.judge is not None:
             row["judge"] = self.judge.model_dump(
                 mode="json",
-                include={"id", "status", "verdict", "scores", "model_verdict", "card", "model", "cached", "error_kind", "error", "usage"},
+                include={
+                    "id",
+                    "status",
+                    "verdict",
+                    "scores",
+                    "model_verdict",
+                    "card",
+                    "model",
+                    "cached",
+                    "error_kind",
+                    "error",
+                    "usage",
+                },
             )
         return row
 
@@ -796,7 +854,9 @@ class TieredReport:
             }  # fmt: skip
         tiers = []
         for stats in self.tiers:
-            decided = [i for i in self.items if i.tier_number == stats.number and i.outcome != "pass"]
+            decided = [
+                i for i in self.items if i.tier_number == stats.number and i.outcome != "pass"
+            ]
             tiers.append({
                 "name": stats.name, "number": stats.number, "kind": stats.kind, "in": stats.items_in,
                 "passed": stats.passed, "accepted": stats.accepted, "failed": stats.failed, "errors": stats.errors,
@@ -823,12 +883,24 @@ class TieredReport:
         """
         header = ("#", "tier", "kind", "in", "passed", "accepted", "failed", "errors")
         rows = [header] + [
-            (str(s.number), s.name, s.kind, str(s.items_in), str(s.passed), str(s.accepted), str(s.failed), str(s.errors))
+            (
+                str(s.number),
+                s.name,
+                s.kind,
+                str(s.items_in),
+                str(s.passed),
+                str(s.accepted),
+                str(s.failed),
+                str(s.errors),
+            )
             for s in self.tiers
         ]
         widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
         lines = [
-            "  ".join(cell.ljust(w) if i in (1, 2) else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths)))
+            "  ".join(
+                cell.ljust(w) if i in (1, 2) else cell.rjust(w)
+                for i, (cell, w) in enumerate(zip(row, widths))
+            )
             for row in rows
         ]
         total = len(self.items)
@@ -845,7 +917,9 @@ class TieredReport:
                 f"{self.judge_calls_saved} judge calls saved{share}, {self.served_from_cache} served from cache"
             )
             if self.estimated_tokens_avoided is not None:
-                lines.append(f"estimated tokens avoided: ~{self.estimated_tokens_avoided:,} (mean usage of the judged items)")
+                lines.append(
+                    f"estimated tokens avoided: ~{self.estimated_tokens_avoided:,} (mean usage of the judged items)"
+                )
         decided = [i for i in self.items if i.outcome != "pass"]
         if decided:
             lines.append("")
@@ -860,7 +934,12 @@ class TieredReport:
 
 _Stage = Tier | JudgeCheck
 _PRECEDENCE: tuple[CheckStatus, ...] = ("fail", "error", "accept")
-_OUTCOMES: dict[CheckStatus, Outcome] = {"pass": "pass", "accept": "pass", "fail": "fail", "error": "error"}
+_OUTCOMES: dict[CheckStatus, Outcome] = {
+    "pass": "pass",
+    "accept": "pass",
+    "fail": "fail",
+    "error": "error",
+}
 
 
 class TieredEval:
@@ -896,7 +975,9 @@ class TieredEval:
             elif isinstance(tier, Check):
                 stages.append(Tier(tier.name, [tier]))
             else:
-                raise TypeError(f"a tier must be a Tier, a check or a JudgeCheck, not {type(tier).__name__}")
+                raise TypeError(
+                    f"a tier must be a Tier, a check or a JudgeCheck, not {type(tier).__name__}"
+                )
         if not stages:
             raise ValueError("a TieredEval needs at least one tier")
         for position, stage in enumerate(stages):
@@ -911,7 +992,9 @@ class TieredEval:
             for check in stage.checks if isinstance(stage, Tier) else ():
                 if isinstance(check, MetricCheck):
                     if check.name in seen:
-                        raise ValueError(f"two metric checks are named {check.name!r}; give one a distinct name")
+                        raise ValueError(
+                            f"two metric checks are named {check.name!r}; give one a distinct name"
+                        )
                     seen.add(check.name)
         self.tiers: tuple[_Stage, ...] = tuple(stages)
 
@@ -921,7 +1004,9 @@ class TieredEval:
         last = self.tiers[-1]
         return last if isinstance(last, JudgeCheck) else None
 
-    def run(self, items: Iterable[Mapping[str, Any]], *, progress: Progress | None = None) -> TieredReport:
+    def run(
+        self, items: Iterable[Mapping[str, Any]], *, progress: Progress | None = None
+    ) -> TieredReport:
         """Evaluate every item; the judge is called only for the survivors of the earlier tiers.
 
         Args:
@@ -940,9 +1025,13 @@ class TieredEval:
             asyncio.get_running_loop()
         except RuntimeError:
             return asyncio.run(self.arun(items, progress=progress))
-        raise RuntimeError("TieredEval.run() cannot run inside an event loop; use `await pipeline.arun(...)`")
+        raise RuntimeError(
+            "TieredEval.run() cannot run inside an event loop; use `await pipeline.arun(...)`"
+        )
 
-    async def arun(self, items: Iterable[Mapping[str, Any]], *, progress: Progress | None = None) -> TieredReport:
+    async def arun(
+        self, items: Iterable[Mapping[str, Any]], *, progress: Progress | None = None
+    ) -> TieredReport:
         """Async twin of `run`.
 
         Args:
@@ -965,11 +1054,15 @@ class TieredEval:
             if isinstance(stage, JudgeCheck):
                 batch = [stage.judge_item(rows[index]) for index in alive]
                 if batch:
-                    judged = await stage.judge.ascore_many(batch, concurrency=stage.concurrency, progress=progress)
+                    judged = await stage.judge.ascore_many(
+                        batch, concurrency=stage.concurrency, progress=progress
+                    )
                 judge_results = list(judged)
                 for judgment in judged:
                     decision = stage.decide(judgment)
-                    decisions.append((decision.status, [decision.reason] if decision.reason else []))
+                    decisions.append(
+                        (decision.status, [decision.reason] if decision.reason else [])
+                    )
             else:
                 for index in alive:
                     decisions.append(_apply_tier(stage, rows[index], values[index]))
@@ -999,7 +1092,9 @@ class TieredEval:
         if judge_tier is None:
             return TieredReport(items=outcomes, tiers=tuple(stats))
         saved = len(rows) - stats[-1].items_in
-        called = [r for r in judged if not r.cached and r.usage.input_tokens + r.usage.output_tokens > 0]
+        called = [
+            r for r in judged if not r.cached and r.usage.input_tokens + r.usage.output_tokens > 0
+        ]
         estimate = None
         if called:
             mean = sum(r.usage.input_tokens + r.usage.output_tokens for r in called) / len(called)
@@ -1016,13 +1111,15 @@ class TieredEval:
         )
 
 
-def _apply_tier(tier: Tier, item: Mapping[str, Any], values: dict[str, float]) -> tuple[CheckStatus, list[str]]:
+def _apply_tier(
+    tier: Tier, item: Mapping[str, Any], values: dict[str, float]
+) -> tuple[CheckStatus, list[str]]:
     """Every check of the tier on one item, combined: fail > error > accept > pass."""
     results: list[CheckResult] = []
     for check in tier.checks:
         try:
             result = check.check(item)
-        except Exception as error:  # noqa: BLE001 - a custom check's bug must not sink the batch: record it
+        except Exception as error:
             result = CheckResult("error", f"{check.name} raised {type(error).__name__}: {error}")
         results.append(result)
         if isinstance(check, MetricCheck) and result.value is not None:

@@ -84,7 +84,6 @@ class AnthropicProvider(SDKProvider):
         return None
 
 
-
 def _completion(message: Any) -> Completion:
     text = "".join(
         block.text for block in (message.content or ()) if getattr(block, "type", None) == "text"

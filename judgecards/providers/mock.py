@@ -104,7 +104,9 @@ def synthesize(schema: Mapping[str, Any], rng: random.Random) -> Any:
             return node["const"]
         for combinator in ("anyOf", "oneOf"):
             if combinator in node:
-                options = [o for o in node[combinator] if o.get("type") != "null"] or node[combinator]
+                options = [o for o in node[combinator] if o.get("type") != "null"] or node[
+                    combinator
+                ]
                 return build(options[0])
         kind = node.get("type")
         if kind == "object":
@@ -112,7 +114,9 @@ def synthesize(schema: Mapping[str, Any], rng: random.Random) -> Any:
         if kind == "integer":
             return rng.randint(int(node.get("minimum", 1)), int(node.get("maximum", 5)))
         if kind == "number":
-            return round(rng.uniform(float(node.get("minimum", 0)), float(node.get("maximum", 1))), 2)
+            return round(
+                rng.uniform(float(node.get("minimum", 0)), float(node.get("maximum", 1))), 2
+            )
         if kind == "boolean":
             return rng.random() < 0.5
         if kind == "array":

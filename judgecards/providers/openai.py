@@ -95,7 +95,6 @@ class OpenAIProvider(SDKProvider):
         return None
 
 
-
 def _completion(response: Any) -> Completion:
     if not response.choices:
         return Completion(text="", model=response.model or "", raw={"id": response.id})
@@ -121,5 +120,8 @@ def _completion(response: Any) -> Completion:
         ),
         finish_reason=choice.finish_reason,
         logprobs=logprobs,
-        raw={"id": response.id, "system_fingerprint": getattr(response, "system_fingerprint", None)},
+        raw={
+            "id": response.id,
+            "system_fingerprint": getattr(response, "system_fingerprint", None),
+        },
     )

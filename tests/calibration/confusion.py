@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 
-def from_confusion(confusion: list[list[int]], labels: list[object]) -> tuple[list[object], list[object]]:
+def from_confusion(
+    confusion: list[list[int]], labels: list[object]
+) -> tuple[list[object], list[object]]:
     """(judge, human) label lists with confusion[i][j] items human=labels[i], judge=labels[j]."""
     judge: list[object] = []
     human: list[object] = []

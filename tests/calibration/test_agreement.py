@@ -258,8 +258,11 @@ def test_bootstrap_intervals_cover_population_values_at_about_the_nominal_rate()
         for name, estimate, truth in (
             ("agreement", agreement(judge, human, n_resamples=300, seed=i), p_o),
             ("kappa", kappa(judge, human, n_resamples=300, seed=i), true_kappa),
-            ("quadratic", kappa(judge, human, weights="quadratic", n_resamples=300, seed=i),
-             true_quadratic),
+            (
+                "quadratic",
+                kappa(judge, human, weights="quadratic", n_resamples=300, seed=i),
+                true_quadratic,
+            ),
         ):
             covered[name] += estimate.low <= truth <= estimate.high
     # Nominal 0.95; with 200 simulations the standard error of the observed rate is ~0.015.
@@ -284,8 +287,9 @@ def test_llmbar_order_consistency_kappa_matches_published_statistics(shared_data
         runs[row["subset"], row["evaluator"], row["strategy"]].append(row)
     assert len(published) == 499
     for stats in published:
-        rows = sorted(runs[stats["subset"], stats["evaluator"], stats["strategy"]],
-                      key=lambda r: r["index"])  # type: ignore[arg-type,return-value]
+        rows = sorted(
+            runs[stats["subset"], stats["evaluator"], stats["strategy"]], key=lambda r: r["index"]
+        )  # type: ignore[arg-type,return-value]
         assert len(rows) == stats["n"]
         first = [1 if r["winner_swap_false"] == "1" else 0 for r in rows]
         swapped = [1 if r["winner_swap_true"] == "1" else 0 for r in rows]

@@ -65,7 +65,11 @@ def save_results(
             scores={"correctness": correctness, "completeness": completeness, "style_fidelity": 5},
             card=card.ref, card_hash=card.hash, model=model, created_at=created_at + timedelta(seconds=i),
         )  # fmt: skip
-        inputs = {"question": f"Question {i}?", "gold_answer": f"Gold {i}", "model_output": f"{KIND[verdict]}: answer {i}"}
+        inputs = {
+            "question": f"Question {i}?",
+            "gold_answer": f"Gold {i}",
+            "model_output": f"{KIND[verdict]}: answer {i}",
+        }
         store.save(result, inputs=inputs, params={})
         results.append(result)
     return results
@@ -91,7 +95,12 @@ def truthful(row: dict[str, str]) -> dict[str, Any]:
     """A careful human: labels the answer by what it is."""
     verdict = TRUTH[row["model_output"].split(":")[0]]
     correctness, completeness = SCORES[verdict]
-    return {"verdict": verdict, "correctness": correctness, "completeness": completeness, "style_fidelity": 5}
+    return {
+        "verdict": verdict,
+        "correctness": correctness,
+        "completeness": completeness,
+        "style_fidelity": 5,
+    }
 
 
 def judge_script(kind_seen_as: Callable[[str, str], str] = lambda kind, answer: kind) -> Script:
@@ -108,7 +117,11 @@ def judge_script(kind_seen_as: Callable[[str, str], str] = lambda kind, answer: 
 
 
 def http(script: Script) -> dict[str, Any]:
-    return {"api_key": "sk-test", "http_client": script.client(), "async_http_client": script.async_client()}
+    return {
+        "api_key": "sk-test",
+        "http_client": script.client(),
+        "async_http_client": script.async_client(),
+    }
 
 
 @pytest.fixture
@@ -144,9 +157,17 @@ def test_same_seed_and_same_results_give_the_same_sample(tmp_path: Path) -> None
     forward, backward = Audit(tmp_path / "a.db"), Audit(tmp_path / "b.db")
     save_results(forward.store, verdicts)
     # Same results, written in the opposite order and at other times.
-    save_results(backward.store, verdicts, order=list(reversed(range(40))), created_at=T0 + timedelta(days=3))
-    drawn = [api.sample(card="reference", model=MODEL, n=12, seed=42) for api in (forward, backward, forward)]
-    ids = [[result_id for _, result_id, _, _ in api._items(d.audit.id)] for api, d in zip((forward, backward, forward), drawn)]
+    save_results(
+        backward.store, verdicts, order=list(reversed(range(40))), created_at=T0 + timedelta(days=3)
+    )
+    drawn = [
+        api.sample(card="reference", model=MODEL, n=12, seed=42)
+        for api in (forward, backward, forward)
+    ]
+    ids = [
+        [result_id for _, result_id, _, _ in api._items(d.audit.id)]
+        for api, d in zip((forward, backward, forward), drawn)
+    ]
     assert ids[0] == ids[1] == ids[2]
     assert len(set(ids[0])) == 12
     other = forward.sample(card="reference", model=MODEL, n=12, seed=43)
@@ -180,7 +201,13 @@ def test_largest_remainder() -> None:
 def test_since_and_model_limit_the_population(audit: Audit) -> None:
     save_results(audit.store, ["match"] * 10, prefix="old", created_at=T0)
     save_results(audit.store, ["mismatch"] * 5, prefix="new", created_at=T0 + timedelta(days=30))
-    save_results(audit.store, ["match"] * 5, prefix="other", model="openai:gpt-4o-mini", created_at=T0 + timedelta(days=30))
+    save_results(
+        audit.store,
+        ["match"] * 5,
+        prefix="other",
+        model="openai:gpt-4o-mini",
+        created_at=T0 + timedelta(days=30),
+    )
     drawn = audit.sample(card="reference@1", model=MODEL, n=50, since="2025-05-15", seed=0)
     assert drawn.population == 5 and drawn.audit.n == 5
     assert {result_id[:3] for _, result_id, _, _ in audit._items(drawn.audit.id)} == {"new"}
@@ -193,7 +220,9 @@ def test_since_and_model_limit_the_population(audit: Audit) -> None:
 
 
 @pytest.mark.parametrize("suffix", ["csv", "jsonl"])
-def test_the_sheet_hides_the_judge_and_the_audit_records_its_provenance(audit: Audit, tmp_path: Path, suffix: str) -> None:
+def test_the_sheet_hides_the_judge_and_the_audit_records_its_provenance(
+    audit: Audit, tmp_path: Path, suffix: str
+) -> None:
     results = save_results(audit.store, ["match", "mismatch", "partial_match"] * 4)
     audit.store.save(
         results[0].model_copy(update={"id": "formula", "item_id": "f"}),
@@ -218,7 +247,12 @@ def test_the_sheet_hides_the_judge_and_the_audit_records_its_provenance(audit: A
     record = audit.get(drawn.audit.id)
     card = load_card("reference")
     assert (record.card, record.card_hash, record.model, record.seed, record.n, record.sheet) == (
-        "reference@1", card.hash, MODEL, 3, 13, str(sheet)
+        "reference@1",
+        card.hash,
+        MODEL,
+        3,
+        13,
+        str(sheet),
     )
     assert record.created_at.tzinfo is not None
 
@@ -235,7 +269,11 @@ def test_ingest_stores_labels_under_the_audit(audit: Audit, tmp_path: Path) -> N
     report = audit.ingest(drawn.sheet, labeler="alice")
     labelled = [row for row in read_sheet(drawn.sheet) if row["verdict"]]
     assert report.audit_id == drawn.audit.id
-    assert (report.rows, report.rows_written, report.unlabeled) == (6, len(labelled), 6 - len(labelled))
+    assert (report.rows, report.rows_written, report.unlabeled) == (
+        6,
+        len(labelled),
+        6 - len(labelled),
+    )
     labels = read_labels(audit.store, audit_id=drawn.audit.id)
     assert len(labels) == 4 * len(labelled) and {label.labeler for label in labels} == {"alice"}
     with pytest.raises(LabelImportError, match="already labelled"):
@@ -246,7 +284,9 @@ def test_ingest_rejects_rows_outside_the_audit(audit: Audit, tmp_path: Path) -> 
     save_results(audit.store, ["match"] * 6)
     first = audit.sample(card="reference", model=MODEL, n=3, seed=0, sheet=tmp_path / "a.csv")
     second = audit.sample(card="reference", model=MODEL, n=3, seed=9, sheet=tmp_path / "b.csv")
-    outside = {r for _, r, _, _ in audit._items(second.audit.id)} - {r for _, r, _, _ in audit._items(first.audit.id)}
+    outside = {r for _, r, _, _ in audit._items(second.audit.id)} - {
+        r for _, r, _, _ in audit._items(first.audit.id)
+    }
     sheet = tmp_path / "a.csv"
     rows = read_sheet(sheet)
     rows.append({**rows[0], "result_id": min(outside)})
@@ -270,11 +310,11 @@ def test_ingest_rejects_rows_outside_the_audit(audit: Audit, tmp_path: Path) -> 
 def _confusion_items() -> tuple[list[str], list[str]]:
     """(judge, human) verdicts of 40 items from this confusion (rows human, columns judge):
 
-                     judge match  partial  mismatch | human
-        match              12        2        0     |  14
-        partial_match       1        8        1     |  10
-        mismatch            1        1       14     |  16
-        judge              14       11       15     |  40
+                 judge match  partial  mismatch | human
+    match              12        2        0     |  14
+    partial_match       1        8        1     |  10
+    mismatch            1        1       14     |  16
+    judge              14       11       15     |  40
     """
     cells = {("match", "match"): 12, ("match", "partial_match"): 2, ("partial_match", "match"): 1,
              ("partial_match", "partial_match"): 8, ("partial_match", "mismatch"): 1, ("mismatch", "match"): 1,
@@ -289,10 +329,19 @@ def _confusion_items() -> tuple[list[str], list[str]]:
 
 def test_report_numbers_match_a_hand_calculation(audit: Audit, tmp_path: Path) -> None:
     judge, human = _confusion_items()
-    audit_id = labelled_audit(audit, tmp_path, judge, {f"i{i:03d}": v for i, v in enumerate(human)}, prefix="i", created_at=T0)
+    audit_id = labelled_audit(
+        audit,
+        tmp_path,
+        judge,
+        {f"i{i:03d}": v for i, v in enumerate(human)},
+        prefix="i",
+        created_at=T0,
+    )
     report = audit.report()
     (summary,) = report.audits
-    assert summary.primary == "verdict" and summary.n_labeled == 40 and summary.labelers == ("alice",)
+    assert (
+        summary.primary == "verdict" and summary.n_labeled == 40 and summary.labelers == ("alice",)
+    )
     # p_o = (12 + 8 + 14) / 40 = 0.85
     # p_e = (14*14 + 11*10 + 15*16) / 40**2 = 546 / 1600 = 0.34125
     # kappa = (0.85 - 0.34125) / (1 - 0.34125) = 0.50875 / 0.65875 = 0.77230
@@ -303,7 +352,12 @@ def test_report_numbers_match_a_hand_calculation(audit: Audit, tmp_path: Path) -
     # Score axes use quadratic-weighted kappa on the card's 1-5 scale.
     correctness = summary.fields["correctness"]
     assert correctness.weights == "quadratic" and correctness.kappa is not None
-    expected = kappa([SCORES[v][0] for v in judge], [SCORES[v][0] for v in human], weights="quadratic", labels=range(1, 6))
+    expected = kappa(
+        [SCORES[v][0] for v in judge],
+        [SCORES[v][0] for v in human],
+        weights="quadratic",
+        labels=range(1, 6),
+    )
     assert correctness.kappa.value == pytest.approx(expected.value)
     assert "style_fidelity" not in summary.fields  # the human left it empty
     # The disagreements to read: 6 off-diagonal items, judge vs human.
@@ -323,12 +377,16 @@ def test_report_numbers_match_a_hand_calculation(audit: Audit, tmp_path: Path) -
     assert data["passed"] is True and data["audits"][0]["kappa"]["n"] == 40
 
 
-def test_two_labelers_give_the_human_ceiling_and_ties_have_no_reference(audit: Audit, tmp_path: Path) -> None:
+def test_two_labelers_give_the_human_ceiling_and_ties_have_no_reference(
+    audit: Audit, tmp_path: Path
+) -> None:
     verdicts = [VERDICTS[i % 3] for i in range(12)]
     save_results(audit.store, verdicts)
     drawn = audit.sample(card="reference", model=MODEL, n=12, seed=0, sheet=tmp_path / "alice.csv")
     bob = audit.write_sheet(drawn.audit.id, tmp_path / "bob.csv")
-    fill_sheet(tmp_path / "alice.csv", lambda row: {"verdict": TRUTH[row["model_output"].split(":")[0]]})
+    fill_sheet(
+        tmp_path / "alice.csv", lambda row: {"verdict": TRUTH[row["model_output"].split(":")[0]]}
+    )
     # Bob disagrees with Alice (and the judge) on items 0-2.
     fill_sheet(bob, lambda row: {"verdict": "mismatch" if int(row["item_id"][1:]) < 3 and
                                  TRUTH[row["model_output"].split(":")[0]] != "mismatch" else TRUTH[row["model_output"].split(":")[0]]})  # fmt: skip
@@ -354,12 +412,23 @@ def test_gate_fails_below_min_kappa(audit: Audit, tmp_path: Path) -> None:
     assert "< 0.60" in report.checks[0].reasons[0]
 
 
-def test_gate_fails_when_significantly_below_the_baseline_even_above_min_kappa(audit: Audit, tmp_path: Path) -> None:
+def test_gate_fails_when_significantly_below_the_baseline_even_above_min_kappa(
+    audit: Audit, tmp_path: Path
+) -> None:
     verdicts = [VERDICTS[i % 3] for i in range(60)]
-    first = labelled_audit(audit, tmp_path, verdicts, {f"a{i:03d}": v for i, v in enumerate(verdicts)}, prefix="a", created_at=T0)
+    first = labelled_audit(
+        audit,
+        tmp_path,
+        verdicts,
+        {f"a{i:03d}": v for i, v in enumerate(verdicts)},
+        prefix="a",
+        created_at=T0,
+    )
     # Later: humans disagree with the judge on 12 of 60 items: kappa = (0.8 - 1/3) / (2/3) = 0.7.
     human = {f"b{i:03d}": (VERDICTS[(i + 1) % 3] if i < 12 else v) for i, v in enumerate(verdicts)}
-    newest = labelled_audit(audit, tmp_path, verdicts, human, prefix="b", created_at=T0 + timedelta(days=7))
+    newest = labelled_audit(
+        audit, tmp_path, verdicts, human, prefix="b", created_at=T0 + timedelta(days=7)
+    )
     report = audit.report(min_kappa=0.6)
     summaries = {s.audit.id: s for s in report.audits}
     assert summaries[first].kappa is not None and summaries[first].kappa.value == pytest.approx(1.0)
@@ -393,9 +462,21 @@ def test_unlabelled_audits_are_noted_and_fail_the_gate(audit: Audit) -> None:
 
 def test_rerun_reports_flips_and_the_change_in_kappa(audit: Audit, tmp_path: Path) -> None:
     verdicts = [VERDICTS[i % 3] for i in range(30)]
-    source = labelled_audit(audit, tmp_path, verdicts, {f"i{i:03d}": v for i, v in enumerate(verdicts)}, prefix="i", created_at=T0)
+    source = labelled_audit(
+        audit,
+        tmp_path,
+        verdicts,
+        {f"i{i:03d}": v for i, v in enumerate(verdicts)},
+        prefix="i",
+        created_at=T0,
+    )
     anchor = audit.create_anchor("core", from_audit=source, description="30 hand-checked answers")
-    assert (anchor.name, anchor.card, anchor.n, anchor.source_audit) == ("core", "reference", 30, source)
+    assert (anchor.name, anchor.card, anchor.n, anchor.source_audit) == (
+        "core",
+        "reference",
+        30,
+        source,
+    )
 
     honest = judge_script()
     first = audit.rerun("core", model=MODEL, **http(honest))
@@ -404,7 +485,9 @@ def test_rerun_reports_flips_and_the_change_in_kappa(audit: Audit, tmp_path: Pat
     assert first.drift is not None and first.drift.previous_audit == source
     assert first.drift.flip_rate.value == 0 and first.drift.flips == ()
     assert first.kappa is not None and first.kappa.value == pytest.approx(1.0)
-    assert len(read_labels(audit.store, audit_id=first.audit.id)) == 30 * 3  # the anchor's labels, copied
+    assert (
+        len(read_labels(audit.store, audit_id=first.audit.id)) == 30 * 3
+    )  # the anchor's labels, copied
 
     again = audit.rerun("core", model=MODEL, **http(honest))
     assert len(honest.requests) == 60
@@ -425,7 +508,11 @@ def test_rerun_reports_flips_and_the_change_in_kappa(audit: Audit, tmp_path: Pat
     assert "flip rate" in third.as_text()
 
     status = latest_calibration(audit.store, card="reference@1", model=MODEL)
-    assert status is not None and status.audit_id == third.audit.id and status.kappa == pytest.approx(0.5)
+    assert (
+        status is not None
+        and status.audit_id == third.audit.id
+        and status.kappa == pytest.approx(0.5)
+    )
     report = audit.report(min_kappa=0.6)
     assert [s.audit.kind for s in report.audits] == ["sample", "rerun", "rerun", "rerun"]
     assert not report.passed
@@ -453,8 +540,12 @@ def test_the_calibration_tables_are_created_by_migration(tmp_path: Path) -> None
     store = Store(tmp_path / "plain.db")
     assert "labels" not in store.db.table_names()
     open_store(store)
-    assert {"labels", "audits", "audit_items", "anchor_sets", "anchor_items"} <= set(store.db.table_names())
-    applied = store.db.execute("SELECT name FROM _sqlite_migrations WHERE migration_set = 'calibration'").fetchall()
+    assert {"labels", "audits", "audit_items", "anchor_sets", "anchor_items"} <= set(
+        store.db.table_names()
+    )
+    applied = store.db.execute(
+        "SELECT name FROM _sqlite_migrations WHERE migration_set = 'calibration'"
+    ).fetchall()
     assert applied == [("m001_labels_audits_anchors",)]
     open_store(store)  # idempotent
     index_names = {index.name for index in store.db["labels"].indexes}

@@ -99,7 +99,10 @@ def test_a_whole_audit_cycle_gates_on_judge_drift(tmp_path: Path, server: FakeSe
     assert result.exit_code == 0, result.output
     assert "Audit #1: 45 of 60 results of reference@1" in result.output
     assert "match 15/20  mismatch 15/20  partial_match 15/20" in result.output
-    assert "verdict (one of match, partial_match, mismatch); correctness (an integer from 1 to 5)" in result.output
+    assert (
+        "verdict (one of match, partial_match, mismatch); correctness (an integer from 1 to 5)"
+        in result.output
+    )
     rows = read_sheet(sheet)
     assert len(rows) == 45 and not any(row["verdict"] or row["correctness"] for row in rows)
     assert "decision_basis" not in sheet.read_text() and "match" not in sheet.read_text()
@@ -119,7 +122,10 @@ def test_a_whole_audit_cycle_gates_on_judge_drift(tmp_path: Path, server: FakeSe
     # The card version now carries its calibration, and Judge stops warning about it.
     result = run("cards", "list")
     assert result.exit_code == 0, result.output
-    assert "calibrated: kappa 1.000 [1.000, 1.000] n=45" in result.output and "openai:gpt-4o (audit #1)" in result.output
+    assert (
+        "calibrated: kappa 1.000 [1.000, 1.000] n=45" in result.output
+        and "openai:gpt-4o (audit #1)" in result.output
+    )
 
     # 6. The provider silently updates the model behind the same name; results are re-judged.
     server.reply = DRIFTED
@@ -130,7 +136,20 @@ def test_a_whole_audit_cycle_gates_on_judge_drift(tmp_path: Path, server: FakeSe
 
     # 7. The next spot-check, labelled by someone else, catches it.
     sheet = tmp_path / "audit-2.csv"
-    result = run("audit", "sample", "--card", "reference@1", "--model", MODEL, "--n", 45, "--seed", 8, "--sheet", sheet)
+    result = run(
+        "audit",
+        "sample",
+        "--card",
+        "reference@1",
+        "--model",
+        MODEL,
+        "--n",
+        45,
+        "--seed",
+        8,
+        "--sheet",
+        sheet,
+    )
     assert result.exit_code == 0, result.output
     fill_sheet(sheet, truthful)
     assert run("audit", "ingest", sheet, "--labeler", "bob").exit_code == 0
@@ -146,7 +165,9 @@ def test_a_whole_audit_cycle_gates_on_judge_drift(tmp_path: Path, server: FakeSe
     report = json.loads(result.stdout)
     assert report["passed"] is False
     assert [a["id"] for a in report["audits"]] == [1, 2]
-    assert report["audits"][1]["kappa"]["value"] < 0 and report["audits"][1]["vs_baseline"]["high"] < 0
+    assert (
+        report["audits"][1]["kappa"]["value"] < 0 and report["audits"][1]["vs_baseline"]["high"] < 0
+    )
     # Audit #1's results were overwritten by the --no-cache run, but it keeps what the judge said then.
     assert report["audits"][0]["kappa"]["value"] == 1.0
     assert report["gate"][0]["audit_id"] == 2 and report["gate"][0]["baseline_id"] == 1
@@ -155,7 +176,9 @@ def test_a_whole_audit_cycle_gates_on_judge_drift(tmp_path: Path, server: FakeSe
     assert disagreements and all(d["judge"] != d["human"]["bob"] for d in disagreements)
 
     result = run("audit", "list")
-    assert result.exit_code == 0 and "#2" in result.output and "(latest calibration)" in result.output
+    assert (
+        result.exit_code == 0 and "#2" in result.output and "(latest calibration)" in result.output
+    )
 
 
 def test_anchor_set_reruns_catch_a_silent_model_update(tmp_path: Path, server: FakeServer) -> None:
@@ -166,7 +189,23 @@ def test_anchor_set_reruns_catch_a_silent_model_update(tmp_path: Path, server: F
                      "--output", tmp_path / "out.jsonl", "--base-url", server.base_url)  # fmt: skip
     assert result.exit_code == 0, result.output
     sheet = tmp_path / "a.jsonl"
-    assert run("audit", "sample", "--card", "reference", "--model", MODEL, "--n", 30, "--seed", 1, "--sheet", sheet).exit_code == 0
+    assert (
+        run(
+            "audit",
+            "sample",
+            "--card",
+            "reference",
+            "--model",
+            MODEL,
+            "--n",
+            30,
+            "--seed",
+            1,
+            "--sheet",
+            sheet,
+        ).exit_code
+        == 0
+    )
     rows = [json.loads(line) for line in sheet.read_text().splitlines()]
     assert all(row["verdict"] is None for row in rows)
     for row in rows:  # a human filling a JSONL sheet
@@ -174,12 +213,24 @@ def test_anchor_set_reruns_catch_a_silent_model_update(tmp_path: Path, server: F
     sheet.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     assert run("audit", "ingest", sheet, "--labeler", "alice").exit_code == 0
 
-    result = run("audit", "anchor", "create", "core", "--from-audit", 1, "--description", "hand-checked")
+    result = run(
+        "audit", "anchor", "create", "core", "--from-audit", 1, "--description", "hand-checked"
+    )
     assert result.exit_code == 0, result.output
     assert "Anchor set core: 30 items of reference from audit #1" in result.output
     assert "core" in run("audit", "anchor", "list").output
 
-    rerun = ["audit", "rerun", "--anchor-set", "core", "--model", MODEL, "--base-url", server.base_url, *RESAMPLES]
+    rerun = [
+        "audit",
+        "rerun",
+        "--anchor-set",
+        "core",
+        "--model",
+        MODEL,
+        "--base-url",
+        server.base_url,
+        *RESAMPLES,
+    ]
     before = server.requests
     result = run(*rerun, "--max-flip-rate", 0.1)
     assert result.exit_code == 0, result.output
@@ -209,14 +260,37 @@ def test_cli_errors_name_the_place_and_exit_2(tmp_path: Path, server: FakeServer
         run("score", "--card", "reference", "--model", MODEL, "--input", items,
             "--output", tmp_path / "out.jsonl", "--base-url", server.base_url)  # fmt: skip
     sheet = tmp_path / "s.csv"
-    assert run("audit", "sample", "--card", "reference", "--model", MODEL, "--n", 6, "--seed", 0, "--sheet", sheet).exit_code == 0
+    assert (
+        run(
+            "audit",
+            "sample",
+            "--card",
+            "reference",
+            "--model",
+            MODEL,
+            "--n",
+            6,
+            "--seed",
+            0,
+            "--sheet",
+            sheet,
+        ).exit_code
+        == 0
+    )
     first = read_sheet(sheet)[0]["result_id"]
-    fill_sheet(sheet, lambda row: {"verdict": "maybe", "correctness": 7} if row["result_id"] == first else truthful(row))
+    fill_sheet(
+        sheet,
+        lambda row: (
+            {"verdict": "maybe", "correctness": 7} if row["result_id"] == first else truthful(row)
+        ),
+    )
     result = run("audit", "ingest", sheet, "--labeler", "alice")
     assert result.exit_code == 2
-    assert f"{sheet}:2, field 'verdict': must be one of match, partial_match, mismatch; got 'maybe'" in result.output
+    assert (
+        f"{sheet}:2, field 'verdict': must be one of match, partial_match, mismatch; got 'maybe'"
+        in result.output
+    )
     assert f"{sheet}:2, field 'correctness': out of range" in result.output
     result = run("audit", "ingest", sheet, "--labeler", "alice", "--skip-invalid")
     assert result.exit_code == 0
     assert "from 5 of 6 row(s)" in result.output and "Skipped 2 problem(s)" in result.output
-

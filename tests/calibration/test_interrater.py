@@ -209,8 +209,9 @@ def test_weighted_pairwise_kappa() -> None:
     rng = np.random.default_rng(8)
     a = rng.integers(1, 6, 50)
     b = np.clip(a + rng.integers(-1, 2, 50), 1, 5)
-    report = inter_annotator([a, b], metric="ordinal", weights="quadratic", labels=range(1, 6),
-                             n_resamples=50)
+    report = inter_annotator(
+        [a, b], metric="ordinal", weights="quadratic", labels=range(1, 6), n_resamples=50
+    )
     assert report.pairs[0].kappa.value == pytest.approx(
         cohen_kappa_score(a, b, weights="quadratic", labels=[1, 2, 3, 4, 5])
     )

@@ -28,7 +28,9 @@ from judgecards.store import Store
 MODEL = "openai:gpt-4o"
 
 
-def stored_results(store: Store, n: int = 6, *, model: str = MODEL, prefix: str = "q") -> list[JudgeResult]:
+def stored_results(
+    store: Store, n: int = 6, *, model: str = MODEL, prefix: str = "q"
+) -> list[JudgeResult]:
     """``n`` judged ``reference`` results written through the real store (ids r0, r1, ...)."""
     card = load_card("reference")
     results = []
@@ -38,7 +40,11 @@ def stored_results(store: Store, n: int = 6, *, model: str = MODEL, prefix: str 
             scores={"correctness": 5, "completeness": 4, "style_fidelity": 5},
             card=card.ref, card_hash=card.hash, model=model,
         )  # fmt: skip
-        store.save(result, inputs={"question": f"Q{i}?", "gold_answer": f"G{i}", "model_output": f"A{i}"}, params={})
+        store.save(
+            result,
+            inputs={"question": f"Q{i}?", "gold_answer": f"G{i}", "model_output": f"A{i}"},
+            params={},
+        )
         results.append(result)
     return results
 
@@ -109,10 +115,15 @@ def test_jsonl_import_with_per_row_labeler_and_time(store: Store, tmp_path: Path
     by_field = {(label.result_id, label.field): label for label in read_labels(store)}
     assert by_field[("q-r0", "verdict")].labeler == "bob"
     assert by_field[("q-r0", "verdict")].created_at == datetime(2025, 3, 1, 10, tzinfo=timezone.utc)
-    assert by_field[("q-r1", "style_fidelity")].value == 4 and by_field[("q-r1", "style_fidelity")].labeler == "alice"
+    assert (
+        by_field[("q-r1", "style_fidelity")].value == 4
+        and by_field[("q-r1", "style_fidelity")].labeler == "alice"
+    )
 
 
-def test_every_bad_row_is_reported_with_file_line_and_field_and_nothing_is_written(store: Store, tmp_path: Path) -> None:
+def test_every_bad_row_is_reported_with_file_line_and_field_and_nothing_is_written(
+    store: Store, tmp_path: Path
+) -> None:
     path = tmp_path / "bad.csv"
     path.write_text(
         "result_id,verdict,correctness,note\n"              # line 1
@@ -128,12 +139,23 @@ def test_every_bad_row_is_reported_with_file_line_and_field_and_nothing_is_writt
     with pytest.raises(LabelImportError) as caught:
         import_labels(path, labeler="alice", db=store)
     problems = {(p.line, p.field): p for p in caught.value.errors}
-    assert set(problems) == {(3, "result_id"), (4, "correctness"), (5, "correctness"), (6, "verdict"), (8, "verdict"), (9, None)}
+    assert set(problems) == {
+        (3, "result_id"),
+        (4, "correctness"),
+        (5, "correctness"),
+        (6, "verdict"),
+        (8, "verdict"),
+        (9, None),
+    }
     assert str(problems[(3, "result_id")]).startswith(f"{path}:3, field 'result_id': unknown item")
-    assert "out of range: must be an integer from 1 to 5; got 6" in str(problems[(4, "correctness")])
+    assert "out of range: must be an integer from 1 to 5; got 6" in str(
+        problems[(4, "correctness")]
+    )
     assert "got 'abc'" in str(problems[(5, "correctness")])
     assert "one of match, partial_match, mismatch" in str(problems[(6, "verdict")])
-    assert "duplicate" in str(problems[(8, "verdict")]) and "line 2" in str(problems[(8, "verdict")])
+    assert "duplicate" in str(problems[(8, "verdict")]) and "line 2" in str(
+        problems[(8, "verdict")]
+    )
     assert "no label" in str(problems[(9, None)])
     assert "nothing was imported" in str(caught.value)
     assert read_labels(store) == []
@@ -193,7 +215,9 @@ def test_ambiguous_and_incomplete_item_names(store: Store, tmp_path: Path) -> No
     assert "does not match the stored result" in problems[5]
 
 
-def test_skip_invalid_writes_the_good_rows_and_reports_the_rest(store: Store, tmp_path: Path) -> None:
+def test_skip_invalid_writes_the_good_rows_and_reports_the_rest(
+    store: Store, tmp_path: Path
+) -> None:
     path = write_csv(tmp_path / "labels.csv", [
         {"result_id": "q-r0", "verdict": "match", "correctness": "5"},
         {"result_id": "q-r1", "verdict": "match", "correctness": "9"},  # one bad field: row left out whole
@@ -226,7 +250,9 @@ def test_csv_from_a_spreadsheet_with_a_byte_order_mark(store: Store, tmp_path: P
 
 
 @pytest.mark.parametrize("suffix", ["csv", "jsonl"])
-def test_export_imports_back_into_a_database_with_the_same_results(store: Store, tmp_path: Path, suffix: str) -> None:
+def test_export_imports_back_into_a_database_with_the_same_results(
+    store: Store, tmp_path: Path, suffix: str
+) -> None:
     source = write_jsonl(tmp_path / "in.jsonl", [
         {"result_id": "q-r0", "verdict": "match", "correctness": 5, "note": "a, \"quoted\"\nnote"},
         {"result_id": "q-r1", "completeness": 2, "labeler": "bob"},
@@ -241,14 +267,29 @@ def test_export_imports_back_into_a_database_with_the_same_results(store: Store,
     assert report.labels_written == 3
 
     def key(label: Any) -> tuple[Any, ...]:
-        return (label.result_id, label.labeler, label.field, label.value, label.note, label.created_at)
+        return (
+            label.result_id,
+            label.labeler,
+            label.field,
+            label.value,
+            label.note,
+            label.created_at,
+        )
 
     assert sorted(map(key, read_labels(other))) == sorted(map(key, read_labels(store)))
 
 
 def test_export_filters_and_streams(store: Store, tmp_path: Path) -> None:
-    import_labels(write_csv(tmp_path / "a.csv", [{"result_id": "q-r0", "verdict": "match"}]), labeler="alice", db=store)
-    import_labels(write_csv(tmp_path / "b.csv", [{"result_id": "q-r1", "verdict": "mismatch"}]), labeler="bob", db=store)
+    import_labels(
+        write_csv(tmp_path / "a.csv", [{"result_id": "q-r0", "verdict": "match"}]),
+        labeler="alice",
+        db=store,
+    )
+    import_labels(
+        write_csv(tmp_path / "b.csv", [{"result_id": "q-r1", "verdict": "mismatch"}]),
+        labeler="bob",
+        db=store,
+    )
     buffer = io.StringIO()
     assert export_labels(buffer, db=store, labeler="bob", format="jsonl") == 1
     row = json.loads(buffer.getvalue())
@@ -262,13 +303,20 @@ def test_cli_import_exit_codes_and_messages(tmp_path: Path) -> None:
     db = tmp_path / "cli.db"
     stored_results(open_store(db))
     runner = CliRunner()
-    bad = write_csv(tmp_path / "bad.csv", [{"result_id": "q-r0", "verdict": "match"}, {"result_id": "zzz", "verdict": "match"}])
-    result = runner.invoke(cli, ["labels", "import", str(bad), "--labeler", "alice", "--db", str(db)])
+    bad = write_csv(
+        tmp_path / "bad.csv",
+        [{"result_id": "q-r0", "verdict": "match"}, {"result_id": "zzz", "verdict": "match"}],
+    )
+    result = runner.invoke(
+        cli, ["labels", "import", str(bad), "--labeler", "alice", "--db", str(db)]
+    )
     assert result.exit_code == 2
     assert f"{bad}:3, field 'result_id': unknown item" in result.output
     assert "nothing was imported" in result.output
 
-    result = runner.invoke(cli, ["labels", "import", str(bad), "--labeler", "alice", "--db", str(db), "--skip-invalid"])
+    result = runner.invoke(
+        cli, ["labels", "import", str(bad), "--labeler", "alice", "--db", str(db), "--skip-invalid"]
+    )
     assert result.exit_code == 0, result.output
     assert "Imported 1 label(s) from 1 of 2 row(s)" in result.output
     assert "unknown item" in result.output  # the skipped row is reported
@@ -276,4 +324,6 @@ def test_cli_import_exit_codes_and_messages(tmp_path: Path) -> None:
     result = runner.invoke(cli, ["labels", "export", "-", "--format", "csv", "--db", str(db)])
     assert result.exit_code == 0, result.output
     rows = list(csv.DictReader(io.StringIO(result.output)))
-    assert [(r["result_id"], r["labeler"], r["verdict"]) for r in rows] == [("q-r0", "alice", "match")]
+    assert [(r["result_id"], r["labeler"], r["verdict"]) for r in rows] == [
+        ("q-r0", "alice", "match")
+    ]

@@ -9,8 +9,13 @@ import pytest
 
 import calibration
 
-MODULES = ["calibration", "calibration.agreement", "calibration.interrater",
-           "calibration.pairwise", "calibration.report"]
+MODULES = [
+    "calibration",
+    "calibration.agreement",
+    "calibration.interrater",
+    "calibration.pairwise",
+    "calibration.report",
+]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -23,7 +23,6 @@ from tests.calibration.confusion import from_confusion
 HAND = [[9, 3, 0], [3, 6, 3], [3, 0, 3]]
 
 
-
 def test_report_numbers_by_hand() -> None:
     judge, human = from_confusion(HAND, [1, 2, 3])
     report = calibrate(judge, human, ordinal=True)
@@ -132,8 +131,11 @@ def test_to_dict_round_trips_through_json() -> None:
     assert data["linear_kappa"] is None
     assert data["confusion"] == [[9, 3, 0], [3, 6, 3], [3, 0, 3]]
     assert data["per_class"][0] == {
-        "label": "a", "precision": pytest.approx(0.6), "recall": 0.75,
-        "f1": pytest.approx(2 / 3), "support": 12,
+        "label": "a",
+        "precision": pytest.approx(0.6),
+        "recall": 0.75,
+        "f1": pytest.approx(2 / 3),
+        "support": 12,
     }
 
 
@@ -154,7 +156,7 @@ def test_pandalm_judges_against_the_human_majority(shared_data: Path) -> None:
     items = load("testset-v1.json")
     majority = []
     for item in items:
-        (label, votes), = Counter(item[f"annotator{i}"] for i in (1, 2, 3)).most_common(1)
+        ((label, votes),) = Counter(item[f"annotator{i}"] for i in (1, 2, 3)).most_common(1)
         assert votes >= 2
         majority.append(str(label))
     assert Counter(majority) == {"0": 105, "1": 422, "2": 472}

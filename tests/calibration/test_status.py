@@ -36,19 +36,36 @@ def test_importing_calibration_status_stays_light() -> None:
         "heavy = [m for m in ('numpy', 'scipy', 'sklearn') if m in sys.modules]\n"
         "print(','.join(heavy))"
     )
-    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True
+    )
     assert out.stdout.strip() == ""
 
 
 def test_latest_calibration_is_the_newest_labelled_audit(tmp_path: Path) -> None:
     api = Audit(tmp_path / "s.db", n_resamples=200)
     verdicts = [VERDICTS[i % 3] for i in range(30)]
-    first = labelled_audit(api, tmp_path, verdicts, {f"a{i:03d}": v for i, v in enumerate(verdicts)}, prefix="a", created_at=T0)
+    first = labelled_audit(
+        api,
+        tmp_path,
+        verdicts,
+        {f"a{i:03d}": v for i, v in enumerate(verdicts)},
+        prefix="a",
+        created_at=T0,
+    )
     human = {f"b{i:03d}": (VERDICTS[(i + 1) % 3] if i < 6 else v) for i, v in enumerate(verdicts)}
-    second = labelled_audit(api, tmp_path, verdicts, human, prefix="b", created_at=T0 + timedelta(days=1))
+    second = labelled_audit(
+        api, tmp_path, verdicts, human, prefix="b", created_at=T0 + timedelta(days=1)
+    )
     status = latest_calibration(api.store, card="reference@1", model=MODEL)
     assert status is not None
-    assert (status.audit_id, status.card, status.model, status.field, status.n) == (second, "reference@1", MODEL, "verdict", 30)
+    assert (status.audit_id, status.card, status.model, status.field, status.n) == (
+        second,
+        "reference@1",
+        MODEL,
+        "verdict",
+        30,
+    )
     # 6 of 30 disagree: kappa = (0.8 - 1/3) / (2/3) = 0.7
     assert status.kappa == pytest.approx(0.7)
     assert status.kappa_low is not None and status.kappa_high is not None
@@ -70,10 +87,19 @@ def test_latest_calibration_is_the_newest_labelled_audit(tmp_path: Path) -> None
 
 def test_judge_warns_until_its_card_and_model_are_calibrated(tmp_path: Path) -> None:
     api = Audit(tmp_path / "j.db", n_resamples=200)
-    with pytest.warns(UncalibratedJudgeWarning, match="reference@1 has never been calibrated .* openai:gpt-4o"):
+    with pytest.warns(
+        UncalibratedJudgeWarning, match="reference@1 has never been calibrated .* openai:gpt-4o"
+    ):
         Judge("reference", MODEL, api_key="sk-test", db=api.store)
     verdicts = [VERDICTS[i % 3] for i in range(6)]
-    labelled_audit(api, tmp_path, verdicts, {f"a{i:03d}": v for i, v in enumerate(verdicts)}, prefix="a", created_at=T0)
+    labelled_audit(
+        api,
+        tmp_path,
+        verdicts,
+        {f"a{i:03d}": v for i, v in enumerate(verdicts)},
+        prefix="a",
+        created_at=T0,
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("error", UncalibratedJudgeWarning)
         Judge("reference", MODEL, api_key="sk-test", db=api.store)  # calibrated: silent

@@ -56,7 +56,9 @@ class Script:
         if self.default is not None:
             return self.default
         self.overruns += 1
-        raise AssertionError(f"unexpected request #{len(self.requests)} to {request.url}: script exhausted")
+        raise AssertionError(
+            f"unexpected request #{len(self.requests)} to {request.url}: script exhausted"
+        )
 
     def handle(self, request: httpx2.Request) -> httpx2.Response:
         reply = self._next(request)
@@ -166,46 +168,111 @@ def rate_limited(
     if retry_after_ms is not None:
         headers["retry-after-ms"] = str(retry_after_ms)
     if code == "insufficient_quota" and provider == "openai":
-        body_q = {"error": {"message": "You exceeded your current quota, please check your plan and billing details.", "type": "insufficient_quota", "param": None, "code": "insufficient_quota"}}
+        body_q = {
+            "error": {
+                "message": "You exceeded your current quota, please check your plan and billing details.",
+                "type": "insufficient_quota",
+                "param": None,
+                "code": "insufficient_quota",
+            }
+        }
         return httpx2.Response(429, json=body_q, headers=headers)
     if provider == "anthropic":
-        body: dict[str, Any] = {"type": "error", "error": {"type": "rate_limit_error", "message": "Number of request tokens has exceeded your per-minute rate limit"}}
+        body: dict[str, Any] = {
+            "type": "error",
+            "error": {
+                "type": "rate_limit_error",
+                "message": "Number of request tokens has exceeded your per-minute rate limit",
+            },
+        }
     else:
-        body = {"error": {"message": "Rate limit reached for gpt-4o in organization org-x on tokens per min (TPM).", "type": "tokens", "param": None, "code": code}}
+        body = {
+            "error": {
+                "message": "Rate limit reached for gpt-4o in organization org-x on tokens per min (TPM).",
+                "type": "tokens",
+                "param": None,
+                "code": code,
+            }
+        }
     return httpx2.Response(429, json=body, headers=headers)
 
 
 def server_error(status: int = 500, *, provider: str = "openai") -> httpx2.Response:
     if provider == "anthropic":
         kind = "overloaded_error" if status == 529 else "api_error"
-        body: dict[str, Any] = {"type": "error", "error": {"type": kind, "message": "Internal server error"}}
+        body: dict[str, Any] = {
+            "type": "error",
+            "error": {"type": kind, "message": "Internal server error"},
+        }
     else:
-        body = {"error": {"message": "The server had an error while processing your request. Sorry about that!", "type": "server_error", "param": None, "code": None}}
+        body = {
+            "error": {
+                "message": "The server had an error while processing your request. Sorry about that!",
+                "type": "server_error",
+                "param": None,
+                "code": None,
+            }
+        }
     return httpx2.Response(status, json=body)
 
 
 def unauthorized(*, provider: str = "openai") -> httpx2.Response:
     if provider == "anthropic":
-        body: dict[str, Any] = {"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}}
+        body: dict[str, Any] = {
+            "type": "error",
+            "error": {"type": "authentication_error", "message": "invalid x-api-key"},
+        }
     else:
-        body = {"error": {"message": "Incorrect API key provided: sk-test...7890.", "type": "invalid_request_error", "param": None, "code": "invalid_api_key"}}
+        body = {
+            "error": {
+                "message": "Incorrect API key provided: sk-test...7890.",
+                "type": "invalid_request_error",
+                "param": None,
+                "code": "invalid_api_key",
+            }
+        }
     return httpx2.Response(401, json=body)
 
 
 def forbidden(*, provider: str = "openai") -> httpx2.Response:
     if provider == "anthropic":
-        body: dict[str, Any] = {"type": "error", "error": {"type": "permission_error", "message": "Your API key does not have permission to use the specified resource."}}
+        body: dict[str, Any] = {
+            "type": "error",
+            "error": {
+                "type": "permission_error",
+                "message": "Your API key does not have permission to use the specified resource.",
+            },
+        }
     else:
-        body = {"error": {"message": "You are not allowed to sample from this model", "type": "invalid_request_error", "param": None, "code": None}}
+        body = {
+            "error": {
+                "message": "You are not allowed to sample from this model",
+                "type": "invalid_request_error",
+                "param": None,
+                "code": None,
+            }
+        }
     return httpx2.Response(403, json=body)
 
 
-def bad_request(message: str = "Invalid request.", *, provider: str = "openai", param: str | None = None) -> httpx2.Response:
+def bad_request(
+    message: str = "Invalid request.", *, provider: str = "openai", param: str | None = None
+) -> httpx2.Response:
     """A 400 with the given message (e.g. Anthropic rejecting ``temperature`` for a model)."""
     if provider == "anthropic":
-        body: dict[str, Any] = {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
+        body: dict[str, Any] = {
+            "type": "error",
+            "error": {"type": "invalid_request_error", "message": message},
+        }
     else:
-        body = {"error": {"message": message, "type": "invalid_request_error", "param": param, "code": None}}
+        body = {
+            "error": {
+                "message": message,
+                "type": "invalid_request_error",
+                "param": param,
+                "code": None,
+            }
+        }
     return httpx2.Response(400, json=body)
 
 
@@ -224,7 +291,9 @@ def connection_error() -> httpx2.ConnectError:
     return httpx2.ConnectError("[Errno 111] Connection refused")
 
 
-def token_logprobs(text: str, alternatives: dict[int, list[tuple[str, float]]] | None = None) -> list[dict[str, Any]]:
+def token_logprobs(
+    text: str, alternatives: dict[int, list[tuple[str, float]]] | None = None
+) -> list[dict[str, Any]]:
     """Per-character 'tokens' of ``text`` with logprob 0, plus top alternatives at given positions."""
     out = []
     for index, char in enumerate(text):
@@ -258,7 +327,11 @@ def reference_judgment(
 ) -> str:
     """The JSON text of a ``reference`` card judgment; ``overrides`` replace or add top-level keys."""
     body: dict[str, Any] = {
-        "scores": {"correctness": correctness, "completeness": completeness, "style_fidelity": style_fidelity},
+        "scores": {
+            "correctness": correctness,
+            "completeness": completeness,
+            "style_fidelity": style_fidelity,
+        },
         "style_relevant": style_relevant,
         "verdict": verdict,
         "delta": "The output states the same facts in different words.",

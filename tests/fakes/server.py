@@ -34,8 +34,6 @@ DEFAULT_REPLY = json.dumps({
 })  # fmt: skip
 
 
-
-
 def tagged(prompt: str, tag: str) -> str | None:
     """The text of a card's ``<tag>`` input block in a rendered prompt (None if absent)."""
     match = re.search(rf"<{tag}>\n(.*?)\n</{tag}>", prompt, re.DOTALL)
@@ -52,12 +50,20 @@ def card_reply(prompt: str) -> str:
     if answer_a is not None and answer_b is not None:
         key_a, key_b = (hashlib.sha256(text.encode()).hexdigest() for text in (answer_a, answer_b))
         winner = "tie" if key_a == key_b else ("A" if key_a < key_b else "B")
-        return json.dumps({"reasoning": "Compared both answers on accuracy and helpfulness.", "winner": winner})
+        return json.dumps(
+            {"reasoning": "Compared both answers on accuracy and helpfulness.", "winner": winner}
+        )
     criteria = tagged(prompt, "criteria")
     if criteria is not None:
         scores = [
-            {"name": name, "reason": "Meets the criterion with minor gaps.", "score": (int(low) + int(high) + 1) // 2}
-            for name, low, high in re.findall(r"^- ([a-z][a-z0-9_]*) \(scale (-?\d+) to (-?\d+)\):", criteria, re.MULTILINE)
+            {
+                "name": name,
+                "reason": "Meets the criterion with minor gaps.",
+                "score": (int(low) + int(high) + 1) // 2,
+            }
+            for name, low, high in re.findall(
+                r"^- ([a-z][a-z0-9_]*) \(scale (-?\d+) to (-?\d+)\):", criteria, re.MULTILINE
+            )
         ]
         return json.dumps({"scores": scores})
     if "Rating: [[N]]" in prompt:
@@ -82,7 +88,10 @@ class FakeServer:
                 head = await reader.readuntil(b"\r\n\r\n")
                 lines = head.decode("latin-1").split("\r\n")
                 method, path, _ = lines[0].split(" ", 2)
-                headers = {k.strip().lower(): v.strip() for k, _, v in (l.partition(":") for l in lines[1:] if l)}
+                headers = {
+                    k.strip().lower(): v.strip()
+                    for k, _, v in (line.partition(":") for line in lines[1:] if line)
+                }
                 body = await reader.readexactly(int(headers.get("content-length", "0")))
                 self.requests += 1
                 if self.latency:
@@ -91,7 +100,8 @@ class FakeServer:
                 data = json.dumps(payload).encode()
                 writer.write(
                     f"HTTP/1.1 {status} OK\r\ncontent-type: application/json\r\n"
-                    f"content-length: {len(data)}\r\nconnection: keep-alive\r\n\r\n".encode() + data
+                    f"content-length: {len(data)}\r\nconnection: keep-alive\r\n\r\n".encode()
+                    + data
                 )
                 await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionResetError, asyncio.LimitOverrunError):
@@ -121,7 +131,9 @@ class FakeServer:
         return 404, {"error": {"message": f"no route {method} {path}"}}
 
     async def start(self) -> None:
-        self._server = await asyncio.start_server(self._handle, "127.0.0.1", self.port, backlog=1024)
+        self._server = await asyncio.start_server(
+            self._handle, "127.0.0.1", self.port, backlog=1024
+        )
         self.port = self._server.sockets[0].getsockname()[1]
 
     @property
