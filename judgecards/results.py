@@ -40,7 +40,10 @@ class JudgeResult(BaseModel):
         model: ``provider:model`` as configured (``mock:…`` for synthetic runs).
         usage: tokens billed; zero when served from cache.
         latency_s: wall time spent on the item, waits included.
-        attempts: judge replies requested (1 + re-asks).
+        attempts: judge replies requested (1 + re-asks); a transport retry is not an attempt.
+        transport_retries: requests re-sent after a retryable transport failure (429, 5xx,
+            timeout, connection error, a rejected parameter) for this item, summed over its
+            attempts; 0 for cached results.
         cached: served from the results store or response cache without a provider call.
         error_kind: ``invalid_output``, ``rate_limit``, ``transient``, ``fatal`` or ``input``.
     """
@@ -62,6 +65,7 @@ class JudgeResult(BaseModel):
     usage: TokenUsage = Field(default_factory=TokenUsage)
     latency_s: float = 0.0
     attempts: int = 0
+    transport_retries: int = 0
     cached: bool = False
     error_kind: str | None = None
     error: str | None = None
