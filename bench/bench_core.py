@@ -1,6 +1,6 @@
 """Benchmark of the judge core against a local fake OpenAI-compatible server.
 
-Prints, from one run:
+Prints, as the median [min – max] of ``--runs`` runs (default 3), each ratio measured within one run:
   * wall time of ``Judge.score_many`` on N items at latency L and concurrency C, as a ratio to the
     floor N·L/C and to a plain ``AsyncOpenAI`` + semaphore + pydantic loop over the same prompts
     (the bare minimum any tool must do);
@@ -12,7 +12,7 @@ Prints, from one run:
 Targets (issue 2): ≤ 1.05 × plain loop and ≤ 1.10 × floor at L = 200 ms, C = 32; CPU per item
 ≤ 2 × the plain loop's; cached re-run of 10,000 items < 1 s; ``--help`` < 0.5 s.
 
-Usage: python bench/bench_core.py [--n 1000] [--latency 0.2] [--concurrency 32] [--cached-n 10000]
+Usage: .venv/bin/python bench/bench_core.py [--runs 3] [--n 1000] [--latency 0.2] [--concurrency 32] [--cached-n 10000]
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 
+from bench._runs import Measure, repeat, table  # noqa: E402
 from tests.fakes.server import spawn as start_server  # noqa: E402
 
 
@@ -121,72 +122,68 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--cpu-n", type=int, default=1000)
     parser.add_argument("--cached-n", type=int, default=10000)
+    parser.add_argument("--runs", type=int, default=3, help="repeats; the median is reported")
     args = parser.parse_args()
     warnings.simplefilter("ignore")  # the fake judge is, rightly, never calibrated
     n, latency, concurrency = args.n, args.latency, args.concurrency
     os.environ.pop("OPENAI_BASE_URL", None)
     tmp = Path(tempfile.mkdtemp(prefix="judgecards-bench-"))
-    rows: list[tuple[str, str, str]] = []
-
-    server, base_url = start_server(latency)
-    try:
-        # Warm both paths (imports, connection pools) on a few items first.
-        run_plain(base_url, items(concurrency, "warm"), concurrency)
-        run_ours(base_url, items(concurrency, "warm"), concurrency, tmp / "warm.db")
-        plain_wall, _ = run_plain(base_url, items(n, "plain"), concurrency)
-        ours_wall, _ = run_ours(base_url, items(n, "ours"), concurrency, tmp / "latency.db")
-    finally:
-        server.terminate()
     floor = n * latency / concurrency
-    rows.append(
-        ("floor N·L/C", f"{floor:.2f} s", f"N={n}, L={latency * 1000:.0f} ms, C={concurrency}")
-    )
-    rows.append(("plain loop wall", f"{plain_wall:.2f} s", f"{plain_wall / floor:.3f} × floor"))
-    rows.append(
-        (
-            "judgecards wall",
-            f"{ours_wall:.2f} s",
-            f"{ours_wall / floor:.3f} × floor (target ≤ 1.10)",
-        )
-    )
-    rows.append(("judgecards / plain", f"{ours_wall / plain_wall:.3f}", "target ≤ 1.05"))
+    cached_items = items(args.cached_n, "cached")
 
     server, base_url = start_server(0.0)
-    try:
-        run_plain(base_url, items(64, "warm0"), concurrency)
-        run_ours(base_url, items(64, "warm0"), concurrency, tmp / "warm0.db")
-        _, plain_cpu = run_plain(base_url, items(args.cpu_n, "cpu-plain"), concurrency)
-        _, ours_cpu = run_ours(base_url, items(args.cpu_n, "cpu-ours"), concurrency, tmp / "cpu.db")
-        rows.append(("CPU/item plain (L=0)", f"{plain_cpu / args.cpu_n * 1000:.2f} ms", ""))
-        rows.append(
-            (
-                "CPU/item judgecards",
-                f"{ours_cpu / args.cpu_n * 1000:.2f} ms",
-                f"{ours_cpu / plain_cpu:.2f} × plain (target ≤ 2)",
-            )
-        )
-
-        cached_items = items(args.cached_n, "cached")
+    try:  # the database every run re-reads for the cached measure, filled once
         first_wall, _ = run_ours(base_url, cached_items, 64, tmp / "cached.db")
-        rerun_wall, _ = run_ours(base_url, cached_items, 64, tmp / "cached.db")
-        rows.append(
-            (
-                f"cached re-run of {args.cached_n}",
-                f"{rerun_wall:.3f} s",
-                f"target < 1 s (first run {first_wall:.1f} s)",
-            )
-        )
     finally:
         server.terminate()
+    print(f"cached database filled: {args.cached_n} items in {first_wall:.1f} s", file=sys.stderr)
 
+    def one_run(index: int) -> list[Measure]:
+        server, base_url = start_server(latency)
+        try:
+            # Warm both paths (imports, connection pools), then time them back to back.
+            run_plain(base_url, items(concurrency, f"warm{index}"), concurrency)
+            run_ours(base_url, items(concurrency, f"warm{index}"), concurrency, tmp / "warm.db")
+            plain_wall, _ = run_plain(base_url, items(n, f"plain{index}"), concurrency)
+            ours_wall, _ = run_ours(
+                base_url, items(n, f"ours{index}"), concurrency, tmp / f"l{index}.db"
+            )
+        finally:
+            server.terminate()
+        server, base_url = start_server(0.0)
+        try:
+            run_plain(base_url, items(64, f"warm0-{index}"), concurrency)
+            run_ours(base_url, items(64, f"warm0-{index}"), concurrency, tmp / "warm0.db")
+            _, plain_cpu = run_plain(base_url, items(args.cpu_n, f"cpu-plain{index}"), concurrency)
+            _, ours_cpu = run_ours(
+                base_url, items(args.cpu_n, f"cpu-ours{index}"), concurrency, tmp / f"cpu{index}.db"
+            )
+            rerun_wall, _ = run_ours(base_url, cached_items, 64, tmp / "cached.db")
+        finally:
+            server.terminate()
+        return [
+            Measure("score_many / plain loop", ours_wall / plain_wall, "×", target="≤ 1.05"),
+            Measure("score_many / floor N·L/C", ours_wall / floor, "×", target="≤ 1.10"),
+            Measure(
+                "plain loop / floor", plain_wall / floor, "×", target="the machine's own overhead"
+            ),
+            Measure("CPU per item, judgecards", ours_cpu / args.cpu_n * 1000, " ms", 2),
+            Measure("CPU per item, plain loop", plain_cpu / args.cpu_n * 1000, " ms", 2),
+            Measure("CPU judgecards / plain", ours_cpu / plain_cpu, "×", 2, "≤ 2"),
+            Measure(f"cached re-run of {args.cached_n}", rerun_wall, " s", 2, "< 1 s"),
+            Measure("judgecards --help", help_time() * 1000, " ms", 0, "best of 5, < 500 ms"),
+        ]
+
+    results = repeat(one_run, args.runs)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    rows.append(("peak RSS (this process)", f"{peak:.0f} MB", "all runs above"))
-    rows.append(("judgecards --help", f"{help_time() * 1000:.0f} ms", "best of 5, target < 500 ms"))
-
-    width = max(len(r[0]) for r in rows)
-    print(f"\njudgecards core benchmark (python {sys.version.split()[0]}, {os.cpu_count()} cores)")
-    for name, value, note in rows:
-        print(f"  {name:<{width}}  {value:>10}  {note}")
+    print(
+        table(
+            f"judgecards core benchmark (N={n}, L={latency * 1000:.0f} ms, C={concurrency}, "
+            f"floor {floor:.2f} s)",
+            results,
+        )
+    )
+    print(f"  peak RSS of the benchmark process: {peak:.0f} MB")
 
 
 if __name__ == "__main__":

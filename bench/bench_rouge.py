@@ -2,13 +2,13 @@
 
 Usage::
 
-    python bench/bench_rouge.py [--pairs N] [--repeat R] [--data DIR]
+    .venv/bin/python bench/bench_rouge.py [--pairs N] [--runs R] [--data DIR]
 
 The pairs are SummEval's 1,200 abstractive summaries, each against each of its document's 11
 reference summaries (13,200 pairs), from ``../shared/data/summeval`` (override with ``--data`` or
 ``JUDGECARDS_SHARED_DATA``). Without that folder the script generates synthetic pairs, so it always
 runs. Both sides compute ROUGE-1, ROUGE-2 and ROUGE-L without stemming; the script prints both
-timings (best of ``--repeat`` runs), the speed-up and the largest absolute difference over all
+timings and the speed-up as the median [min – max] of ``--runs`` runs and the largest absolute difference over all
 scores, and exits non-zero if that difference exceeds 1e-9. rouge-score is a test extra
 (``pip install judgecards[test]``).
 """
@@ -56,16 +56,10 @@ def synthetic_pairs(count: int, seed: int = 0) -> list[tuple[str, str]]:
     return [(text(), text()) for _ in range(count)]
 
 
-def best_time(
-    fn: Callable[[], list[tuple[float, ...]]], repeat: int
-) -> tuple[float, list[tuple[float, ...]]]:
-    best = float("inf")
-    result: list[tuple[float, ...]] = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = fn()
-        best = min(best, time.perf_counter() - start)
-    return best, result
+def timed(fn: Callable[[], list[tuple[float, ...]]]) -> tuple[float, list[tuple[float, ...]]]:
+    start = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - start, result
 
 
 def main() -> int:
@@ -74,7 +68,7 @@ def main() -> int:
         "--pairs", type=int, default=None, help="use the first N pairs (default: all)"
     )
     parser.add_argument(
-        "--repeat", type=int, default=3, help="runs per implementation; best counts"
+        "--runs", type=int, default=3, help="runs of both implementations; the median is reported"
     )
     default_data = os.environ.get("JUDGECARDS_SHARED_DATA", str(REPO.parent / "shared" / "data"))
     parser.add_argument("--data", type=Path, default=Path(default_data))
@@ -83,6 +77,7 @@ def main() -> int:
     sys.path.insert(0, str(REPO))
     from rouge_score import rouge_scorer
 
+    from bench._runs import Measure, repeat, table
     from judgecards.metrics.rouge import rouge
 
     if (args.data / "summeval" / "documents.jsonl").is_file():
@@ -112,15 +107,24 @@ def main() -> int:
             out.append(tuple(getattr(scores[t], f) for t in TYPES for f in FIELDS))
         return out
 
-    their_time, their_scores = best_time(theirs, args.repeat)
-    our_time, our_scores = best_time(ours, args.repeat)
-    max_diff = max(abs(a - b) for x, y in zip(our_scores, their_scores) for a, b in zip(x, y))
+    def one_run(index: int) -> list[Measure]:
+        nonlocal max_diff
+        their_time, their_scores = timed(theirs)
+        our_time, our_scores = timed(ours)
+        diff = max(abs(a - b) for x, y in zip(our_scores, their_scores) for a, b in zip(x, y))
+        max_diff = max(max_diff, diff)
+        return [
+            Measure("speed-up over rouge-score", their_time / our_time, "×", 2, "faster"),
+            Measure("rouge-score", their_time / len(pairs) * 1e6, " us/pair", 1),
+            Measure("judgecards", our_time / len(pairs) * 1e6, " us/pair", 1),
+        ]
 
-    print(f"pairs:            {len(pairs):,} ({source})")
-    print(f"rouge-score:      {their_time:8.3f} s  ({their_time / len(pairs) * 1e6:7.1f} us/pair)")
-    print(f"judgecards:       {our_time:8.3f} s  ({our_time / len(pairs) * 1e6:7.1f} us/pair)")
-    print(f"speed-up:         {their_time / our_time:8.2f}x")
-    print(f"max |difference|: {max_diff:.3g} over {len(pairs) * len(TYPES) * len(FIELDS):,} scores")
+    max_diff = 0.0
+    results = repeat(one_run, args.runs)
+    print(table(f"ROUGE-1/2/L on {len(pairs):,} pairs ({source})", results))
+    print(
+        f"  max |difference|: {max_diff:.3g} over {len(pairs) * len(TYPES) * len(FIELDS):,} scores"
+    )
     return 0 if max_diff <= 1e-9 else 1
 
 
