@@ -3,7 +3,7 @@
 A swap doubles the calls: N pairs are 2·N judgments. Both orders of every pair go through one
 bounded pool, so the floor at latency L and concurrency C is 2·N·L/C. Prints, from one run:
 
-  * wall time of ``Judge.compare_many`` on N pairs as a ratio to that floor (target ≤ 1.10 at
+  * wall time of ``compare_many(judge, …)`` on N pairs as a ratio to that floor (target ≤ 1.10 at
     N = 1000, L = 200 ms, C = 32), next to a bare ``AsyncOpenAI`` + semaphore + pydantic loop over
     the same 2·N prompts, which shows how much of the gap is the machine and the SDK;
   * a repeated compare of the same pairs: how many judgments needed a call (target 0) and its
@@ -50,12 +50,11 @@ def pairs(n: int, tag: str) -> list[dict[str, str]]:
 
 def run(data: list[dict[str, str]], concurrency: int, db: Path) -> tuple[float, int, float]:
     """(wall seconds, judgments that needed a provider call, position consistency)."""
-    from judgecards import Judge
-    from judgecards.comparisons import comparison_report
+    from judgecards import Judge, compare_many, comparison_report
 
     judge = Judge("pairwise", "openai:fake-judge", db=db, api_key="sk-bench")
     started = time.perf_counter()
-    comparisons = judge.compare_many(data, concurrency=concurrency)
+    comparisons = compare_many(judge, data, concurrency=concurrency)
     wall = time.perf_counter() - started
     failed = [c for c in comparisons if not c.ok]
     assert not failed, failed[0].error
@@ -72,7 +71,7 @@ def run_plain(base_url: str, data: list[dict[str, str]], concurrency: int) -> fl
     import openai
 
     from judgecards.cards import load_card
-    from judgecards.comparisons import _orders
+    from judgecards.pairwise.compare import _orders
     from judgecards.render import render
     from judgecards.schemas import PairwiseJudgment
 

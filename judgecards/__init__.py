@@ -13,21 +13,24 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
-    "bradley_terry": "judgecards.ranking",
+    "bradley_terry": "judgecards.pairwise.ratings",
     "Card": "judgecards.cards",
     "CardError": "judgecards.errors",
     "CardLockMismatch": "judgecards.errors",
     "CardNotFound": "judgecards.errors",
     "CardValidationError": "judgecards.errors",
-    "compare": "judgecards.comparisons",
-    "comparison_report": "judgecards.comparisons",
-    "ComparisonResult": "judgecards.comparisons",
+    "acompare_many": "judgecards.pairwise.compare",
+    "compare": "judgecards.pairwise.compare",
+    "compare_many": "judgecards.pairwise.compare",
+    "comparison_report": "judgecards.pairwise.report",
+    "ComparisonResult": "judgecards.pairwise.compare",
     "Criterion": "judgecards.schemas",
-    "elo": "judgecards.ranking",
+    "elo": "judgecards.pairwise.ratings",
     "InputError": "judgecards.errors",
     "Judge": "judgecards.judge",
     "JudgecardsError": "judgecards.errors",
     "JudgeOutputError": "judgecards.errors",
+    "JudgeCheck": "judgecards.tiered.pipeline",
     "JudgeResult": "judgecards.results",
     "LengthCorrelation": "judgecards.bias",
     "list_cards": "judgecards.cards",
@@ -35,22 +38,25 @@ _EXPORTS: dict[str, str] = {
     "MissingInput": "judgecards.errors",
     "MOCK_BANNER": "judgecards.providers.mock",
     "model_family": "judgecards.bias",
-    "ModelRating": "judgecards.ranking",
-    "PairOutcome": "judgecards.pairwise",
-    "pairwise_report": "judgecards.pairwise",
-    "PairwiseReport": "judgecards.pairwise",
+    "ModelRating": "judgecards.pairwise.ratings",
+    "PairOutcome": "judgecards.pairwise.rules",
+    "pairwise_report": "judgecards.pairwise.report",
+    "PairwiseReport": "judgecards.pairwise.report",
     "PairwiseVerbosity": "judgecards.bias",
     "ProviderConfigError": "judgecards.errors",
     "ProviderError": "judgecards.errors",
-    "rank_stored": "judgecards.comparisons",
-    "Ratings": "judgecards.ranking",
+    "rank_stored": "judgecards.pairwise.stored",
+    "Ratings": "judgecards.pairwise.ratings",
     "RenderError": "judgecards.errors",
-    "resolve_pair": "judgecards.pairwise",
+    "resolve_pair": "judgecards.pairwise.rules",
     "RetryPolicy": "judgecards.retry",
     "RubricPolicy": "judgecards.schemas",
     "self_preference_warning": "judgecards.bias",
     "Store": "judgecards.store",
     "StoreError": "judgecards.errors",
+    "Tier": "judgecards.tiered.pipeline",
+    "TieredEval": "judgecards.tiered.pipeline",
+    "TieredReport": "judgecards.tiered.report",
     "TokenUsage": "judgecards.results",
     "TransportError": "judgecards.errors",
     "UncalibratedJudgeWarning": "judgecards.judge",
@@ -59,6 +65,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "acompare_many",
     "bradley_terry",
     "Card",
     "CardError",
@@ -66,6 +73,7 @@ __all__ = [
     "CardNotFound",
     "CardValidationError",
     "compare",
+    "compare_many",
     "comparison_report",
     "ComparisonResult",
     "Criterion",
@@ -73,6 +81,7 @@ __all__ = [
     "InputError",
     "Judge",
     "JudgecardsError",
+    "JudgeCheck",
     "JudgeOutputError",
     "JudgeResult",
     "LengthCorrelation",
@@ -97,6 +106,9 @@ __all__ = [
     "self_preference_warning",
     "Store",
     "StoreError",
+    "Tier",
+    "TieredEval",
+    "TieredReport",
     "TokenUsage",
     "TransportError",
     "UncalibratedJudgeWarning",
@@ -132,12 +144,6 @@ if TYPE_CHECKING:
         list_cards,
         load_card,
     )
-    from judgecards.comparisons import (
-        ComparisonResult,
-        compare,
-        comparison_report,
-        rank_stored,
-    )
     from judgecards.errors import (
         CardError,
         CardLockMismatch,
@@ -157,20 +163,32 @@ if TYPE_CHECKING:
         Judge,
         UncalibratedJudgeWarning,
     )
-    from judgecards.pairwise import (
-        PairOutcome,
-        PairwiseReport,
-        pairwise_report,
-        resolve_pair,
+    from judgecards.pairwise.compare import (
+        ComparisonResult,
+        acompare_many,
+        compare,
+        compare_many,
     )
-    from judgecards.providers.mock import (
-        MOCK_BANNER,
-    )
-    from judgecards.ranking import (
+    from judgecards.pairwise.ratings import (
         ModelRating,
         Ratings,
         bradley_terry,
         elo,
+    )
+    from judgecards.pairwise.report import (
+        PairwiseReport,
+        comparison_report,
+        pairwise_report,
+    )
+    from judgecards.pairwise.rules import (
+        PairOutcome,
+        resolve_pair,
+    )
+    from judgecards.pairwise.stored import (
+        rank_stored,
+    )
+    from judgecards.providers.mock import (
+        MOCK_BANNER,
     )
     from judgecards.results import (
         JudgeResult,
@@ -185,4 +203,12 @@ if TYPE_CHECKING:
     )
     from judgecards.store import (
         Store,
+    )
+    from judgecards.tiered.pipeline import (
+        JudgeCheck,
+        Tier,
+        TieredEval,
+    )
+    from judgecards.tiered.report import (
+        TieredReport,
     )

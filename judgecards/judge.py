@@ -22,7 +22,7 @@ import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -37,9 +37,6 @@ from judgecards.retry import RetryPolicy, acall_with_retries, call_with_retries
 from judgecards.schemas import RubricPolicy
 from judgecards.store import Store
 from judgecards.verdicts import check_judgment, decide
-
-if TYPE_CHECKING:
-    from judgecards.comparisons import ComparisonResult
 
 __all__ = ["Judge", "Progress"]
 
@@ -356,71 +353,6 @@ class Judge:
         for entry in prepared:
             results.append(entry if isinstance(entry, JudgeResult) else outcomes[entry.key])
         return results
-
-    def compare(
-        self,
-        question: str,
-        answer_a: str,
-        answer_b: str,
-        *,
-        reference: str | None = None,
-        pair_id: str | None = None,
-        model_a: str | None = None,
-        model_b: str | None = None,
-    ) -> ComparisonResult:
-        """Judge one pair in both orders with this (pairwise) judge; see `judgecards.comparisons`."""
-        from judgecards.comparisons import compare_many
-
-        pair = {
-            "id": pair_id,
-            "question": question,
-            "answer_a": answer_a,
-            "answer_b": answer_b,
-            "reference": reference,
-        }
-        return compare_many(self, [pair], concurrency=2, model_a=model_a, model_b=model_b)[0]
-
-    def compare_many(
-        self,
-        pairs: Iterable[Mapping[str, Any]],
-        *,
-        concurrency: int = 8,
-        progress: Progress | None = None,
-        model_a: str | None = None,
-        model_b: str | None = None,
-    ) -> list[ComparisonResult]:
-        """Judge many pairs, each in both orders, through one bounded pool; see `judgecards.comparisons`."""
-        from judgecards.comparisons import compare_many
-
-        return compare_many(
-            self,
-            pairs,
-            concurrency=concurrency,
-            progress=progress,
-            model_a=model_a,
-            model_b=model_b,
-        )
-
-    async def acompare_many(
-        self,
-        pairs: Iterable[Mapping[str, Any]],
-        *,
-        concurrency: int = 8,
-        progress: Progress | None = None,
-        model_a: str | None = None,
-        model_b: str | None = None,
-    ) -> list[ComparisonResult]:
-        """Async twin of `compare_many`."""
-        from judgecards.comparisons import acompare_many
-
-        return await acompare_many(
-            self,
-            pairs,
-            concurrency=concurrency,
-            progress=progress,
-            model_a=model_a,
-            model_b=model_b,
-        )
 
     # ------------------------------------------------------------------ internals
 

@@ -78,7 +78,7 @@ class ReferenceJudgment(BaseModel):
 class PairwiseJudgment(BaseModel):
     """A preference between two answers, by position as shown: ``A`` is the answer shown first.
 
-    The card never learns which system wrote which answer; `judgecards.comparisons` shows every pair
+    The card never learns which system wrote which answer; `judgecards.pairwise.compare` shows every pair
     in both orders and maps the second verdict back, so ``winner`` here is always positional.
     """
 

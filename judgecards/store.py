@@ -87,7 +87,7 @@ def m001_results_and_cache(db: sqlite_utils.Database) -> None:
 
 @migrations()
 def m002_comparisons(db: sqlite_utils.Database) -> None:
-    """Pairwise comparisons (`judgecards.comparisons`): one row per pair judged in both orders.
+    """Pairwise comparisons (`judgecards.pairwise`): one row per pair judged in both orders.
 
     The two orders are ordinary rows of ``results`` (``first_result_id``, ``second_result_id``);
     this table holds what is decided from them, plus the compared models' labels that

@@ -13,15 +13,17 @@ from typing import Any
 import httpx2
 import pytest
 
-from judgecards import Judge, Store
-from judgecards.cards import load_card
-from judgecards.comparisons import (
+from judgecards import (
     ComparisonResult,
+    Judge,
+    Store,
     compare,
+    compare_many,
     comparison_report,
-    load_comparisons,
     rank_stored,
 )
+from judgecards.cards import load_card
+from judgecards.pairwise.stored import load_comparisons
 from judgecards.providers.anthropic import AnthropicProvider
 from judgecards.providers.openai import OpenAIProvider
 from judgecards.render import render
@@ -88,7 +90,7 @@ def test_card_is_released_and_renders_inputs_as_delimited_data() -> None:
 def test_always_first_position_judge_gives_all_ties_and_zero_consistency() -> None:
     script = Script(default=always_first)
     judge = openai_judge(script)
-    results = judge.compare_many(pairs(6), concurrency=4)
+    results = compare_many(judge, pairs(6), concurrency=4)
     assert len(script.requests) == 12  # every pair judged twice
     assert [c.winner for c in results] == ["tie"] * 6
     assert all(c.position_consistent is False for c in results)
@@ -106,7 +108,7 @@ def test_always_first_position_judge_gives_all_ties_and_zero_consistency() -> No
 def test_consistent_judge_decides_every_pair() -> None:
     script = Script(default=prefers_paris)
     judge = openai_judge(script)
-    results = judge.compare_many(pairs(8), concurrency=8)
+    results = compare_many(judge, pairs(8), concurrency=8)
     assert [c.winner for c in results] == ["A", "B"] * 4
     assert all(c.position_consistent for c in results)
     assert all(c.status == "ok" and c.error is None for c in results)
@@ -123,10 +125,10 @@ def test_consistent_judge_decides_every_pair() -> None:
 
 def test_repeated_compare_makes_no_provider_call() -> None:
     script = Script(default=prefers_paris)
-    first_run = openai_judge(script).compare_many(pairs(5))
+    first_run = compare_many(openai_judge(script), pairs(5))
     assert len(script.requests) == 10
     # A new Judge on the same database: both orders come from the store, no request at all.
-    again = openai_judge(script).compare_many(pairs(5))
+    again = compare_many(openai_judge(script), pairs(5))
     assert len(script.requests) == 10
     assert [c.winner for c in again] == [c.winner for c in first_run]
     assert all(c.first_order.cached and c.second_order.cached for c in again)
@@ -136,7 +138,7 @@ def test_repeated_compare_makes_no_provider_call() -> None:
 
 def test_identical_answers_are_a_consistent_tie() -> None:
     script = Script(default=prefers_paris)
-    result = openai_judge(script).compare(QUESTION, RIGHT, RIGHT, pair_id="same")
+    result = compare(openai_judge(script), QUESTION, RIGHT, RIGHT, pair_id="same")
     assert result.winner == "tie" and result.position_consistent
     assert result.first_order.result_id != result.second_order.result_id  # two stored judgments
 
@@ -147,7 +149,7 @@ def test_off_menu_verdict_is_re_asked_and_the_problem_fed_back() -> None:
         openai_chat(verdict("A")),
         openai_chat(verdict("B")),
     )
-    result = openai_judge(script).compare(QUESTION, RIGHT, WRONG, pair_id="p1")
+    result = compare(openai_judge(script), QUESTION, RIGHT, WRONG, pair_id="p1")
     assert result.winner == "A" and result.position_consistent
     reask = json.loads(script.requests[1].content)["messages"]
     assert reask[-2]["role"] == "assistant" and '"C"' in reask[-2]["content"]
@@ -158,7 +160,7 @@ def test_a_failed_order_makes_an_error_comparison_not_a_dropped_one() -> None:
     bad = openai_chat("I cannot decide.")
     script = Script(openai_chat(verdict("A")), bad, bad)
     judge = openai_judge(script, max_attempts=2)
-    result = judge.compare(QUESTION, RIGHT, WRONG, pair_id="p1")
+    result = compare(judge, QUESTION, RIGHT, WRONG, pair_id="p1")
     assert result.status == "error" and result.winner is None and result.outcome is None
     assert result.first_order.status == "ok" and result.second_order.status == "error"
     assert "second order" in (result.error or "")
@@ -178,7 +180,7 @@ def test_stored_comparisons_carry_labels_and_feed_rankings() -> None:
         pair["model_a"], pair["model_b"] = (
             ("model-x", "model-y") if right_is_a else ("model-y", "model-x")
         )
-    results = judge.compare_many(data)
+    results = compare_many(judge, data)
     rows = load_comparisons(judge.store)
     assert len(rows) == 6
     row = rows[0]
@@ -201,9 +203,9 @@ def test_stored_comparisons_carry_labels_and_feed_rankings() -> None:
 def test_rank_refuses_to_pool_two_judges() -> None:
     script = Script(default=prefers_paris)
     labels = {"model_a": "x", "model_b": "y"}
-    openai_judge(script).compare_many(pairs(2), **labels)
+    compare_many(openai_judge(script), pairs(2), **labels)
     other = Judge("pairwise", "mock:judge")
-    other.compare_many(pairs(2), **labels)
+    compare_many(other, pairs(2), **labels)
     with pytest.raises(ValueError, match="2 judges"):
         rank_stored(Store())
     assert rank_stored(Store(), judge_model="mock:judge", bootstrap=0).n_comparisons == 2
@@ -213,8 +215,8 @@ def test_rank_refuses_to_pool_two_judges() -> None:
 
 def test_report_has_verbosity_and_self_preference_warning() -> None:
     script = Script(default=prefers_paris)
-    results = openai_judge(script).compare_many(
-        pairs(6), model_a="gpt-4o-mini", model_b="llama-3.1-8b"
+    results = compare_many(
+        openai_judge(script), pairs(6), model_a="gpt-4o-mini", model_b="llama-3.1-8b"
     )
     report = comparison_report(results, judge_model="openai:gpt-4o")
     assert report.verbosity is not None and report.verbosity.correlation.n == 6
@@ -231,7 +233,7 @@ def test_compare_function_and_rows() -> None:
         "gpt-4o", api_key=KEY, http_client=script.client(), async_http_client=script.async_client()
     )
     judge = Judge("pairwise", "openai:gpt-4o", provider=provider)
-    result = compare(QUESTION, WRONG, RIGHT, judge=judge, pair_id="7", reference="Paris")
+    result = compare(judge, QUESTION, WRONG, RIGHT, pair_id="7", reference="Paris")
     assert isinstance(result, ComparisonResult) and result.winner == "B"
     assert all("<reference>\nParis\n</reference>" in prompt(r) for r in script.requests)
     row = result.to_row()
@@ -239,9 +241,9 @@ def test_compare_function_and_rows() -> None:
     assert row["id"] == "7" and row["comparison_id"] == result.id
     assert row["first_order"]["raw_reply"] and row["second_order"]["result_id"]
     with pytest.raises(TypeError):
-        compare(QUESTION, WRONG, RIGHT, judge=judge, max_attempts=2)
+        compare(judge, QUESTION, WRONG, RIGHT, max_attempts=2)  # type: ignore[call-arg]
     with pytest.raises(ValueError, match="pairwise card"):
-        Judge("single", "mock:judge").compare_many(pairs(1))
+        compare_many(Judge("single", "mock:judge"), pairs(1))
 
 
 def test_anthropic_sdk_path() -> None:
@@ -257,6 +259,6 @@ def test_anthropic_sdk_path() -> None:
         async_http_client=script.async_client(),
     )
     judge = Judge("pairwise", "anthropic:claude-sonnet-5", provider=provider)
-    results = judge.compare_many(pairs(3))
+    results = compare_many(judge, pairs(3))
     assert [c.error for c in results] == [None] * 3
     assert [c.winner for c in results] == ["tie"] * 3 and len(script.requests) == 6

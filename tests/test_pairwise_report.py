@@ -10,14 +10,12 @@ from typing import Any
 
 import pytest
 
-from judgecards.pairwise import (
-    PairOutcome,
-    Verdict,
+from judgecards.pairwise.report import (
     first_position_preference,
     pairwise_report,
     position_consistency,
-    resolve_pair,
 )
+from judgecards.pairwise.rules import PairOutcome, Verdict, resolve_pair
 
 
 def outcomes_of(*orders: tuple[Verdict, Verdict], times: int = 1) -> list[PairOutcome]:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-from judgecards.ranking import Comparison, bradley_terry, elo
+from judgecards.pairwise.ratings import Comparison, bradley_terry, elo
 
 # A synthetic tournament: six models with known Bradley–Terry log-strengths (natural log) and a
 # Davidson tie parameter. On the rating scale 400 / ln(10) * theta, neighbours are 52 points apart.

@@ -17,7 +17,8 @@ import pytest
 from pydantic import BaseModel, ConfigDict
 
 from judgecards import Judge, RetryPolicy
-from judgecards.metrics import (
+from judgecards.providers.openai import OpenAIProvider
+from judgecards.tiered import (
     Check,
     CheckResult,
     JsonCheck,
@@ -29,7 +30,6 @@ from judgecards.metrics import (
     TieredEval,
     metric_check_names,
 )
-from judgecards.providers.openai import OpenAIProvider
 from tests.fakes.http import Script, Waits, openai_chat, reference_judgment
 
 # ---------------------------------------------------------------- tier 1: RegexCheck

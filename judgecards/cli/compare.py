@@ -135,8 +135,9 @@ def compare(
     in one file only are reported, not dropped silently. Prints wins, losses, ties, win-rates with
     bootstrap intervals, a sign test, position consistency and bias checks.
     """
-    from judgecards.comparisons import comparison_report
     from judgecards.judge import Judge
+    from judgecards.pairwise.compare import compare_many
+    from judgecards.pairwise.report import comparison_report
 
     options: dict[str, Any] = {"timeout": timeout}
     if base_url:
@@ -164,7 +165,8 @@ def compare(
     started = time.perf_counter()
     with click.progressbar(length=total, label="judging", file=sys.stderr, show_pos=True) as bar:
         try:
-            comparisons = judge.compare_many(
+            comparisons = compare_many(
+                judge,
                 joined.pairs,
                 concurrency=concurrency,
                 progress=lambda done, total, result: bar.update(1),

@@ -62,8 +62,8 @@ def rank(
     Each comparison counts once, with the two-order outcome (a pair the orders disagreed on is a
     tie). Comparisons without both model labels cannot be ranked and are counted as skipped.
     """
-    from judgecards.comparisons import load_comparisons, rank_stored
     from judgecards.errors import JudgecardsError
+    from judgecards.pairwise.stored import load_comparisons, rank_stored
     from judgecards.store import Store
 
     if not db.exists():

@@ -64,3 +64,35 @@ def test_every_aggregate_returns_an_interval() -> None:
         if re.match(r"mean_|mrr$", name):
             params = inspect.signature(getattr(metrics, name)).parameters
             assert {"level", "n_resamples", "seed"} <= set(params), name
+
+
+def test_importing_one_metric_module_loads_no_other() -> None:
+    # Names are imported on first use: calibration needs `stats` alone, not all eleven modules
+    # (tiered evaluation, which drives a judge, is `judgecards.tiered`, not a metric).
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, judgecards.metrics.stats\n"
+        "print(sorted(m for m in sys.modules if m.startswith('judgecards.')))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    # `rouge` is imported eagerly: the function shares its submodule's name.
+    assert (
+        loaded == "['judgecards.metrics', 'judgecards.metrics.rouge', 'judgecards.metrics.stats']"
+    )
+
+
+def test_exported_names_are_not_shadowed_by_submodules() -> None:
+    # `judgecards.metrics.rouge` is a module and `rouge` a function: after every submodule has
+    # been imported, each exported name must still be the function or class, never a module.
+    import importlib
+    import pkgutil
+    import types
+
+    for module in pkgutil.iter_modules(metrics.__path__):
+        importlib.import_module(f"judgecards.metrics.{module.name}")
+    shadowed = [n for n in metrics.__all__ if isinstance(getattr(metrics, n), types.ModuleType)]
+    assert shadowed == []

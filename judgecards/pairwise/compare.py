@@ -3,7 +3,7 @@
 LLM judges favour whichever answer they read first (Zheng et al. 2023 found GPT-4 consistent
 across a swap in about two cases out of three). So every pair is judged twice with an ordinary
 pairwise card, once with A shown first and once with B shown first; the second verdict is mapped
-back to A/B naming, and `judgecards.pairwise.resolve_pair` (FastChat's rule, the one
+back to A/B naming, and `judgecards.pairwise.rules.resolve_pair` (FastChat's rule, the one
 implementation of it) decides: A only if A won both orders, B only if B won both, otherwise a tie.
 Both judgments are kept, with a ``position_consistent`` flag.
 
@@ -12,8 +12,9 @@ them: repeating a comparison makes no provider call and an interrupted run resum
 every pair go through one bounded pool (`Judge.ascore_many` on the combined list), so N pairs at
 latency L and concurrency C take about 2·N·L/C, not twice that.
 
-Decided comparisons go to the ``comparisons`` table with the compared models' labels, which
-`rank_stored` (``judgecards rank``) turns into Bradley–Terry or Elo ratings.
+`Judge` knows nothing of pairs: these functions take a ready pairwise judge. Decided comparisons
+go to the ``comparisons`` table (`judgecards.pairwise.stored`), which ``judgecards rank`` turns
+into Bradley–Terry or Elo ratings.
 """
 
 from __future__ import annotations
@@ -21,29 +22,18 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from judgecards.errors import StoreError
-from judgecards.pairwise import (
-    VERDICTS,
-    PairOutcome,
-    PairwiseReport,
-    Verdict,
-    pairwise_report,
-    resolve_pair,
-)
+from judgecards.pairwise.rules import VERDICTS, PairOutcome, Verdict, resolve_pair
+from judgecards.pairwise.stored import save_comparisons
 from judgecards.results import JudgeResult
 
 if TYPE_CHECKING:
     from judgecards.judge import Judge, Progress
-    from judgecards.ranking import Ratings
-    from judgecards.store import Store
 
 __all__ = [
     "ComparisonResult",
@@ -51,10 +41,6 @@ __all__ = [
     "acompare_many",
     "compare",
     "compare_many",
-    "comparison_report",
-    "load_comparisons",
-    "rank_stored",
-    "save_comparisons",
 ]
 
 _SWAP: dict[str, Verdict] = {"A": "B", "B": "A", "tie": "tie"}
@@ -155,46 +141,39 @@ class ComparisonResult(BaseModel):
 
 
 def compare(
+    judge: Judge,
     question: str,
     answer_a: str,
     answer_b: str,
     *,
     reference: str | None = None,
-    model: str = "mock:judge",
-    card: str = "pairwise",
-    judge: Judge | None = None,
     pair_id: str | None = None,
     model_a: str | None = None,
     model_b: str | None = None,
-    **judge_options: Any,
 ) -> ComparisonResult:
     """Judge one pair of answers in both orders.
 
     Args:
+        judge: a pairwise judge (its card, model, store, cache and provider are used).
         question / answer_a / answer_b / reference: the card's inputs (``reference`` optional).
-        model / card / **judge_options: used to build a `Judge` when ``judge`` is not given.
-        judge: a ready pairwise judge (its store, cache and provider are used).
         pair_id: the pair's id, stored with both order results.
         model_a / model_b: labels of the models that wrote A and B (for rankings and the
             self-preference check).
-    """
-    if judge is None:
-        from judgecards.judge import Judge
 
-        judge = Judge(card, model, **judge_options)
-    elif judge_options:
-        raise TypeError(
-            f"pass {', '.join(sorted(judge_options))} to Judge(...), not together with judge="
-        )
-    return judge.compare(
-        question,
-        answer_a,
-        answer_b,
-        reference=reference,
-        pair_id=pair_id,
-        model_a=model_a,
-        model_b=model_b,
-    )
+    Returns:
+        The `ComparisonResult`, also stored in the ``comparisons`` table.
+
+    Raises:
+        ValueError: the judge's card is not a pairwise card.
+    """
+    pair = {
+        "id": pair_id,
+        "question": question,
+        "answer_a": answer_a,
+        "answer_b": answer_b,
+        "reference": reference,
+    }
+    return compare_many(judge, [pair], concurrency=2, model_a=model_a, model_b=model_b)[0]
 
 
 def compare_many(
@@ -231,7 +210,7 @@ def compare_many(
             )
         )
     raise RuntimeError(
-        "compare_many() cannot run inside an event loop; use `await judge.acompare_many(...)`"
+        "compare_many() cannot run inside an event loop; use `await acompare_many(judge, ...)`"
     )
 
 
@@ -348,153 +327,3 @@ def _combine(
 
 def _label(value: Any) -> str | None:
     return None if value is None or value == "" else str(value)
-
-
-# --------------------------------------------------------------------------- storing
-
-
-_COLUMNS = (
-    "id", "pair_id", "card", "card_hash", "model", "model_a", "model_b", "status", "winner",
-    "position_consistent", "first_verdict", "second_verdict", "first_result_id", "second_result_id",
-    "len_a", "len_b", "error", "created_at",
-)  # fmt: skip
-# Re-judging a comparison updates it but keeps its first created_at, so Elo's order stays the
-# order in which pairs were first judged.
-_UPSERT = (
-    f"INSERT INTO comparisons ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' for _ in _COLUMNS)}) "
-    "ON CONFLICT(id) DO UPDATE SET "
-    + ", ".join(
-        f"{column} = excluded.{column}" for column in _COLUMNS if column not in ("id", "created_at")
-    )
-)
-
-
-def save_comparisons(store: Store, comparisons: Sequence[ComparisonResult]) -> None:
-    """Write comparisons in one transaction (the two order results are already stored)."""
-    rows = [_row(c) for c in comparisons]
-    if not rows:
-        return
-    try:
-        with store.transaction() as connection:
-            connection.executemany(_UPSERT, rows)
-    except sqlite3.Error as error:
-        raise StoreError(f"cannot write comparisons to {store.path}: {error}") from error
-
-
-def _row(c: ComparisonResult) -> tuple[Any, ...]:
-    return (
-        c.id, c.pair_id, c.card, c.card_hash, c.model, c.model_a, c.model_b, c.status, c.winner,
-        None if c.position_consistent is None else int(c.position_consistent),
-        c.first_order.verdict, c.second_order.verdict, c.first_order.result_id,
-        c.second_order.result_id, c.len_a, c.len_b, c.error, c.created_at.isoformat(),
-    )  # fmt: skip
-
-
-def load_comparisons(
-    store: Store,
-    *,
-    card: str | None = "pairwise",
-    judge_model: str | None = None,
-    status: str | None = "ok",
-) -> list[dict[str, Any]]:
-    """Stored comparison rows, oldest first, as dicts of the ``comparisons`` columns.
-
-    ``card`` is ``name`` (any version) or ``name@version``; ``None`` means any card.
-    """
-    clauses: list[str] = []
-    params: list[Any] = []
-    if card:
-        clauses.append("card = ?" if "@" in card else "card LIKE ?")
-        params.append(card if "@" in card else f"{card}@%")
-    if judge_model:
-        clauses.append("model = ?")
-        params.append(judge_model)
-    if status:
-        clauses.append("status = ?")
-        params.append(status)
-    where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-    rows = store.query(
-        f"SELECT {', '.join(_COLUMNS)} FROM comparisons {where} ORDER BY created_at, id", params
-    )
-    return [dict(zip(_COLUMNS, row)) for row in rows]
-
-
-# --------------------------------------------------------------------------- reporting
-
-
-def comparison_report(
-    comparisons: Sequence[ComparisonResult],
-    *,
-    judge_model: str | None = None,
-    level: float = 0.95,
-    seed: int | None = 0,
-    n_resamples: int = 2000,
-) -> PairwiseReport:
-    """The A/B report (`judgecards.pairwise.pairwise_report`) over decided comparisons.
-
-    Failed comparisons are left out (count them from ``status``). The verbosity check uses the
-    answers' lengths in characters. The self-preference warning checks the judge model against
-    every label of A and B (per-pair labels included).
-    """
-    decided = [c for c in comparisons if c.outcome is not None]
-    labels_a = list(dict.fromkeys(c.model_a for c in decided if c.model_a))
-    labels_b = list(dict.fromkeys(c.model_b for c in decided if c.model_b))
-    report = pairwise_report(
-        [c.outcome for c in decided if c.outcome is not None],
-        level=level,
-        seed=seed,
-        n_resamples=n_resamples,
-        model_a=labels_a[0] if len(labels_a) == 1 else "A",
-        model_b=labels_b[0] if len(labels_b) == 1 else "B",
-        len_a=[c.len_a for c in decided],
-        len_b=[c.len_b for c in decided],
-    )
-    if judge_model and (labels_a or labels_b):
-        from judgecards.bias import self_preference_warning
-
-        report = replace(
-            report, self_preference=self_preference_warning(judge_model, [*labels_a, *labels_b])
-        )
-    return report
-
-
-def rank_stored(
-    store: Store,
-    *,
-    card: str = "pairwise",
-    judge_model: str | None = None,
-    method: Literal["bt", "elo"] = "bt",
-    **options: Any,
-) -> Ratings:
-    """Bradley–Terry (``"bt"``) or Elo ratings over stored comparisons that carry model labels.
-
-    ``options`` go to `judgecards.ranking.bradley_terry` or `judgecards.ranking.elo` (``ties``,
-    ``bootstrap``, ``seed``, ``k``…). Elo replays comparisons in the order they were first judged.
-
-    Raises:
-        ValueError: no labelled comparisons, or comparisons from several judge models or card
-            versions (their verdicts are not one judge's; pick one with ``judge_model`` or
-            ``card="name@version"``).
-    """
-    from judgecards.ranking import bradley_terry, elo
-
-    rows = load_comparisons(store, card=card, judge_model=judge_model)
-    usable = [r for r in rows if r["model_a"] and r["model_b"] and r["model_a"] != r["model_b"]]
-    if not usable:
-        raise ValueError(
-            f"no stored {card} comparisons with model labels"
-            + (f" by {judge_model}" if judge_model else "")
-            + f" in {store.path} (label A and B with model_a/model_b or --model-a/--model-b)"
-        )
-    judges = sorted({f"{r['card']} by {r['model']}" for r in usable})
-    if len(judges) > 1:
-        raise ValueError(
-            f"stored comparisons come from {len(judges)} judges ({'; '.join(judges)}); "
-            "rank one at a time: choose the judge model and/or card@version"
-        )
-    comparisons = [(r["model_a"], r["model_b"], r["winner"]) for r in usable]
-    if method == "bt":
-        return bradley_terry(comparisons, **options)
-    if method == "elo":
-        return elo(comparisons, **options)
-    raise ValueError(f"method must be 'bt' or 'elo', got {method!r}")

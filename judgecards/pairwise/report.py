@@ -1,101 +1,34 @@
-"""A/B report statistics over two-order pairwise judgments.
+"""The A/B report over pairs judged in both orders.
 
-Every pair of answers is judged twice: once with A shown first (``first_order``) and once with B
-shown first (``second_order``, already mapped back to the A/B naming). `resolve_pair` turns the two
-verdicts into one outcome — A only if A won in both orders, B only if B won in both, otherwise a
-tie (FastChat's rule) — and is the single implementation of that rule in judgecards.
-
-`pairwise_report` summarises many such outcomes from A's point of view: wins, losses, ties, the
-win-rate with and without ties, bootstrap intervals, an exact sign test, and the two position-bias
-indicators (position consistency and first-position preference).
+`pairwise_report` summarises many two-order outcomes (`judgecards.pairwise.rules.PairOutcome`)
+from A's point of view: wins, losses, ties, the win-rate with and without ties, bootstrap
+intervals, an exact sign test, and the two position-bias indicators (position consistency and
+first-position preference). `comparison_report` builds it from `ComparisonResult` records.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from judgecards.bias import PairwiseVerbosity, self_preference_warning, verbosity_bias_pairwise
 from judgecards.metrics.stats import Estimate, bootstrap_ci
+from judgecards.pairwise.rules import PairOutcome
+
+if TYPE_CHECKING:
+    from judgecards.pairwise.compare import ComparisonResult
 
 __all__ = [
-    "VERDICTS",
-    "PairOutcome",
     "PairwiseReport",
-    "Verdict",
+    "comparison_report",
     "first_position_preference",
     "pairwise_report",
     "position_consistency",
-    "resolve_pair",
 ]
-
-Verdict = Literal["A", "B", "tie"]
-"""A pairwise verdict in A/B naming: ``"A"`` won, ``"B"`` won, or ``"tie"``."""
-
-VERDICTS: tuple[Verdict, ...] = ("A", "B", "tie")
-
-
-def resolve_pair(first_order: Verdict, second_order: Verdict) -> Verdict:
-    """Combine the verdicts of the two presentation orders into one outcome.
-
-    Args:
-        first_order: the verdict with A shown first.
-        second_order: the verdict with B shown first, mapped back to A/B naming.
-
-    Returns:
-        ``"A"`` only if both verdicts are ``"A"``, ``"B"`` only if both are ``"B"``, otherwise
-        ``"tie"`` (an explicit tie in either order, or the two orders disagreeing).
-
-    Raises:
-        ValueError: a verdict outside ``{"A", "B", "tie"}``.
-    """
-    for name, value in (("first_order", first_order), ("second_order", second_order)):
-        if value not in VERDICTS:
-            raise ValueError(f"{name} must be one of {VERDICTS}, got {value!r}")
-    return first_order if first_order == second_order else "tie"
-
-
-@dataclass(frozen=True)
-class PairOutcome:
-    """One comparison judged in both orders.
-
-    Attributes:
-        winner: the resolved outcome; must equal ``resolve_pair(first_order, second_order)``.
-        first_order: the judge's verdict with A shown first.
-        second_order: the judge's verdict with B shown first, mapped back to A/B naming.
-
-    Build one with `PairOutcome.from_orders` to have ``winner`` computed.
-
-    Raises:
-        ValueError: a verdict outside ``{"A", "B", "tie"}`` or a ``winner`` inconsistent with
-            the two orders.
-    """
-
-    winner: Verdict
-    first_order: Verdict
-    second_order: Verdict
-
-    def __post_init__(self) -> None:
-        expected = resolve_pair(self.first_order, self.second_order)
-        if self.winner != expected:
-            raise ValueError(
-                f"winner {self.winner!r} is inconsistent with the two orders "
-                f"({self.first_order!r}, {self.second_order!r}), which resolve to {expected!r}"
-            )
-
-    @classmethod
-    def from_orders(cls, first_order: Verdict, second_order: Verdict) -> PairOutcome:
-        """The outcome of two verdicts, with ``winner`` from `resolve_pair`."""
-        return cls(resolve_pair(first_order, second_order), first_order, second_order)
-
-    @property
-    def position_consistent(self) -> bool:
-        """Whether the judge gave the same verdict in both orders (a tie in both counts)."""
-        return self.first_order == self.second_order
 
 
 def position_consistency(outcomes: Sequence[PairOutcome]) -> float:
@@ -331,6 +264,40 @@ def pairwise_report(
         verbosity=verbosity,
         self_preference=self_preference,
     )
+
+
+def comparison_report(
+    comparisons: Sequence[ComparisonResult],
+    *,
+    judge_model: str | None = None,
+    level: float = 0.95,
+    seed: int | None = 0,
+    n_resamples: int = 2000,
+) -> PairwiseReport:
+    """The A/B report (`judgecards.pairwise.pairwise_report`) over decided comparisons.
+
+    Failed comparisons are left out (count them from ``status``). The verbosity check uses the
+    answers' lengths in characters. The self-preference warning checks the judge model against
+    every label of A and B (per-pair labels included).
+    """
+    decided = [c for c in comparisons if c.outcome is not None]
+    labels_a = list(dict.fromkeys(c.model_a for c in decided if c.model_a))
+    labels_b = list(dict.fromkeys(c.model_b for c in decided if c.model_b))
+    report = pairwise_report(
+        [c.outcome for c in decided if c.outcome is not None],
+        level=level,
+        seed=seed,
+        n_resamples=n_resamples,
+        model_a=labels_a[0] if len(labels_a) == 1 else "A",
+        model_b=labels_b[0] if len(labels_b) == 1 else "B",
+        len_a=[c.len_a for c in decided],
+        len_b=[c.len_b for c in decided],
+    )
+    if judge_model and (labels_a or labels_b):
+        report = replace(
+            report, self_preference=self_preference_warning(judge_model, [*labels_a, *labels_b])
+        )
+    return report
 
 
 def _position_counts(outcomes: Sequence[PairOutcome]) -> tuple[np.ndarray, np.ndarray]:
