@@ -1,7 +1,8 @@
 """Benchmark of pairwise `compare` against a local fake OpenAI-compatible server.
 
 A swap doubles the calls: N pairs are 2·N judgments. Both orders of every pair go through one
-bounded pool, so the floor at latency L and concurrency C is 2·N·L/C. Prints, from one run:
+bounded pool, so the floor at latency L and concurrency C is 2·N·L/C. Prints the median
+[min – max] of ``--runs`` runs (default 3) of these, each measured within one run:
 
   * wall time of ``compare_many(judge, …)`` on N pairs as a ratio to that floor (target ≤ 1.10 at
     N = 1000, L = 200 ms, C = 32), next to a bare ``AsyncOpenAI`` + semaphore + pydantic loop over
@@ -14,7 +15,7 @@ The fake server runs in its own process (``python -m tests.fakes.server``) so it
 compete with the client for the GIL; the SDK reaches it through ``OPENAI_BASE_URL``; results go
 to a temporary database.
 
-Usage: python bench/bench_pairwise.py [--n 1000] [--latency 0.2] [--concurrency 32] [--repeat 3]
+Usage: .venv/bin/python bench/bench_pairwise.py [--runs 3] [--n 1000] [--latency 0.2] [--concurrency 32]
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 
+from bench._runs import Measure, repeat, table  # noqa: E402
 from tests.fakes.server import spawn as start_server  # noqa: E402
 
 
@@ -114,68 +116,45 @@ def main() -> None:
         "--latency", type=float, default=0.2, help="seconds per request at the server"
     )
     parser.add_argument("--concurrency", type=int, default=32)
-    parser.add_argument(
-        "--repeat", type=int, default=3, help="timed runs of each loop (a shared machine is noisy)"
-    )
+    parser.add_argument("--runs", type=int, default=3, help="repeats; the median is reported")
     args = parser.parse_args()
     warnings.simplefilter("ignore")  # the fake judge is, rightly, never calibrated
     n, latency, concurrency = args.n, args.latency, args.concurrency
     tmp = Path(tempfile.mkdtemp(prefix="judgecards-bench-pairwise-"))
+    floor = 2 * n * latency / concurrency
 
     server, base_url = start_server(latency)
     os.environ["OPENAI_BASE_URL"] = base_url
     try:
         run(pairs(concurrency, "warm"), concurrency, tmp / "warm.db")  # imports, connection pool
         run_plain(base_url, pairs(concurrency, "warm"), concurrency)
-        plain_walls: list[float] = []
-        walls: list[float] = []
-        for repeat in range(args.repeat):  # alternate, so machine noise hits both alike
-            plain_walls.append(run_plain(base_url, pairs(n, f"plain{repeat}"), concurrency))
-            wall, calls, consistency = run(
-                pairs(n, f"bench{repeat}"), concurrency, tmp / f"bench{repeat}.db"
-            )
-            walls.append(wall)
-        rerun_wall, rerun_calls, _ = run(pairs(n, "bench0"), concurrency, tmp / "bench0.db")
+
+        def one_run(index: int) -> list[Measure]:
+            # Back to back in one run, so machine noise hits both loops alike.
+            plain_wall = run_plain(base_url, pairs(n, f"plain{index}"), concurrency)
+            db = tmp / f"bench{index}.db"
+            wall, _, consistency = run(pairs(n, f"bench{index}"), concurrency, db)
+            rerun_wall, rerun_calls, _ = run(pairs(n, f"bench{index}"), concurrency, db)
+            return [
+                Measure("compare / plain loop", wall / plain_wall, "×", target="our overhead"),
+                Measure("compare / floor 2·N·L/C", wall / floor, "×", target="≤ 1.10"),
+                Measure("plain loop / floor", plain_wall / floor, "×", target="the machine's own"),
+                Measure("repeated compare, calls", rerun_calls, "", 0, "0"),
+                Measure("repeated compare, wall", rerun_wall, " s", 2),
+                Measure("position consistency", consistency, "", 3, "fake judge: 1.000"),
+            ]
+
+        results = repeat(one_run, args.runs)
     finally:
         server.terminate()
         server.wait()
-
-    floor = 2 * n * latency / concurrency
-
-    def ratios(values: list[float]) -> str:
-        return " ".join(f"{v / floor:.3f}" for v in values)
-
-    best, best_plain = min(walls), min(plain_walls)
-    rows = [
-        (
-            "floor 2·N·L/C",
-            f"{floor:.2f} s",
-            f"N={n} pairs, L={latency * 1000:.0f} ms, C={concurrency}",
-        ),
-        (
-            "plain loop wall",
-            f"{best_plain:.2f} s",
-            f"{best_plain / floor:.3f} × floor, best of {args.repeat} (all: {ratios(plain_walls)}); same 2·N prompts, nothing stored",
-        ),
-        (
-            "compare wall",
-            f"{best:.2f} s",
-            f"{best / floor:.3f} × floor, best of {args.repeat} (all: {ratios(walls)}); target ≤ 1.10; {calls} calls per run",
-        ),
-        (
-            "compare / plain",
-            f"{best / best_plain:.3f}",
-            "best against best: our overhead over the bare loop",
-        ),
-        ("repeated compare", f"{rerun_wall:.2f} s", f"{rerun_calls} calls (target 0)"),
-        ("position consistency", f"{consistency:.3f}", "fake judge is consistent: expect 1.000"),
-    ]
-    width = max(len(r[0]) for r in rows)
     print(
-        f"\njudgecards pairwise benchmark (python {sys.version.split()[0]}, {os.cpu_count()} cores)"
+        table(
+            f"judgecards pairwise benchmark (N={n} pairs, L={latency * 1000:.0f} ms, "
+            f"C={concurrency}, floor {floor:.2f} s)",
+            results,
+        )
     )
-    for name, value, note in rows:
-        print(f"  {name:<{width}}  {value:>9}  {note}")
 
 
 if __name__ == "__main__":
