@@ -1,0 +1,219 @@
+"""The arithmetic behind `calibration.ppi`: PPI / PPI++ for one mean, and input checks.
+
+Private to the package (see `calibration.ppi` for the method and its references).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+from statistics import NormalDist
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from judgecards.metrics.stats import Estimate
+
+Tuning = Literal["ppi++", "ppi"] | float
+Floats = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class Fit:
+    estimate: Estimate
+    se: float
+    tuning: float
+
+
+def fit_ppi(
+    y: Floats,
+    f: Floats,
+    f_u: Floats,
+    w: Floats,
+    w_u: Floats,
+    alpha: float,
+    tuning: Tuning,
+    folds: int,
+    seed: int | None,
+) -> Fit:
+    n, big_n = len(y), len(f_u)
+    if isinstance(folds, bool) or not isinstance(folds, int) or folds < 1:
+        raise ValueError(f"folds must be an integer >= 1, got {folds!r}")
+    if tuning == "ppi++":
+        # Cross-fitting: item i's rectifier uses a λ estimated without item i's fold, so λ is
+        # independent of the bias it measures there (λ fitted on the same items made 95%
+        # intervals cover 89% of the time on SummEval consistency at n = 50; cross-fitted, 91%,
+        # as the human-only interval does).
+        k = min(folds, n)
+        fold = np.empty(n, dtype=np.intp)
+        fold[np.random.default_rng(seed).permutation(n)] = np.arange(n) % k
+        lam_i = ppi_plus_plus_tuning(y, f, f_u, w, w_u, fold, k)[fold]
+        lam = float(lam_i.mean())
+    else:
+        lam = fixed_tuning(tuning)
+        lam_i = np.full(n, lam)
+    imputed = w_u * lam * f_u
+    value = float(imputed.mean() + np.mean(w * (y - lam_i * f)))
+    # Var(w·(y − λ_i·f)) item by item, averaged over the λ_i in use: with one λ this is the
+    # plain variance of the rectifier; with cross-fitted λs it leaves out the spread the
+    # different λs alone would add (λ_i·mean(f) differs between folds but is not noise).
+    wy, wf = w * y, w * f
+    cov = float(np.mean((wy - wy.mean()) * (wf - wf.mean())))
+    rectifier_var = float(np.mean(wy.var() - 2.0 * lam_i * cov + lam_i**2 * wf.var()))
+    # Population (ddof=0) variances, as in the papers' reference implementation.
+    se = math.sqrt(float(imputed.var()) / big_n + max(rectifier_var, 0.0) / n)
+    return Fit(normal_estimate(value, se, alpha, n), se, lam)
+
+
+def fixed_tuning(tuning: Tuning) -> float:
+    if tuning == "ppi":
+        return 1.0
+    if isinstance(tuning, bool) or not isinstance(tuning, (int, float)):
+        raise ValueError(f"tuning must be 'ppi++', 'ppi' or a number in [0, 1], got {tuning!r}")
+    if not 0.0 <= float(tuning) <= 1.0:
+        raise ValueError(f"a fixed tuning λ must be in [0, 1], got {tuning}")
+    return float(tuning)
+
+
+def ppi_plus_plus_tuning(
+    y: Floats, f: Floats, f_u: Floats, w: Floats, w_u: Floats, fold: NDArray[np.intp], k: int
+) -> Floats:
+    """PPI++'s λ for each fold, fitted on the labelled items outside it (all of them if k = 1).
+
+    λ = Cov(g, ĝ) / ((1 + n/N)·Var(ĝ over labelled and unlabelled)), with the "gradients"
+    g = w·(y − θ) and ĝ = w·(f − θ) at the plain-PPI estimate θ (θ only matters when weights
+    differ), clipped to [0, 1]. Every fold is done at once from per-fold sums, so cross-fitting
+    costs no more than one fit.
+    """
+    # The same shift of y, f and f_u shifts θ alike and leaves λ unchanged: centre for accuracy.
+    shift = float(np.mean(f_u))
+    y, f, f_u = y - shift, f - shift, f_u - shift
+    w2 = w * w
+    columns = np.stack(
+        [w, w * y, w * f, w2 * y * f, w2 * y, w2 * f, w2, w2 * f * f, np.ones_like(w)]
+    )
+    totals = columns.sum(axis=1, keepdims=True)
+    if k == 1:
+        sums = totals
+    else:
+        per_fold = np.stack([np.bincount(fold, weights=c, minlength=k) for c in columns])
+        sums = totals - per_fold
+    sw, swy, swf, sw2yf, sw2y, sw2f, sw2, sw2ff, n_t = sums
+    big_n = len(f_u)
+    wu2 = w_u * w_u
+    u1, u0 = float(np.sum(w_u * f_u)), float(np.sum(w_u))
+    u2f, u2, u2w = float(np.sum(wu2 * f_u * f_u)), float(np.sum(wu2 * f_u)), float(np.sum(wu2))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        c = n_t / sw  # rescales the training weights to mean 1
+        theta = u1 / big_n + c / n_t * (swy - swf)
+        sum_g = c * (swy - theta * sw)
+        sum_gh = c * (swf - theta * sw)
+        sum_g_gh = c * c * (sw2yf - theta * (sw2y + sw2f) + theta * theta * sw2)
+        covariance = sum_g_gh / n_t - (sum_g / n_t) * (sum_gh / n_t)
+        sum_gh2 = c * c * (sw2ff - 2.0 * theta * sw2f + theta * theta * sw2)
+        s1 = sum_gh + (u1 - theta * u0)
+        s2 = sum_gh2 + (u2f - 2.0 * theta * u2 + theta * theta * u2w)
+        m = n_t + big_n
+        variance = (s2 - s1 * s1 / m) / (m - 1.0)
+        lam = covariance / ((1.0 + n_t / big_n) * variance)
+    # Fewer than 2 training items, or a judge that never varies, carry no information about λ:
+    # fall back to the human labels alone (λ = 0).
+    usable = (n_t >= 2) & (variance > 1e-12 * max(1.0, float(np.max(np.abs(s2)))) / m)
+    result: Floats = np.where(usable & np.isfinite(lam), np.clip(lam, 0.0, 1.0), 0.0)
+    return result
+
+
+def normal_estimate(value: float, se: float, alpha: float, n: int) -> Estimate:
+    z = NormalDist().inv_cdf(1.0 - alpha / 2.0)
+    return Estimate(value, value - z * se, value + z * se, 1.0 - alpha, n)
+
+
+def clip_share(estimate: Estimate) -> Estimate:
+    return Estimate(
+        estimate.value,
+        max(0.0, estimate.low),
+        min(1.0, estimate.high),
+        estimate.level,
+        estimate.n,
+    )
+
+
+def check_alpha(alpha: float) -> None:
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+
+
+def as_labels(values: Sequence[Hashable] | NDArray[Any], name: str) -> list[Hashable]:
+    if isinstance(values, (str, bytes)):
+        raise TypeError(f"{name} must be a sequence of labels, not a string")
+    items = values.tolist() if isinstance(values, np.ndarray) else list(values)
+    for i, v in enumerate(items):
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            raise ValueError(f"{name}[{i}] is missing; drop the item or give it a label")
+    return items
+
+
+def indicator(values: Sequence[Any] | NDArray[Any], category: Hashable, name: str) -> Floats:
+    items = as_labels(values, name)
+    return np.fromiter((v == category for v in items), dtype=np.float64, count=len(items))
+
+
+def as_floats(values: Sequence[Any] | NDArray[Any], name: str) -> Floats:
+    if isinstance(values, (str, bytes)):
+        raise TypeError(f"{name} must be a sequence of numbers, not a string")
+    try:
+        array = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must hold numbers: {exc}") from exc
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be a flat sequence, got shape {array.shape}")
+    bad = np.flatnonzero(~np.isfinite(array))
+    if bad.size:
+        raise ValueError(
+            f"{name}[{bad[0]}] is {array[bad[0]]}: every value must be a finite number "
+            f"({bad.size} bad value(s)); drop unscored items first"
+        )
+    return array
+
+
+def as_weights(values: Sequence[float] | NDArray[Any] | None, size: int, name: str) -> Floats:
+    if values is None:
+        return np.ones(size)
+    array = as_floats(values, name)
+    if len(array) != size:
+        raise ValueError(f"{name} has {len(array)} entries for {size} items")
+    bad = np.flatnonzero(array <= 0)
+    if bad.size:
+        raise ValueError(f"{name}[{bad[0]}] is {array[bad[0]]}: weights must be positive")
+    normalised: Floats = array / array.sum() * size
+    return normalised
+
+
+def checked_inputs(
+    human: Sequence[Any] | NDArray[Any],
+    judge_on_labeled: Sequence[Any] | NDArray[Any],
+    judge_on_unlabeled: Sequence[Any] | NDArray[Any],
+    weights: Sequence[float] | NDArray[Any] | None,
+    unlabeled_weights: Sequence[float] | NDArray[Any] | None,
+) -> tuple[Floats, Floats, Floats, Floats, Floats]:
+    y = as_floats(human, "human")
+    f = as_floats(judge_on_labeled, "judge_on_labeled")
+    f_u = as_floats(judge_on_unlabeled, "judge_on_unlabeled")
+    if len(y) != len(f):
+        raise ValueError(
+            f"human and judge_on_labeled differ in length: {len(y)} != {len(f)} "
+            "(item i of each must be the same item)"
+        )
+    if len(y) < 2:
+        raise ValueError(f"a corrected estimate needs at least 2 labelled items, got {len(y)}")
+    if len(f_u) < 1:
+        raise ValueError("judge_on_unlabeled is empty: nothing to correct")
+    return (
+        y,
+        f,
+        f_u,
+        as_weights(weights, len(y), "weights"),
+        as_weights(unlabeled_weights, len(f_u), "unlabeled_weights"),
+    )

@@ -1,0 +1,299 @@
+"""Judge numbers corrected with a few human labels: prediction-powered inference (PPI, PPI++).
+
+A judge's mean score or verdict rate carries the judge's bias; the human-only mean from a small
+labelled sample is unbiased but wide. Prediction-powered inference (Angelopoulos, Bates, Fannjiang,
+Jordan and Zrnic, *Science* 2023) keeps the best of both: it averages the judge over every item and
+removes the judge's bias measured on the items people labelled,
+
+    θ̂ = mean(λ·f(unlabelled)) + mean(y − λ·f(labelled)),
+
+an unbiased estimate whatever the judge's errors, with a normal interval whose variance is
+``λ²·Var(f)/N + Var(y − λ·f)/n``. With λ = 1 this is PPI. PPI++ (Angelopoulos, Duchi and Zrnic,
+2024, "power tuning") picks the λ that minimises that variance,
+``λ = Cov(y, f) / ((1 + n/N)·Var(f))``, clipped to [0, 1]: a useless judge gets λ ≈ 0 and the
+interval falls back to the human-only one. Our formulas follow the papers; with ``folds=1`` they
+agree with the authors' package ``ppi-python`` (``ppi_mean_pointestimate``, ``ppi_mean_ci``) to
+1e-6, weights included (tests/calibration/test_ppi.py).
+
+One departure, on by default: λ is *cross-fitted*. Fitting λ on the same labels whose bias it
+then corrects makes the interval optimistic with few labels: on SummEval consistency (skewed 1–5
+scores) 95% intervals from 50 labels covered the all-human mean 89% of the time. With λ for each
+fold of labels fitted on the other folds (``folds=5``) they cover about as often as the
+human-only normal interval (91–92%), and are 18% narrower. Above a few hundred labels the two
+agree.
+
+Where labelled items were not drawn uniformly, two variants keep the estimate unbiased:
+
+* ``weights`` — each labelled item carries its inverse inclusion probability (an audit that
+  oversampled the items the judge was least sure of); weights are rescaled to mean 1 per set, as
+  ``ppi-python`` does;
+* strata — `calibration.ppi_stratified`, for groups labelled at different rates.
+
+The intervals are asymptotic (normal) and warn with `SmallSampleWarning` below 30 labels.
+Measured over 500 random labelled subsets each (tests/calibration/test_ppi.py): MT-Bench win
+rates of six models, n = 50/100/200 labels, covered ≥ 93% and were 3–17% narrower than human-only
+intervals; SummEval per-dimension means covered ≥ 93% from 100 labels, 90–93% at 50 (where the
+human-only normal interval covers 92–94%).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from calibration._core import warn_if_small
+from calibration._ppi_core import (
+    Tuning,
+    check_alpha,
+    checked_inputs,
+    clip_share,
+    fit_ppi,
+    indicator,
+    normal_estimate,
+)
+from judgecards.metrics.stats import Estimate
+
+__all__ = [
+    "CorrectedEstimate",
+    "corrected_estimate",
+    "corrected_mean",
+    "corrected_rate",
+]
+
+
+@dataclass(frozen=True)
+class CorrectedEstimate:
+    """A corrected estimate beside the two it improves on, for side-by-side reporting.
+
+    Attributes:
+        corrected: the prediction-powered estimate and its interval (``n`` = labelled items).
+        human_only: the mean of the human labels alone, with its normal interval (``n`` =
+            labelled items); unbiased but wide.
+        judge_only: the judge's mean over every judged item (labelled and unlabelled), with a
+            normal interval that ignores the judge's bias (``n`` = all judged items).
+        tuning: the λ used (1 for plain PPI, 0 when the judge carries no information).
+        n_labeled: items with a human label.
+        n_unlabeled: items with only the judge's output.
+        effective_labels: how many human labels the human-only interval would need to be as
+            narrow as the corrected one (``n_labeled`` × variance ratio); ``nan`` when undefined.
+    """
+
+    corrected: Estimate
+    human_only: Estimate
+    judge_only: Estimate
+    tuning: float
+    n_labeled: int
+    n_unlabeled: int
+    effective_labels: float
+
+    @property
+    def labels_gained(self) -> float:
+        """Human labels the judge is worth here: ``effective_labels - n_labeled``."""
+        return self.effective_labels - self.n_labeled
+
+    def to_dict(self) -> dict[str, Any]:
+        """A strict-JSON dict (``nan`` becomes ``None``)."""
+        return {
+            "corrected": self.corrected.to_dict(),
+            "human_only": self.human_only.to_dict(),
+            "judge_only": self.judge_only.to_dict(),
+            "tuning": self.tuning,
+            "n_labeled": self.n_labeled,
+            "n_unlabeled": self.n_unlabeled,
+            "effective_labels": None
+            if math.isnan(self.effective_labels)
+            else self.effective_labels,
+        }
+
+    def __str__(self) -> str:
+        return (
+            f"corrected {self.corrected}; human only {self.human_only}; "
+            f"judge only (uncorrected) {self.judge_only}; "
+            f"worth {self.effective_labels:.0f} human labels (λ = {self.tuning:.2f})"
+        )
+
+
+def corrected_mean(
+    human: Sequence[float] | NDArray[Any],
+    judge_on_labeled: Sequence[float] | NDArray[Any],
+    judge_on_unlabeled: Sequence[float] | NDArray[Any],
+    *,
+    alpha: float = 0.05,
+    tuning: Tuning = "ppi++",
+    folds: int = 5,
+    seed: int | None = 0,
+    weights: Sequence[float] | NDArray[Any] | None = None,
+    unlabeled_weights: Sequence[float] | NDArray[Any] | None = None,
+) -> Estimate:
+    """Mean score corrected for the judge's bias with human labels on a subset (PPI / PPI++).
+
+    Args:
+        human: the human score of each labelled item.
+        judge_on_labeled: the judge's score of the same items, in the same order.
+        judge_on_unlabeled: the judge's score of items without a human label (a separate set:
+            do not repeat the labelled items here).
+        alpha: error level; the interval covers the true mean with probability ≈ ``1 - alpha``.
+        tuning: ``"ppi++"`` (λ estimated to minimise the variance, clipped to [0, 1]),
+            ``"ppi"`` (λ = 1), or a fixed λ in [0, 1] (0 gives the human-only interval).
+        folds: with ``"ppi++"``, λ for each labelled item is estimated on the other folds
+            (cross-fitting), so the same labels do not both pick λ and measure the bias with it;
+            ``1`` estimates λ on all labelled items, exactly as ``ppi-python`` does, and
+            undercovers with few labels (see the module docstring).
+        seed: seed of the random fold assignment (``None`` for fresh randomness).
+        weights: inverse inclusion probabilities of the labelled items when they were not drawn
+            uniformly (rescaled to mean 1); ``None`` for uniform sampling.
+        unlabeled_weights: the same for the unlabelled items; ``None`` for uniform.
+
+    Returns:
+        An `Estimate` with the corrected mean, its normal interval at level ``1 - alpha`` and
+        ``n`` = the number of labelled items.
+
+    Raises:
+        ValueError: lengths differ, a value is missing or not finite, fewer than 2 labelled or
+            1 unlabelled items, or ``alpha``/``tuning``/weights out of range.
+
+    Warns:
+        SmallSampleWarning: fewer than 30 labelled items (the normal interval may undercover).
+    """
+    y, f, f_u, w, w_u = checked_inputs(
+        human, judge_on_labeled, judge_on_unlabeled, weights, unlabeled_weights
+    )
+    check_alpha(alpha)
+    warn_if_small(len(y), "corrected mean", stacklevel=2)
+    return fit_ppi(y, f, f_u, w, w_u, alpha, tuning, folds, seed).estimate
+
+
+def corrected_rate(
+    human: Sequence[Hashable] | NDArray[Any],
+    judge_on_labeled: Sequence[Hashable] | NDArray[Any],
+    judge_on_unlabeled: Sequence[Hashable] | NDArray[Any],
+    *,
+    category: Hashable,
+    alpha: float = 0.05,
+    tuning: Tuning = "ppi++",
+    folds: int = 5,
+    seed: int | None = 0,
+    weights: Sequence[float] | NDArray[Any] | None = None,
+    unlabeled_weights: Sequence[float] | NDArray[Any] | None = None,
+) -> Estimate:
+    """Share of items in one category (a verdict rate, a win rate) corrected with human labels.
+
+    The labels are turned into 0/1 indicators of ``category`` and passed to `corrected_mean`;
+    the interval is then clipped to [0, 1], which only removes values a share cannot take.
+
+    Args:
+        human: the human label of each labelled item (any hashable labels).
+        judge_on_labeled: the judge's label of the same items, in the same order.
+        judge_on_unlabeled: the judge's label of items without a human label.
+        category: the label whose share is estimated, e.g. ``"pass"`` or ``"A"``.
+        alpha: error level of the interval.
+        tuning: ``"ppi++"``, ``"ppi"`` or a fixed λ in [0, 1], as in `corrected_mean`.
+        folds: cross-fitting folds for ``"ppi++"``'s λ (``1``: no cross-fitting), as in
+            `corrected_mean`.
+        seed: seed of the fold assignment.
+        weights: inverse inclusion probabilities of the labelled items, or ``None``.
+        unlabeled_weights: the same for the unlabelled items, or ``None``.
+
+    Returns:
+        An `Estimate` of the share in [0, 1]; ``n`` = the number of labelled items.
+
+    Raises:
+        ValueError: as `corrected_mean`, and for a missing label (``None`` or NaN).
+
+    Warns:
+        SmallSampleWarning: fewer than 30 labelled items.
+    """
+    y, f, f_u = (
+        indicator(values, category, name)
+        for values, name in (
+            (human, "human"),
+            (judge_on_labeled, "judge_on_labeled"),
+            (judge_on_unlabeled, "judge_on_unlabeled"),
+        )
+    )
+    y, f, f_u, w, w_u = checked_inputs(y, f, f_u, weights, unlabeled_weights)
+    check_alpha(alpha)
+    warn_if_small(len(y), "corrected rate", stacklevel=2)
+    return clip_share(fit_ppi(y, f, f_u, w, w_u, alpha, tuning, folds, seed).estimate)
+
+
+def corrected_estimate(
+    human: Sequence[Any] | NDArray[Any],
+    judge_on_labeled: Sequence[Any] | NDArray[Any],
+    judge_on_unlabeled: Sequence[Any] | NDArray[Any],
+    *,
+    category: Hashable | None = None,
+    alpha: float = 0.05,
+    tuning: Tuning = "ppi++",
+    folds: int = 5,
+    seed: int | None = 0,
+    weights: Sequence[float] | NDArray[Any] | None = None,
+    unlabeled_weights: Sequence[float] | NDArray[Any] | None = None,
+) -> CorrectedEstimate:
+    """The corrected estimate with the judge-only and human-only ones, for a report.
+
+    Args:
+        human: human scores (or labels, with ``category``) of the labelled items.
+        judge_on_labeled: the judge's scores (or labels) of the same items.
+        judge_on_unlabeled: the judge's scores (or labels) of the unlabelled items.
+        category: ``None`` for a mean score; a label to estimate the share of that label.
+        alpha: error level of every interval.
+        tuning: ``"ppi++"``, ``"ppi"`` or a fixed λ in [0, 1], as in `corrected_mean`.
+        folds: cross-fitting folds for ``"ppi++"``'s λ (``1``: no cross-fitting), as in
+            `corrected_mean`.
+        seed: seed of the fold assignment.
+        weights: inverse inclusion probabilities of the labelled items, or ``None``.
+        unlabeled_weights: the same for the unlabelled items, or ``None``.
+
+    Returns:
+        A `CorrectedEstimate`: corrected, human-only and judge-only estimates, the λ used and
+        the number of human labels the correction is worth (``effective_labels``).
+
+    Raises:
+        ValueError: as `corrected_mean` / `corrected_rate`.
+
+    Warns:
+        SmallSampleWarning: fewer than 30 labelled items.
+    """
+    if category is not None:
+        human, judge_on_labeled, judge_on_unlabeled = (
+            indicator(values, category, name)
+            for values, name in (
+                (human, "human"),
+                (judge_on_labeled, "judge_on_labeled"),
+                (judge_on_unlabeled, "judge_on_unlabeled"),
+            )
+        )
+    y, f, f_u, w, w_u = checked_inputs(
+        human, judge_on_labeled, judge_on_unlabeled, weights, unlabeled_weights
+    )
+    check_alpha(alpha)
+    warn_if_small(len(y), "corrected estimate", stacklevel=2)
+    fit = fit_ppi(y, f, f_u, w, w_u, alpha, tuning, folds, seed)
+    classical = fit_ppi(y, f, f_u, w, w_u, alpha, 0.0, 1, None)
+    judged = np.concatenate([w * f, w_u * f_u])
+    judge_only = normal_estimate(
+        float(judged.mean()), float(judged.std() / math.sqrt(judged.size)), alpha, judged.size
+    )
+    corrected, human_only = fit.estimate, classical.estimate
+    if category is not None:
+        corrected, human_only, judge_only = (
+            clip_share(e) for e in (corrected, human_only, judge_only)
+        )
+    effective = (
+        len(y) * (classical.se / fit.se) ** 2 if fit.se > 0 and classical.se > 0 else math.nan
+    )
+    return CorrectedEstimate(
+        corrected=corrected,
+        human_only=human_only,
+        judge_only=judge_only,
+        tuning=fit.tuning,
+        n_labeled=len(y),
+        n_unlabeled=len(f_u),
+        effective_labels=effective,
+    )
