@@ -11,19 +11,22 @@ JudgecardsError
 ├── InputError             (file, line, field)   a bad line in an items / labels file
 ├── ProviderError          (provider, model)
 │   ├── ProviderConfigError   missing key or unknown provider; names the variable to set
-│   └── TransportError        the call failed after retries (kind, status)
+│   └── TransportError        the call failed after retries (kind, status, retries, url)
 ├── JudgeOutputError       (raw reply, problems)  internal to the re-ask loop
 └── StoreError
 ```
 
 Messages never contain API keys: providers build errors from status codes and response bodies,
-never from request headers or client settings.
+never from request headers or client settings, and `ProviderError` redacts every configured key
+and ``sk-``-shaped token a server may echo in its body (`judgecards.redaction`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+
+from judgecards.redaction import redact
 
 __all__ = [
     "CardError",
@@ -110,12 +113,13 @@ class MissingInput(RenderError):
 
 
 class ProviderError(JudgecardsError):
-    """A provider could not be configured or called."""
+    """A provider could not be configured or called. The message is redacted
+    (`judgecards.redaction`): a key a server echoed in its error body never reaches it."""
 
     def __init__(self, message: str, *, provider: str, model: str | None = None) -> None:
         self.provider = provider
         self.model = model
-        super().__init__(message)
+        super().__init__(redact(message))
 
 
 class ProviderConfigError(ProviderError):
@@ -123,7 +127,16 @@ class ProviderConfigError(ProviderError):
 
 
 class TransportError(ProviderError):
-    """A provider call failed for good: retries were exhausted or the error was not retryable."""
+    """A provider call failed for good: retries were exhausted or the error was not retryable.
+
+    Attributes:
+        kind: ``rate_limit``, ``transient`` or ``fatal`` (the item becomes an error record of
+            that kind); ``auth`` (401/403) or ``unreachable`` (nothing answers at the URL
+            before the server ever answered: a wrong base URL) stop a batch, see `stops_batch`.
+        status: the HTTP status, when the server answered.
+        retries: requests re-sent for this call before giving up.
+        url: the URL that could not be reached (``unreachable`` only; never has a key).
+    """
 
     def __init__(
         self,
@@ -133,10 +146,19 @@ class TransportError(ProviderError):
         model: str | None = None,
         kind: str,
         status: int | None = None,
+        retries: int = 0,
+        url: str | None = None,
     ) -> None:
         self.kind = kind
         self.status = status
+        self.retries = retries
+        self.url = url
         super().__init__(message, provider=provider, model=model)
+
+    @property
+    def stops_batch(self) -> bool:
+        """True when every other item would fail the same way (bad credentials, wrong URL)."""
+        return self.kind in ("auth", "unreachable")
 
 
 class JudgeOutputError(JudgecardsError):

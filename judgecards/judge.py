@@ -21,7 +21,6 @@ import time
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
 
 from pydantic import ValidationError
@@ -33,7 +32,14 @@ from judgecards.providers import make_provider, split_model
 from judgecards.providers.base import Completion, CompletionRequest, Message, Provider, Usage
 from judgecards.render import check_inputs, render
 from judgecards.results import JudgeResult, TokenUsage
-from judgecards.retry import RetryPolicy, acall_with_retries, call_with_retries
+from judgecards.retry import (
+    RetryPolicy,
+    Sent,
+    TransportCounters,
+    TransportState,
+    acall_with_retries,
+    call_with_retries,
+)
 from judgecards.schemas import RubricPolicy
 from judgecards.store import Store
 from judgecards.verdicts import check_judgment, decide
@@ -57,6 +63,10 @@ class _Item:
     inputs: dict[str, Any]
 
 
+_Run = tuple[JudgeResult, list[tuple[str, str, Completion]], dict[str, Any]]
+"""An item's outcome: its result, the replies to cache, the call parameters as sent."""
+
+
 @dataclass
 class _Attempts:
     """One item's re-ask loop as a state machine; the drivers supply completions."""
@@ -71,6 +81,7 @@ class _Attempts:
     entries: list[tuple[str, str, Completion]] = field(default_factory=list)
     last_reply: str | None = None
     last_problems: list[str] = field(default_factory=list)
+    transport_retries: int = 0
 
     def next_request(self) -> CompletionRequest | None:
         if self.attempts >= self.judge.max_attempts:
@@ -141,6 +152,7 @@ class _Attempts:
             ),
             latency_s=time.perf_counter() - self.started,
             attempts=self.attempts,
+            transport_retries=self.transport_retries,
             **fields,
         )
 
@@ -207,6 +219,9 @@ class Judge:
         self.cache = cache
         self.max_attempts = max_attempts
         self.retry = retry or RetryPolicy()
+        # Per-judge memory of the transport layer: live counters, whether the server has
+        # answered, and request fields it rejected (used only to build new requests).
+        self._transport = TransportState()
         defaults = self.card.spec.defaults
         self.temperature = defaults.temperature if temperature is _UNSET else temperature
         self.max_tokens = max_tokens or defaults.max_tokens
@@ -221,6 +236,12 @@ class Judge:
             # from the response cache without a call.
             self.params["rubric"] = self.rubric.decision_params()
         self._warn_if_uncalibrated()
+
+    @property
+    def transport_counters(self) -> TransportCounters:
+        """Live transport retry counts (429s, server errors, timeouts…) of this judge's calls,
+        updated while a batch runs; see `judgecards.retry.TransportCounters`."""
+        return self._transport.counters
 
     def close(self) -> None:
         """Close the provider's connections and, if this judge opened it, the database."""
@@ -245,8 +266,8 @@ class Judge:
         stored = self._stored([item])
         if item.key in stored:
             return stored[item.key]
-        result, entries = self._run_sync(item)
-        self._save(item, result, entries)
+        result, entries, params = self._run_sync(item)
+        self._save(item, result, entries, params)
         return result
 
     async def ascore(self, **inputs: Any) -> JudgeResult:
@@ -255,8 +276,8 @@ class Judge:
         stored = self._stored([item])
         if item.key in stored:
             return stored[item.key]
-        result, entries = await self._run_async(item)
-        self._save(item, result, entries)
+        result, entries, params = await self._run_async(item)
+        self._save(item, result, entries, params)
         return result
 
     def score_many(
@@ -328,11 +349,11 @@ class Judge:
                 if stopped:
                     return
                 try:
-                    result, entries = await self._run_async(item)
+                    result, entries, params = await self._run_async(item)
                 except BaseException:
                     stopped = True
                     raise
-                self._save(item, result, entries)
+                self._save(item, result, entries, params)
             outcomes[item.key] = result
             report(result)
 
@@ -414,54 +435,73 @@ class Judge:
     def _cached(self, key: str) -> Completion | None:
         return self.store.cached_completion(key) if self.cache else None
 
-    def _run_sync(self, item: _Item) -> tuple[JudgeResult, list[tuple[str, str, Completion]]]:
+    def _run_sync(self, item: _Item) -> _Run:
         state = _Attempts(self, item)
         while (request := state.next_request()) is not None:
-            key = self._cache_key(request)
-            completion = self._cached(key)
+            request = self._transport.prepare(request)  # without fields the server rejected
+            completion = self._cached(self._cache_key(request))
             cached = completion is not None
             if completion is None:
                 try:
-                    completion = call_with_retries(
-                        self.provider, partial(self.provider.complete, request), self.retry
-                    )
+                    sent = call_with_retries(self.provider, request, self.retry, self._transport)
                 except TransportError as error:
-                    if error.kind == "auth":
-                        raise
-                    return state.failed(error), []
-            result = state.feed(key, completion, cached=cached)
+                    return self._failed(state, request, error)
+                completion, request = self._sent(state, sent)
+            state.request = request
+            result = state.feed(self._cache_key(request), completion, cached=cached)
             if result is not None:
-                return result, state.entries
-        return state.exhausted(), []
+                return result, state.entries, self._sent_params(request)
+        return state.exhausted(), [], self._sent_params(state.request)
 
-    async def _run_async(
-        self, item: _Item
-    ) -> tuple[JudgeResult, list[tuple[str, str, Completion]]]:
+    async def _run_async(self, item: _Item) -> _Run:
         state = _Attempts(self, item)
         while (request := state.next_request()) is not None:
-            key = self._cache_key(request)
-            completion = self._cached(key)
+            request = self._transport.prepare(request)
+            completion = self._cached(self._cache_key(request))
             cached = completion is not None
             if completion is None:
                 try:
-                    completion = await acall_with_retries(
-                        self.provider, partial(self.provider.acomplete, request), self.retry
+                    sent = await acall_with_retries(
+                        self.provider, request, self.retry, self._transport
                     )
                 except TransportError as error:
-                    if error.kind == "auth":
-                        raise
-                    return state.failed(error), []
-            result = state.feed(key, completion, cached=cached)
+                    return self._failed(state, request, error)
+                completion, request = self._sent(state, sent)
+            state.request = request
+            result = state.feed(self._cache_key(request), completion, cached=cached)
             if result is not None:
-                return result, state.entries
-        return state.exhausted(), []
+                return result, state.entries, self._sent_params(request)
+        return state.exhausted(), [], self._sent_params(state.request)
+
+    @staticmethod
+    def _sent(state: _Attempts, sent: Sent) -> tuple[Completion, CompletionRequest]:
+        state.transport_retries += sent.retries
+        return sent.completion, sent.request
+
+    def _failed(self, state: _Attempts, request: CompletionRequest, error: TransportError) -> _Run:
+        if error.stops_batch:  # bad credentials or a wrong URL: every other item would fail too
+            raise error
+        state.transport_retries += error.retries
+        # A field rejected during the call is not sent again: record what was sent last.
+        return state.failed(error), [], self._sent_params(self._transport.prepare(request))
+
+    def _sent_params(self, request: CompletionRequest | None) -> dict[str, Any]:
+        """The call parameters as sent (a field the server rejected is None), for the store."""
+        if request is None:
+            return self.params
+        sent = {"temperature": request.temperature, "top_logprobs": request.top_logprobs}
+        return {**self.params, **sent}
 
     def _save(
-        self, item: _Item, result: JudgeResult, entries: list[tuple[str, str, Completion]]
+        self,
+        item: _Item,
+        result: JudgeResult,
+        entries: list[tuple[str, str, Completion]],
+        params: dict[str, Any],
     ) -> None:
         # Only replies that led to a valid judgment are cached (the runners pass none for a
         # failed item), so a failed item is tried afresh next time instead of replaying failure.
-        self.store.save(result, inputs=item.inputs, params=self.params, cache_entries=entries)
+        self.store.save(result, inputs=item.inputs, params=params, cache_entries=entries)
 
     def _reask(
         self, request: CompletionRequest, reply: str, error: JudgeOutputError

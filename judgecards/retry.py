@@ -1,36 +1,58 @@
 """Two retry loops, kept apart: transport retries (here) and re-asks on invalid output (judge.py).
 
-Transport: the provider classifies each failure (`RetryDecision`); tenacity retries only what is
-retryable, waits what the server's ``retry-after`` asks or else exponential backoff with jitter,
-and stops after ``attempts`` tries or when the next wait would pass the ``deadline``. The SDKs
-are built with ``max_retries=0``, so this is the only transport retry layer. ``sleep`` is
-injectable so tests record waits instead of sleeping.
+Transport: the provider classifies each failure (`RetryDecision`, a pure value); tenacity
+retries what is retryable and this module decides the rest:
+
+- **Waits.** What the server's ``retry-after`` asks, else exponential backoff with jitter.
+- **Budgets.** ``attempts`` counts tries that failed with a server error, a timeout or a broken
+  connection. A 429 does not use up that budget: rate-limited tries go on, each waiting what
+  ``retry-after`` asks, until the ``deadline`` (beyond ``attempts`` such tries, a wait of less
+  than ``initial_wait`` is stretched to it, so "retry now" cannot spin). No wait is started
+  that would end past the deadline.
+- **Rejected parameters.** A 400 naming a field the judge can do without (``temperature`` for
+  models that refuse it) is fatal as sent; the request is sent again at once without the field,
+  and the `TransportState` remembers it so later requests are built without it.
+- **Wrong URL.** "Connection refused" or an unresolvable host before the server has ever
+  answered in this run is a configuration error: `TransportError` with kind ``unreachable``
+  naming the URL, raised at once instead of after a minute of backoff. Once the server has
+  answered, the same failure is a restart to wait out, and retried.
+
+The SDKs are built with ``max_retries=0``, so this is the only transport retry layer. ``sleep``
+is injectable so tests record waits instead of sleeping; the deadline counts the waits asked
+for as well as the clock, so a recording sleep still ends the loop.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import threading
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import TypeVar
+from dataclasses import dataclass, replace
 
-from tenacity import (
-    AsyncRetrying,
-    RetryCallState,
-    Retrying,
-    retry_if_exception,
-    stop_after_attempt,
-    stop_before_delay,
-    wait_exponential_jitter,
-)
+from tenacity import AsyncRetrying, RetryCallState, Retrying, wait_exponential_jitter
 
 from judgecards.errors import ProviderError, TransportError
-from judgecards.providers.base import Provider, RetryDecision
+from judgecards.providers._http import unreachable_reason
+from judgecards.providers.base import (
+    Completion,
+    CompletionRequest,
+    DroppableParameter,
+    Provider,
+    RetryDecision,
+)
 
-__all__ = ["RetryPolicy", "call_with_retries", "acall_with_retries"]
+__all__ = [
+    "RetryPolicy",
+    "Sent",
+    "TransportCounters",
+    "TransportState",
+    "acall_with_retries",
+    "call_with_retries",
+]
 
-T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -38,10 +60,14 @@ class RetryPolicy:
     """How hard to try a provider call before giving up on an item.
 
     Attributes:
-        attempts: total tries per call, the first included.
-        deadline: seconds after the first try beyond which no further wait is started.
+        attempts: tries per call, the first included, that may fail with a server error, a
+            timeout or a connection error. Rate-limited tries (429) are bounded by ``deadline``
+            alone.
+        deadline: seconds after the first try beyond which no further wait is started; waits
+            asked of ``sleep`` count even if it did not really sleep.
         initial_wait / max_wait / jitter: exponential backoff (seconds) when the server gives no
-            ``retry-after``; when it gives one, that wait is used as is.
+            ``retry-after``; when it gives one, that wait is used as is (beyond ``attempts``
+            rate-limited tries, at least ``initial_wait``).
         sleep / async_sleep: replaceable for tests.
     """
 
@@ -54,107 +80,329 @@ class RetryPolicy:
     async_sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
 
 
+class TransportCounters:
+    """Live transport retry counts of one `Judge` (``judge.transport_counters``).
+
+    Updated by the retry loop just before each wait, so a progress display can read them while
+    a batch runs (from any thread). ``retries`` is the total; every retry is also counted under
+    exactly one cause. Counts only grow; take a `snapshot` to compare.
+
+    Attributes:
+        retries: requests re-sent after a retryable failure.
+        rate_limited: of which after a 429.
+        server_errors: after a retryable HTTP status other than 429 (5xx, 408, 409, 529).
+        timeouts: after no answer within the request timeout.
+        connection_errors: after a connection that failed or broke.
+        rejected_parameters: re-sent without a field the server refused (e.g. temperature).
+    """
+
+    __slots__ = (
+        "_lock",
+        "connection_errors",
+        "rate_limited",
+        "rejected_parameters",
+        "retries",
+        "server_errors",
+        "timeouts",
+    )
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.retries = 0
+        self.rate_limited = 0
+        self.server_errors = 0
+        self.timeouts = 0
+        self.connection_errors = 0
+        self.rejected_parameters = 0
+
+    def record(self, decision: RetryDecision, *, resent_without_parameter: bool) -> None:
+        """Count one retry caused by ``decision``."""
+        with self._lock:
+            self.retries += 1
+            if resent_without_parameter:
+                self.rejected_parameters += 1
+            elif decision.kind == "rate_limit":
+                self.rate_limited += 1
+            elif decision.cause == "timeout":
+                self.timeouts += 1
+            elif decision.cause in ("connection", "unreachable"):
+                self.connection_errors += 1
+            else:
+                self.server_errors += 1
+
+    def snapshot(self) -> dict[str, int]:
+        """The counts at one instant, by name."""
+        with self._lock:
+            return {name: getattr(self, name) for name in self.__slots__ if name != "_lock"}
+
+    def __repr__(self) -> str:
+        counts = ", ".join(f"{name}={value}" for name, value in self.snapshot().items())
+        return f"TransportCounters({counts})"
+
+
+class TransportState:
+    """What the retry loop remembers across the calls of one `Judge`.
+
+    - whether the server has answered yet (until it has, an unreachable URL is a configuration
+      error, not a failure to wait out);
+    - the request fields the server rejected, so new requests are built without them
+      (`prepare`); requests already built are never changed;
+    - the live `TransportCounters`.
+    """
+
+    def __init__(self) -> None:
+        self.counters = TransportCounters()
+        self.answered = False
+        self._rejected: frozenset[DroppableParameter] = frozenset()
+        self._lock = threading.Lock()
+
+    @property
+    def rejected(self) -> frozenset[DroppableParameter]:
+        """Request fields the server refused in this run."""
+        return self._rejected
+
+    def prepare(self, request: CompletionRequest) -> CompletionRequest:
+        """``request`` as it should be sent: a new request without the rejected fields."""
+        return _without(request, self._rejected)
+
+    def reject(self, provider: Provider, parameter: DroppableParameter) -> None:
+        with self._lock:
+            if parameter in self._rejected:
+                return
+            self._rejected = self._rejected | {parameter}
+        log.warning(
+            "%s:%s rejects %s; sending requests without it",
+            provider.name,
+            provider.model,
+            parameter,
+        )
+
+
+@dataclass(frozen=True)
+class Sent:
+    """A provider call that succeeded.
+
+    Attributes:
+        completion: the reply.
+        request: the request that produced it, as sent (without any rejected field).
+        retries: requests re-sent before this one succeeded.
+    """
+
+    completion: Completion
+    request: CompletionRequest
+    retries: int
+
+
 class _Classified(Exception):
     """Carries a provider error with the decision made about it, so it is classified only once."""
 
-    def __init__(self, error: BaseException, decision: RetryDecision) -> None:
+    def __init__(self, error: BaseException, decision: RetryDecision, *, resend: bool) -> None:
         super().__init__(str(error))
         self.error = error
         self.decision = decision
+        self.resend = resend  # re-send at once, changed: not a failure of the request as sent
 
 
-class _wait_for_server:
-    def __init__(self, policy: RetryPolicy) -> None:
+class _Call:
+    """One provider call under the policy: the state tenacity's hooks share."""
+
+    def __init__(
+        self,
+        provider: Provider,
+        request: CompletionRequest,
+        policy: RetryPolicy,
+        state: TransportState,
+    ) -> None:
+        self.provider = provider
+        self.request = state.prepare(request)
+        self.policy = policy
+        self.state = state
+        self.started = time.monotonic()
+        self.waited = 0.0
+        self.failures = 0  # failures that count against policy.attempts
+        self.rate_limited = 0
+        self.retries = 0
         self._backoff = wait_exponential_jitter(
             initial=policy.initial_wait, max=policy.max_wait, jitter=policy.jitter
         )
 
-    def __call__(self, state: RetryCallState) -> float:
+    def succeeded(self, completion: Completion) -> Sent:
+        self.state.answered = True
+        return Sent(completion=completion, request=self.request, retries=self.retries)
+
+    def classified(self, error: Exception) -> Exception:
+        """Wrap a provider's error with its decision. Anything the provider does not recognise
+        (a bug, not a transport failure) is returned unwrapped so it propagates instead of
+        becoming a quiet error record."""
+        decision = self.provider.classify(error)
+        if decision is None:
+            return error
+        if decision.cause == "status":
+            self.state.answered = True
+        elif decision.cause == "unreachable" and not self.state.answered:
+            return self._unreachable(error)
+        parameter = decision.rejected_parameter
+        if parameter is not None and getattr(self.request, parameter) is not None:
+            self.request = _without(self.request, {parameter})
+            self.state.reject(self.provider, parameter)
+            return _Classified(error, decision, resend=True)
+        if decision.kind == "rate_limit":
+            self.rate_limited += 1
+        elif decision.retry:
+            self.failures += 1
+        return _Classified(error, decision, resend=False)
+
+    # ---------------------------------------------------------------- tenacity hooks
+
+    def retryable(self, state: RetryCallState) -> bool:
         error = state.outcome.exception() if state.outcome else None
-        if isinstance(error, _Classified) and error.decision.retry_after is not None:
-            # The server knows when it will take us back; its word replaces our guess.
-            return max(error.decision.retry_after, 0.0)
-        return float(self._backoff(state))
+        return isinstance(error, _Classified) and (error.resend or error.decision.retry)
+
+    def wait(self, state: RetryCallState) -> float:
+        error = state.outcome.exception() if state.outcome else None
+        assert isinstance(error, _Classified)
+        if error.resend:
+            return 0.0
+        retry_after = error.decision.retry_after
+        if retry_after is None:
+            return float(self._backoff(state))
+        if error.decision.kind == "rate_limit" and self.rate_limited >= self.policy.attempts:
+            # Rate-limited tries go on until the deadline; past the budget a server that says
+            # "retry at once" is not taken at its word, or the loop would spin.
+            return max(retry_after, self.policy.initial_wait)
+        # The server knows when it will take us back; its word replaces our guess.
+        return max(retry_after, 0.0)
+
+    def stop(self, state: RetryCallState) -> bool:
+        error = state.outcome.exception() if state.outcome else None
+        if isinstance(error, _Classified) and error.resend:
+            return False
+        if self.failures >= self.policy.attempts:
+            return True
+        spent = max(time.monotonic() - self.started, self.waited)
+        return spent + (state.upcoming_sleep or 0.0) >= self.policy.deadline
+
+    def before_sleep(self, state: RetryCallState) -> None:
+        error = state.outcome.exception() if state.outcome else None
+        assert isinstance(error, _Classified)
+        self.retries += 1
+        self.waited += state.upcoming_sleep or 0.0
+        self.state.counters.record(error.decision, resent_without_parameter=error.resend)
+
+    # ---------------------------------------------------------------- giving up
+
+    def give_up(self, classified: _Classified) -> TransportError:
+        decision = classified.decision
+        status = f"HTTP {decision.status}: " if decision.status else ""
+        # The SDK's message is built from the response body, never from request headers;
+        # TransportError redacts any key a server echoed in that body.
+        return TransportError(
+            f"{self.provider.name}:{self.provider.model} failed ({decision.kind}): "
+            f"{status}{classified.error}",
+            provider=self.provider.name,
+            model=self.provider.model,
+            kind=decision.kind,
+            status=decision.status,
+            retries=self.retries,
+        )
+
+    def _unreachable(self, error: BaseException) -> TransportError:
+        url = _url_of(error) or str(getattr(self.provider, "base_url", None) or "?")
+        variable = getattr(self.provider, "base_url_variable", None)
+        where = f"base_url= or {variable}" if variable else "base_url="
+        return TransportError(
+            f"{self.provider.name}:{self.provider.model}: cannot reach {url} "
+            f"({unreachable_reason(error) or 'unreachable'}). Check the base URL ({where}) "
+            "and that the server is running.",
+            provider=self.provider.name,
+            model=self.provider.model,
+            kind="unreachable",
+            url=url,
+        )
 
 
-def _classified(provider: Provider, error: Exception) -> Exception:
-    """Wrap a provider's error with its decision; anything the provider does not recognise (a
-    bug, not a transport failure) is returned unwrapped so it propagates instead of becoming a
-    quiet error record."""
-    decision = provider.classify(error)
-    return error if decision is None else _Classified(error, decision)
+def _without(
+    request: CompletionRequest, parameters: frozenset[DroppableParameter] | set[DroppableParameter]
+) -> CompletionRequest:
+    """A new request without ``parameters`` (``request`` itself when it sends none of them)."""
+    temperature = None if "temperature" in parameters else request.temperature
+    top_logprobs = None if "top_logprobs" in parameters else request.top_logprobs
+    if (temperature, top_logprobs) == (request.temperature, request.top_logprobs):
+        return request
+    return replace(request, temperature=temperature, top_logprobs=top_logprobs)
 
 
-def _stop(policy: RetryPolicy) -> object:
-    return stop_after_attempt(policy.attempts) | stop_before_delay(policy.deadline)
+def _url_of(error: BaseException) -> str | None:
+    """The request URL of an SDK connection error, without credentials or query string."""
+    url = getattr(getattr(error, "request", None), "url", None)
+    if url is None:
+        return None
+    port = f":{url.port}" if getattr(url, "port", None) else ""
+    return f"{url.scheme}://{url.host}{port}{url.path}"
 
 
-def _retryable(error: BaseException) -> bool:
-    return isinstance(error, _Classified) and error.decision.retry
-
-
-def _give_up(provider: Provider, classified: _Classified) -> TransportError:
-    decision = classified.decision
-    status = f"HTTP {decision.status}: " if decision.status else ""
-    # The SDK's message is built from the response body, never from request headers or keys.
-    return TransportError(
-        f"{provider.name}:{provider.model} failed ({decision.kind}): {status}{classified.error}",
-        provider=provider.name,
-        model=provider.model,
-        kind=decision.kind,
-        status=decision.status,
-    )
-
-
-def call_with_retries(provider: Provider, call: Callable[[], T], policy: RetryPolicy) -> T:
-    """Run a provider call under the transport policy.
+def call_with_retries(
+    provider: Provider,
+    request: CompletionRequest,
+    policy: RetryPolicy,
+    state: TransportState | None = None,
+) -> Sent:
+    """Send ``request`` with ``provider.complete`` under the transport policy.
 
     Raises:
-        TransportError: the call failed for good (``kind`` and ``status`` say why).
+        TransportError: the call failed for good (``kind`` and ``status`` say why; see
+            `TransportError.stops_batch`).
     """
+    call = _Call(provider, request, policy, state or TransportState())
 
-    def attempt() -> T:
+    def attempt() -> Sent:
         try:
-            return call()
+            return call.succeeded(provider.complete(call.request))
         except ProviderError:
             raise
         except Exception as error:
-            raise _classified(provider, error) from error
+            raise call.classified(error) from error
 
     retrying = Retrying(
-        retry=retry_if_exception(_retryable),
-        wait=_wait_for_server(policy),
-        stop=_stop(policy),  # type: ignore[arg-type]
         sleep=policy.sleep,
+        retry=call.retryable,
+        wait=call.wait,
+        stop=call.stop,
+        before_sleep=call.before_sleep,
         reraise=True,
     )
     try:
         return retrying(attempt)
     except _Classified as classified:
-        raise _give_up(provider, classified) from classified.error
+        raise call.give_up(classified) from classified.error
 
 
 async def acall_with_retries(
-    provider: Provider, call: Callable[[], Awaitable[T]], policy: RetryPolicy
-) -> T:
-    """Async twin of `call_with_retries`."""
+    provider: Provider,
+    request: CompletionRequest,
+    policy: RetryPolicy,
+    state: TransportState | None = None,
+) -> Sent:
+    """Async twin of `call_with_retries`, with ``provider.acomplete``."""
+    call = _Call(provider, request, policy, state or TransportState())
 
-    async def attempt() -> T:
+    async def attempt() -> Sent:
         try:
-            return await call()
+            return call.succeeded(await provider.acomplete(call.request))
         except ProviderError:
             raise
         except Exception as error:
-            raise _classified(provider, error) from error
+            raise call.classified(error) from error
 
     retrying = AsyncRetrying(
-        retry=retry_if_exception(_retryable),
-        wait=_wait_for_server(policy),
-        stop=_stop(policy),  # type: ignore[arg-type]
         sleep=policy.async_sleep,
+        retry=call.retryable,
+        wait=call.wait,
+        stop=call.stop,
+        before_sleep=call.before_sleep,
         reraise=True,
     )
     try:
         return await retrying(attempt)
     except _Classified as classified:
-        raise _give_up(provider, classified) from classified.error
+        raise call.give_up(classified) from classified.error

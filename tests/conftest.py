@@ -1,11 +1,16 @@
-"""Shared fixtures: a throw-away database per test and the third-party data in ../shared/data."""
+"""Shared fixtures: a throw-away database per test, the third-party data in ../shared/data, and
+the loopback fake server (`tests.fakes.server`)."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from tests.fakes.server import FakeServer
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -44,3 +49,28 @@ def _isolated_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     ):
         monkeypatch.delenv(name, raising=False)
     return db
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[..., FakeServer]]:
+    """Start loopback fake servers: ``serve(latency=0.05, reply=..., fault=...)``; all are
+    stopped when the test ends."""
+    started: list[FakeServer] = []
+
+    def start(**options: Any) -> FakeServer:
+        fake = FakeServer(**options).serve_in_thread()
+        started.append(fake)
+        return fake
+
+    yield start
+    for fake in started:
+        fake.stop()
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[FakeServer]:
+    """One loopback fake server per test module, with the default `card_reply`. A test that
+    changes its ``reply`` or ``fault`` must put it back (or use `serve` for a private one)."""
+    fake = FakeServer().serve_in_thread()
+    yield fake
+    fake.stop()

@@ -28,35 +28,15 @@ from tests.fakes.http import (
     truncated,
     unauthorized,
 )
+from tests.fakes.judges import ANTHROPIC_KEY as KEY
+from tests.fakes.judges import anthropic_judge, anthropic_provider
 
-KEY = "sk-ant-api03-test-Zq8Xv2Lm4Np6Rt8Wy0Ab2Cd4Ef6Gh8"
 INPUTS = {
     "question": "Name the largest planet in the solar system.",
     "gold_answer": "Jupiter.",
     "model_output": "The largest planet is Jupiter.",
 }
 GOOD = reference_judgment()
-
-
-def make_provider(script: Script, **options: Any) -> AnthropicProvider:
-    return AnthropicProvider(
-        "claude-sonnet-5", api_key=KEY, http_client=script.client(),
-        async_http_client=script.async_client(), **options,
-    )  # fmt: skip
-
-
-def make_judge(
-    script: Script, waits: Waits | None = None, *, attempts: int = 6, **options: Any
-) -> Judge:
-    waits = waits if waits is not None else Waits()
-    policy = RetryPolicy(attempts=attempts, sleep=waits, async_sleep=waits.asleep)
-    return Judge(
-        "reference",
-        "anthropic:claude-sonnet-5",
-        provider=make_provider(script),
-        retry=policy,
-        **options,
-    )
 
 
 def body(request: httpx2.Request) -> dict[str, Any]:
@@ -72,7 +52,7 @@ def items(n: int) -> list[dict[str, Any]]:
 
 def test_score_sends_a_messages_request() -> None:
     script = Script(anthropic_message(GOOD, input_tokens=845, output_tokens=102))
-    result = make_judge(script).score(**INPUTS)
+    result = anthropic_judge(script).score(**INPUTS)
 
     assert result.status == "ok" and result.verdict == "match" and result.attempts == 1
     assert (result.usage.input_tokens, result.usage.output_tokens) == (845, 102)
@@ -91,7 +71,7 @@ def test_score_sends_a_messages_request() -> None:
 
 def test_ascore_and_score_many_use_the_async_client() -> None:
     script = Script(default=anthropic_message(GOOD))
-    judge = make_judge(script)
+    judge = anthropic_judge(script)
 
     single = asyncio.run(judge.ascore(**INPUTS))
     batch = judge.score_many(items(3), concurrency=2)
@@ -104,21 +84,21 @@ def test_ascore_and_score_many_use_the_async_client() -> None:
 
 
 def test_prose_around_json_is_parsed() -> None:
-    result = make_judge(Script(fixture_reply("anthropic_prose_json"))).score(**INPUTS)
+    result = anthropic_judge(Script(fixture_reply("anthropic_prose_json"))).score(**INPUTS)
     assert result.status == "ok" and result.attempts == 1
     assert result.scores == {"correctness": 5, "completeness": 4, "style_fidelity": 5}
     assert (result.usage.input_tokens, result.usage.output_tokens) == (1187, 118)
 
 
 def test_fenced_json_is_parsed() -> None:
-    result = make_judge(Script(anthropic_message(f"```json\n{GOOD}\n```"))).score(**INPUTS)
+    result = anthropic_judge(Script(anthropic_message(f"```json\n{GOOD}\n```"))).score(**INPUTS)
     assert result.status == "ok" and result.verdict == "match"
 
 
 def test_invalid_reply_is_reasked_with_reply_and_problems() -> None:
     invalid = reference_judgment(0, 4)
     script = Script(anthropic_message(invalid), anthropic_message(GOOD))
-    result = make_judge(script).score(**INPUTS)
+    result = anthropic_judge(script).score(**INPUTS)
 
     assert result.status == "ok" and result.attempts == 2
     turns = body(script.requests[1])["messages"]
@@ -132,7 +112,7 @@ def test_invalid_reply_is_reasked_with_reply_and_problems() -> None:
 
 def test_max_tokens_stop_is_reasked_with_a_brevity_hint() -> None:
     script = Script(fixture_reply("anthropic_max_tokens"), anthropic_message(GOOD))
-    result = make_judge(script).score(**INPUTS)
+    result = anthropic_judge(script).score(**INPUTS)
 
     assert result.status == "ok" and result.attempts == 2
     feedback = body(script.requests[1])["messages"][2]["content"]
@@ -141,7 +121,7 @@ def test_max_tokens_stop_is_reasked_with_a_brevity_hint() -> None:
 
 def test_truncated_builder_uses_stop_reason_max_tokens() -> None:
     script = Script(truncated('{"scores": {', provider="anthropic"), anthropic_message(GOOD))
-    assert make_judge(script).score(**INPUTS).attempts == 2
+    assert anthropic_judge(script).score(**INPUTS).attempts == 2
 
 
 def test_exhausted_reasks_are_an_error_record() -> None:
@@ -150,7 +130,7 @@ def test_exhausted_reasks_are_an_error_record() -> None:
         anthropic_message("Hmm, still thinking.", input_tokens=20, output_tokens=3),
         anthropic_message(reference_judgment(5, 9), input_tokens=30, output_tokens=40),
     )
-    result = make_judge(script).score(**INPUTS)  # max_attempts defaults to 3
+    result = anthropic_judge(script).score(**INPUTS)  # max_attempts defaults to 3
 
     assert result.status == "error" and result.error_kind == "invalid_output"
     assert result.attempts == 3
@@ -165,14 +145,14 @@ def test_exhausted_reasks_are_an_error_record() -> None:
 def test_429_waits_what_retry_after_says() -> None:
     waits = Waits()
     script = Script(rate_limited(retry_after=1, provider="anthropic"), anthropic_message(GOOD))
-    assert make_judge(script, waits).score(**INPUTS).status == "ok"
+    assert anthropic_judge(script, waits=waits).score(**INPUTS).status == "ok"
     assert waits.waits == [1.0]
 
 
 def test_529_overloaded_then_success() -> None:
     waits = Waits()
     script = Script(server_error(529, provider="anthropic"), anthropic_message(GOOD))
-    [result] = make_judge(script, waits).score_many(items(1))
+    [result] = anthropic_judge(script, waits=waits).score_many(items(1))
     assert result.status == "ok"
     assert len(script.requests) == 2 and len(waits.waits) == 1
 
@@ -180,14 +160,14 @@ def test_529_overloaded_then_success() -> None:
 def test_timeout_then_success_async() -> None:
     waits = Waits()
     script = Script(timeout(), anthropic_message(GOOD))
-    result = asyncio.run(make_judge(script, waits).ascore(**INPUTS))
+    result = asyncio.run(anthropic_judge(script, waits=waits).ascore(**INPUTS))
     assert result.status == "ok" and len(script.requests) == 2 and len(waits.waits) == 1
 
 
 def test_500s_exhaust_into_an_error_record() -> None:
     waits = Waits()
     script = Script(default=server_error(500, provider="anthropic"))
-    result = make_judge(script, waits, attempts=3).score(**INPUTS)
+    result = anthropic_judge(script, waits=waits, attempts=3).score(**INPUTS)
 
     assert result.status == "error" and result.error_kind == "transient"
     assert result.error is not None and "HTTP 500" in result.error
@@ -197,7 +177,7 @@ def test_500s_exhaust_into_an_error_record() -> None:
 @pytest.mark.parametrize("reply", [unauthorized, forbidden], ids=["401", "403"])
 def test_auth_failure_raises_out_of_score_many(reply: Any) -> None:
     script = Script(anthropic_message(GOOD), reply(provider="anthropic"))
-    judge = make_judge(script)
+    judge = anthropic_judge(script)
     with pytest.raises(TransportError) as caught:
         judge.score_many(items(3), concurrency=1)
     assert caught.value.kind == "auth"
@@ -221,13 +201,15 @@ def test_temperature_rejected_by_the_model_is_dropped_and_the_call_retried(
         anthropic_message(GOOD),
         anthropic_message(GOOD),
     )
-    judge = make_judge(script, waits)
+    judge = anthropic_judge(script, waits=waits)
 
-    with caplog.at_level(logging.WARNING, logger="judgecards.providers.anthropic"):
+    with caplog.at_level(logging.WARNING, logger="judgecards.retry"):
         first = judge.score(**INPUTS)
     second = judge.score(**{**INPUTS, "model_output": "Jupiter, the gas giant."})
 
     assert first.status == "ok" and second.status == "ok"
+    assert (first.attempts, first.transport_retries) == (1, 1)
+    assert second.transport_retries == 0  # built without it: no second 400
     sent = [body(r) for r in script.requests]
     assert sent[0]["temperature"] == 0
     assert "temperature" not in sent[1] and "temperature" not in sent[2]  # dropped for good
@@ -239,7 +221,7 @@ def test_a_400_about_something_else_is_fatal_and_not_retried() -> None:
     script = Script(
         bad_request("messages: roles must alternate", provider="anthropic"), anthropic_message(GOOD)
     )
-    result = make_judge(script).score(**INPUTS)
+    result = anthropic_judge(script).score(**INPUTS)
     assert result.status == "error" and result.error_kind == "fatal"
     assert result.error is not None and "HTTP 400" in result.error
     assert len(script.requests) == 1
@@ -251,7 +233,7 @@ def test_temperature_none_sends_none() -> None:
     judge = Judge(
         "reference",
         "anthropic:claude-sonnet-5",
-        provider=make_provider(script),
+        provider=anthropic_provider(script),
         retry=policy,
         temperature=None,
     )

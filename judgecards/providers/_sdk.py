@@ -10,6 +10,7 @@ import os
 from typing import Any, ClassVar
 
 from judgecards.errors import ProviderConfigError
+from judgecards.redaction import register_secret
 
 
 class SDKProvider:
@@ -31,7 +32,10 @@ class SDKProvider:
     ) -> None:
         self.model = model
         self.base_url = base_url or os.environ.get(self.base_url_variable) or None
-        self._api_key = api_key or os.environ.get(self.key_variable) or self._without_key()
+        configured = api_key or os.environ.get(self.key_variable)
+        # Registered for redaction: a server may echo the key in an error body.
+        register_secret(configured)
+        self._api_key = configured or self._without_key()
         self._http_client = http_client
         self._async_http_client = async_http_client
         self._timeout = timeout

@@ -2,22 +2,20 @@
 
 Recent SDKs removed ``temperature`` from ``messages.create`` and recent models reject a
 non-default temperature, while older models still honour it. We send it in ``extra_body``; when
-the server answers 400 naming the temperature, the provider stops sending it (once, with a
-warning) and the call is retried, instead of failing every item of a batch.
+the server answers 400 naming the temperature, `classify` says so (``rejected_parameter``) and
+the retry layer sends a new request without it, instead of failing every item of a batch. The
+provider itself never changes: concurrent calls each get the same decision.
 """
 
 from __future__ import annotations
 
-import logging
 from typing import Any, ClassVar
 
-from judgecards.providers._http import classify_status
+from judgecards.providers._http import classify_connection, classify_status
 from judgecards.providers._sdk import SDKProvider
 from judgecards.providers.base import Completion, CompletionRequest, RetryDecision, Usage
 
 __all__ = ["AnthropicProvider"]
-
-log = logging.getLogger(__name__)
 
 
 class AnthropicProvider(SDKProvider):
@@ -35,10 +33,6 @@ class AnthropicProvider(SDKProvider):
     key_variable: ClassVar[str] = "ANTHROPIC_API_KEY"
     base_url_variable: ClassVar[str] = "ANTHROPIC_BASE_URL"
 
-    def __init__(self, model: str, **options: Any) -> None:
-        super().__init__(model, **options)
-        self._send_temperature = True
-
     def _sdk_classes(self) -> tuple[Any, Any]:
         import anthropic
 
@@ -52,7 +46,7 @@ class AnthropicProvider(SDKProvider):
         }
         if request.system:
             arguments["system"] = request.system
-        if request.temperature is not None and self._send_temperature:
+        if request.temperature is not None:
             arguments["extra_body"] = {"temperature": request.temperature}
         if request.timeout is not None:
             arguments["timeout"] = request.timeout
@@ -68,17 +62,18 @@ class AnthropicProvider(SDKProvider):
         import anthropic
 
         if isinstance(error, anthropic.APIStatusError):
-            if (
-                error.status_code == 400
-                and self._send_temperature
-                and "temperature" in str(error.message).lower()
-            ):
-                self._send_temperature = False
-                log.warning("%s rejects temperature; sending requests without it", self.model)
-                return RetryDecision(retry=True, kind="transient", retry_after=0.0, status=400)
-            return classify_status(error.status_code, error.response.headers, error.body)
-        if isinstance(error, anthropic.APIConnectionError):  # includes APITimeoutError
-            return RetryDecision(retry=True, kind="transient")
+            # Anthropic's error body has no ``param``: the message names the field.
+            names_temperature = "temperature" in str(error.message).lower()
+            return classify_status(
+                error.status_code,
+                error.response.headers,
+                error.body,
+                rejected_parameter="temperature" if names_temperature else None,
+            )
+        if isinstance(error, anthropic.APIConnectionError):
+            return classify_connection(
+                error, timed_out=isinstance(error, anthropic.APITimeoutError)
+            )
         if isinstance(error, anthropic.AnthropicError):
             return RetryDecision(retry=False, kind="fatal")
         return None

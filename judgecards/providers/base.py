@@ -6,12 +6,15 @@ Providers only *classify* failures; retries, the cache and concurrency live abov
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 __all__ = [
+    "Cause",
     "Completion",
     "CompletionRequest",
+    "DroppableParameter",
     "Message",
     "Provider",
     "RetryDecision",
@@ -39,6 +42,10 @@ class CompletionRequest:
     max_tokens: int = 1024
     top_logprobs: int | None = None
     timeout: float | None = None
+    # The JSON Schema the reply must match (JSON cards; a rubric's is built for the item's
+    # criteria). Not in `cache_fields`: it follows from the card and the inputs, which the
+    # messages already fix; a provider that sends it natively must key on that mode.
+    response_schema: Mapping[str, Any] | None = field(default=None, hash=False)
 
     def cache_fields(self) -> dict[str, Any]:
         """The parameters that change a reply, for the response-cache key."""
@@ -90,19 +97,42 @@ class Completion:
         return self.finish_reason in ("length", "max_tokens")
 
 
+Cause = Literal["status", "timeout", "connection", "unreachable"]
+"""Why a call failed: the server answered with an error ``status``; no answer in time
+(``timeout``); the connection broke (``connection``); or nothing could be reached at the URL at
+all (``unreachable``: connection refused, host name not resolved, no route to the host)."""
+
+DroppableParameter = Literal["temperature", "top_logprobs"]
+"""Request fields a server may reject for a model and that a judge can do without."""
+
+
 @dataclass(frozen=True)
 class RetryDecision:
     """How the retry layer should treat an exception raised by a provider call.
 
-    ``kind`` is ``rate_limit`` (429 that may pass), ``transient`` (5xx, timeout, connection),
-    ``auth`` (401/403: retrying cannot help and every other item will fail too) or ``fatal``
-    (anything else, e.g. 400 or an exhausted quota).
+    A decision is a pure function of the error: classifying never changes the provider, so
+    concurrent calls cannot see each other's failures (`judgecards.retry` acts on it).
+
+    Attributes:
+        retry: the same request may succeed if sent again.
+        kind: ``rate_limit`` (429 that may pass), ``transient`` (5xx, timeout, connection),
+            ``auth`` (401/403: retrying cannot help and every other item will fail too) or
+            ``fatal`` (anything else, e.g. 400 or an exhausted quota).
+        retry_after: seconds the server asked us to wait, if it said.
+        status: the HTTP status, when the server answered.
+        cause: see `Cause`; ``unreachable`` before any answer from the server means a wrong
+            base URL or a server that is not running, which the retry layer reports at once.
+        rejected_parameter: the server refused this request field (e.g. a model that accepts
+            no ``temperature``). The request is fatal as sent; the retry layer may send a new
+            request without the field.
     """
 
     retry: bool
     kind: Literal["rate_limit", "transient", "auth", "fatal"]
     retry_after: float | None = None
     status: int | None = None
+    cause: Cause = "status"
+    rejected_parameter: DroppableParameter | None = None
 
 
 @runtime_checkable

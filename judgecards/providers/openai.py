@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from judgecards.errors import ProviderConfigError
-from judgecards.providers._http import classify_status
+from judgecards.providers._http import classify_connection, classify_status
 from judgecards.providers._sdk import SDKProvider
 from judgecards.providers.base import (
     Completion,
@@ -88,8 +88,8 @@ class OpenAIProvider(SDKProvider):
 
         if isinstance(error, openai.APIStatusError):
             return classify_status(error.status_code, error.response.headers, error.body)
-        if isinstance(error, openai.APIConnectionError):  # includes APITimeoutError
-            return RetryDecision(retry=True, kind="transient")
+        if isinstance(error, openai.APIConnectionError):
+            return classify_connection(error, timed_out=isinstance(error, openai.APITimeoutError))
         if isinstance(error, openai.OpenAIError):
             return RetryDecision(retry=False, kind="fatal")
         return None

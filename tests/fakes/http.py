@@ -23,6 +23,8 @@ from typing import Any
 
 import httpx2
 
+from judgecards.retry import RetryPolicy
+
 Reply = (
     httpx2.Response
     | BaseException
@@ -287,8 +289,16 @@ def timeout() -> httpx2.ReadTimeout:
     return httpx2.ReadTimeout("timed out")
 
 
-def connection_error() -> httpx2.ConnectError:
-    return httpx2.ConnectError("[Errno 111] Connection refused")
+def connection_error() -> httpx2.ReadError:
+    """A connection that broke after it was made (the server went away mid-request)."""
+    return httpx2.ReadError("[Errno 104] Connection reset by peer")
+
+
+def connection_refused() -> httpx2.ConnectError:
+    """Nothing listening at the URL, with the socket error as its cause, as httpx2 raises it."""
+    error = httpx2.ConnectError("[Errno 111] Connection refused")
+    error.__cause__ = ConnectionRefusedError(111, "Connection refused")
+    return error
 
 
 def token_logprobs(
@@ -344,11 +354,15 @@ def reference_judgment(
 class Waits:
     """Records the waits a `RetryPolicy` asks for instead of sleeping.
 
-    ``RetryPolicy(sleep=waits, async_sleep=waits.asleep)``; the list holds seconds, in order.
+    ``waits.policy(attempts=3)`` is ``RetryPolicy(sleep=waits, async_sleep=waits.asleep,
+    attempts=3)``; ``waits.waits`` holds the seconds asked for, in order.
     """
 
     def __init__(self) -> None:
         self.waits: list[float] = []
+
+    def policy(self, **options: Any) -> RetryPolicy:
+        return RetryPolicy(sleep=self, async_sleep=self.asleep, **options)
 
     def __call__(self, seconds: float) -> None:
         self.waits.append(seconds)

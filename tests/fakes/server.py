@@ -5,7 +5,8 @@ answers ``POST /v1/chat/completions`` and ``POST /v1/messages`` with a judge-sha
 by ``reply(prompt_text) -> str``. The default, `card_reply`, tells the built-in cards apart by their
 input tags and answers each validly: a ``reference`` judgment (`DEFAULT_REPLY`), a pairwise
 verdict from a consistent judge, a ``Rating: [[N]]`` line, or rubric scores for the listed
-criteria. Run it in-process in a thread (`serve_in_thread`) or as its own process::
+criteria. A ``fault(request)`` hook may answer instead with an error status and body (e.g.
+`echo_key_error`, a server that quotes the API key back in a 400). Run it in-process in a thread (`serve_in_thread`) or as its own process::
 
     python -m tests.fakes.server --port 0 --latency 0.2   # prints "PORT <n>" when ready
 """
@@ -22,6 +23,7 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 
@@ -71,10 +73,43 @@ def card_reply(prompt: str) -> str:
     return DEFAULT_REPLY
 
 
+@dataclass(frozen=True)
+class FakeRequest:
+    """One request as the fake server read it (header names lower-cased)."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+
+Fault = Callable[[FakeRequest], "tuple[int, dict[str, Any]] | None"]
+"""Answers a request with ``(status, body)`` instead of a reply, or None to reply normally."""
+
+
+def sent_key(request: FakeRequest) -> str:
+    """The API key the SDK sent (OpenAI's bearer token or Anthropic's ``x-api-key``)."""
+    bearer = request.headers.get("authorization", "").removeprefix("Bearer ")
+    return request.headers.get("x-api-key") or bearer
+
+
+def echo_key_error(request: FakeRequest) -> tuple[int, dict[str, Any]]:
+    """A 400 that quotes the key it was sent, as some proxies and servers do."""
+    return 400, {
+        "error": {
+            "message": f"Invalid request for key {sent_key(request)}: model not allowed",
+            "type": "invalid_request_error",
+            "param": None,
+            "code": None,
+        }
+    }
+
+
 @dataclass
 class FakeServer:
     latency: float = 0.0
     reply: Callable[[str], str] = card_reply
+    fault: Fault | None = None
     requests: int = 0
     port: int = 0
     _ready: threading.Event = field(default_factory=threading.Event)
@@ -96,10 +131,11 @@ class FakeServer:
                 self.requests += 1
                 if self.latency:
                     await asyncio.sleep(self.latency)
-                status, payload = self._respond(method, path, body)
+                status, payload = self._respond(method, path, headers, body)
                 data = json.dumps(payload).encode()
                 writer.write(
-                    f"HTTP/1.1 {status} OK\r\ncontent-type: application/json\r\n"
+                    f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\n"
+                    "content-type: application/json\r\n"
                     f"content-length: {len(data)}\r\nconnection: keep-alive\r\n\r\n".encode()
                     + data
                 )
@@ -109,8 +145,14 @@ class FakeServer:
         finally:
             writer.close()
 
-    def _respond(self, method: str, path: str, body: bytes) -> tuple[int, dict[str, Any]]:
+    def _respond(
+        self, method: str, path: str, headers: dict[str, str], body: bytes
+    ) -> tuple[int, dict[str, Any]]:
         request = json.loads(body or b"{}")
+        if self.fault is not None:
+            answer = self.fault(FakeRequest(method, path, headers, request))
+            if answer is not None:
+                return answer
         messages = request.get("messages", [])
         prompt = "\n".join(str(m.get("content", "")) for m in messages)
         if path.endswith("/chat/completions"):

@@ -1,0 +1,62 @@
+"""Keep API keys out of error messages, logs and the results database.
+
+Provider SDKs build their error messages from response bodies, and some servers echo the key
+they were sent (a proxy answering 400 "invalid key sk-..."). Such text flows into exceptions,
+stderr and every error row of a batch, so it is scrubbed where judgecards creates error text
+(`judgecards.errors.ProviderError`) and again where the `Store` writes it.
+
+Two kinds of secret are replaced by ``[REDACTED]``:
+
+- *configured keys*: every key a provider was built with (`register_secret`) and the value of
+  every environment variable whose name ends in ``API_KEY``, wherever they occur;
+- *key-shaped text*: ``sk-…`` / ``sk-ant-…`` tokens of 16 or more key characters, which are
+  secrets whoever configured them. Model replies are judged text in which such a token may be
+  legitimate, so `redact` can be told to scrub configured keys only.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+
+__all__ = ["REDACTED", "redact", "register_secret"]
+
+REDACTED = "[REDACTED]"
+
+# Shorter values would blank out ordinary words ("test", a placeholder key) wherever they occur.
+_MIN_SECRET_LENGTH = 8
+_KEY_SHAPED = re.compile(r"(?<![A-Za-z0-9_\-])sk-[A-Za-z0-9_\-]{16,}")
+
+_registered: set[str] = set()
+_lock = threading.Lock()
+
+
+def register_secret(value: str | None) -> None:
+    """Remember a key so that `redact` scrubs it from now on (for the life of the process)."""
+    if value and len(value) >= _MIN_SECRET_LENGTH:
+        with _lock:
+            _registered.add(value)
+
+
+def _configured() -> list[str]:
+    with _lock:
+        secrets = set(_registered)
+    secrets.update(
+        value
+        for name, value in os.environ.items()
+        if name.upper().endswith("API_KEY") and len(value) >= _MIN_SECRET_LENGTH
+    )
+    # Longest first, so a key that contains another is replaced whole.
+    return sorted(secrets, key=len, reverse=True)
+
+
+def redact(text: str, *, key_shaped: bool = True) -> str:
+    """``text`` with every configured key, and unless ``key_shaped=False`` every ``sk-``-shaped
+    token, replaced by ``[REDACTED]``."""
+    for secret in _configured():
+        if secret in text:
+            text = text.replace(secret, REDACTED)
+    if key_shaped:
+        text = _KEY_SHAPED.sub(REDACTED, text)
+    return text
