@@ -177,6 +177,45 @@ def test_rank_over_stored_comparisons(env: FakeServer, tmp_path: Path) -> None:
     assert missing.exit_code == 2 and "no stored pairwise comparisons" in missing.stderr
 
 
+def test_rank_after_relabelling_counts_each_pair_once(env: FakeServer, tmp_path: Path) -> None:
+    # Before: `rank` exited 2 ("split into 2 groups") and `--method elo` counted 12 games for 6
+    # pairs, because the relabelled run stored each pair again under the new labels.
+    a, b = outputs(tmp_path, n=6)
+    assert run(*compare_args(a, b)).exit_code == 0
+    relabel = run(*compare_args(a, b, "--model-a", "new-x", "--model-b", "new-y"))
+    assert relabel.exit_code == 0, relabel.output
+    result = run("rank", "--bootstrap", "0")
+    assert result.exit_code == 0, result.output
+    assert "new-x" in result.stdout and "model-x" not in result.stdout
+    assert "6 stored comparison(s) were older labels" in result.stdout
+    as_json = json.loads(run("rank", "--json", "--method", "elo", "--bootstrap", "0").stdout)
+    assert as_json["n_comparisons"] == 6 and as_json["superseded_labellings"] == 6
+    assert {m["model"]: m["games"] for m in as_json["models"]} == {"new-x": 6, "new-y": 6}
+    older = json.loads(run("rank", "--json", "--models", "model-x,model-y").stdout)
+    assert {m["model"] for m in older["models"]} == {"model-x", "model-y"}
+    assert older["n_comparisons"] == 6 and older["outside_models"] == 6
+
+
+def test_rank_refuses_disconnected_groups_and_says_how_to_choose(
+    env: FakeServer, tmp_path: Path
+) -> None:
+    a, b = outputs(tmp_path, n=3)
+    assert run(*compare_args(a, b)).exit_code == 0
+    other_a = write(
+        tmp_path / "c.jsonl",
+        [{"id": "z1", "question": "Z?", "answer": "c's answer", "model": "model-c"}],
+    )
+    other_b = write(
+        tmp_path / "d.jsonl", [{"id": "z1", "answer": "d's answer", "model": "model-d"}]
+    )
+    assert run(*compare_args(other_a, other_b)).exit_code == 0
+    refused = run("rank", "--bootstrap", "0", "--method", "elo")
+    assert refused.exit_code == 2
+    assert "2 groups" in refused.stderr and "--models model-x,model-y" in refused.stderr
+    chosen = run("rank", "--bootstrap", "0", "--models", "model-c", "--models", "model-d")
+    assert chosen.exit_code == 0 and "model-c" in chosen.stdout
+
+
 def test_mock_judge_prints_the_banner(env: FakeServer, tmp_path: Path) -> None:
     a, b = outputs(tmp_path, n=2)
     before = env.requests

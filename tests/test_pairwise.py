@@ -23,14 +23,12 @@ from judgecards import (
     rank_stored,
 )
 from judgecards.cards import load_card
-from judgecards.pairwise.stored import load_comparisons
-from judgecards.providers.anthropic import AnthropicProvider
-from judgecards.providers.openai import OpenAIProvider
+from judgecards.pairwise.stored import load_comparisons, rankable_comparisons
 from judgecards.render import render
 from tests.fakes.http import Script, anthropic_message, openai_chat
+from tests.fakes.judges import anthropic_judge, openai_judge
 from tests.fakes.server import tagged
 
-KEY = "sk-test-pairwise-0000000000000000"
 QUESTION = "What is the capital of France?"
 RIGHT = "The capital of France is Paris."
 WRONG = "The capital of France is Lyon, on the Rhône."
@@ -54,13 +52,6 @@ def prefers_paris(request: httpx2.Request) -> httpx2.Response:
     a, b = tagged(text, "answer_a") or "", tagged(text, "answer_b") or ""
     winner = "tie" if ("Paris" in a) == ("Paris" in b) else ("A" if "Paris" in a else "B")
     return openai_chat(verdict(winner))
-
-
-def openai_judge(script: Script, **options: Any) -> Judge:
-    provider = OpenAIProvider(
-        "gpt-4o", api_key=KEY, http_client=script.client(), async_http_client=script.async_client()
-    )
-    return Judge("pairwise", "openai:gpt-4o", provider=provider, **options)
 
 
 def pairs(n: int) -> list[dict[str, Any]]:
@@ -89,7 +80,7 @@ def test_card_is_released_and_renders_inputs_as_delimited_data() -> None:
 
 def test_always_first_position_judge_gives_all_ties_and_zero_consistency() -> None:
     script = Script(default=always_first)
-    judge = openai_judge(script)
+    judge = openai_judge(script, "pairwise")
     results = compare_many(judge, pairs(6), concurrency=4)
     assert len(script.requests) == 12  # every pair judged twice
     assert [c.winner for c in results] == ["tie"] * 6
@@ -107,7 +98,7 @@ def test_always_first_position_judge_gives_all_ties_and_zero_consistency() -> No
 
 def test_consistent_judge_decides_every_pair() -> None:
     script = Script(default=prefers_paris)
-    judge = openai_judge(script)
+    judge = openai_judge(script, "pairwise")
     results = compare_many(judge, pairs(8), concurrency=8)
     assert [c.winner for c in results] == ["A", "B"] * 4
     assert all(c.position_consistent for c in results)
@@ -125,10 +116,10 @@ def test_consistent_judge_decides_every_pair() -> None:
 
 def test_repeated_compare_makes_no_provider_call() -> None:
     script = Script(default=prefers_paris)
-    first_run = compare_many(openai_judge(script), pairs(5))
+    first_run = compare_many(openai_judge(script, "pairwise"), pairs(5))
     assert len(script.requests) == 10
     # A new Judge on the same database: both orders come from the store, no request at all.
-    again = compare_many(openai_judge(script), pairs(5))
+    again = compare_many(openai_judge(script, "pairwise"), pairs(5))
     assert len(script.requests) == 10
     assert [c.winner for c in again] == [c.winner for c in first_run]
     assert all(c.first_order.cached and c.second_order.cached for c in again)
@@ -138,7 +129,7 @@ def test_repeated_compare_makes_no_provider_call() -> None:
 
 def test_identical_answers_are_a_consistent_tie() -> None:
     script = Script(default=prefers_paris)
-    result = compare(openai_judge(script), QUESTION, RIGHT, RIGHT, pair_id="same")
+    result = compare(openai_judge(script, "pairwise"), QUESTION, RIGHT, RIGHT, pair_id="same")
     assert result.winner == "tie" and result.position_consistent
     assert result.first_order.result_id != result.second_order.result_id  # two stored judgments
 
@@ -149,7 +140,7 @@ def test_off_menu_verdict_is_re_asked_and_the_problem_fed_back() -> None:
         openai_chat(verdict("A")),
         openai_chat(verdict("B")),
     )
-    result = compare(openai_judge(script), QUESTION, RIGHT, WRONG, pair_id="p1")
+    result = compare(openai_judge(script, "pairwise"), QUESTION, RIGHT, WRONG, pair_id="p1")
     assert result.winner == "A" and result.position_consistent
     reask = json.loads(script.requests[1].content)["messages"]
     assert reask[-2]["role"] == "assistant" and '"C"' in reask[-2]["content"]
@@ -159,7 +150,7 @@ def test_off_menu_verdict_is_re_asked_and_the_problem_fed_back() -> None:
 def test_a_failed_order_makes_an_error_comparison_not_a_dropped_one() -> None:
     bad = openai_chat("I cannot decide.")
     script = Script(openai_chat(verdict("A")), bad, bad)
-    judge = openai_judge(script, max_attempts=2)
+    judge = openai_judge(script, "pairwise", max_attempts=2)
     result = compare(judge, QUESTION, RIGHT, WRONG, pair_id="p1")
     assert result.status == "error" and result.winner is None and result.outcome is None
     assert result.first_order.status == "ok" and result.second_order.status == "error"
@@ -172,7 +163,7 @@ def test_a_failed_order_makes_an_error_comparison_not_a_dropped_one() -> None:
 
 def test_stored_comparisons_carry_labels_and_feed_rankings() -> None:
     script = Script(default=prefers_paris)
-    judge = openai_judge(script)
+    judge = openai_judge(script, "pairwise")
     # model-x writes the right answer every time, model-y never.
     data = pairs(6)
     for pair in data:
@@ -203,7 +194,7 @@ def test_stored_comparisons_carry_labels_and_feed_rankings() -> None:
 def test_rank_refuses_to_pool_two_judges() -> None:
     script = Script(default=prefers_paris)
     labels = {"model_a": "x", "model_b": "y"}
-    compare_many(openai_judge(script), pairs(2), **labels)
+    compare_many(openai_judge(script, "pairwise"), pairs(2), **labels)
     other = Judge("pairwise", "mock:judge")
     compare_many(other, pairs(2), **labels)
     with pytest.raises(ValueError, match="2 judges"):
@@ -213,10 +204,51 @@ def test_rank_refuses_to_pool_two_judges() -> None:
         rank_stored(Store(), judge_model="openai:other")
 
 
+def test_relabelled_pairs_count_once_with_their_latest_labels() -> None:
+    # Comparing the same outputs again under corrected labels stores the pairs again under the
+    # new labels. Each judged pair must still count once: before, Elo counted 8 games for 4 pairs
+    # and Bradley–Terry refused the two label groups as disconnected.
+    script = Script(default=prefers_paris)
+    judge = openai_judge(script, "pairwise")
+    compare_many(judge, pairs(4), model_a="gpt-4o", model_b="llama")
+    compare_many(judge, pairs(4), model_a="gpt-4o-2024", model_b="llama-3.1")
+    assert len(script.requests) == 8  # the relabel re-used the stored judgments: no new call
+    assert len(load_comparisons(judge.store)) == 8  # both labellings are kept
+    for method in ("bt", "elo"):
+        ratings = rank_stored(judge.store, method=method, bootstrap=0)  # type: ignore[arg-type]
+        assert ratings.n_comparisons == 4
+        # A is right on even ids, B on odd ones: two wins each, four games each.
+        assert {m.model: (m.games, m.wins) for m in ratings} == {
+            "gpt-4o-2024": (4, 2),
+            "llama-3.1": (4, 2),
+        }
+    selection = rankable_comparisons(judge.store)
+    assert (selection.superseded, selection.outside_models, selection.unlabelled) == (4, 0, 0)
+    older = rank_stored(judge.store, models=["gpt-4o", "llama"], method="elo", bootstrap=0)
+    assert older.n_comparisons == 4 and sorted(older.ranking()) == ["gpt-4o", "llama"]
+
+
+def test_disconnected_groups_are_refused_with_the_option_that_chooses() -> None:
+    script = Script(default=prefers_paris)
+    judge = openai_judge(script, "pairwise")
+    compare_many(judge, pairs(3), model_a="a", model_b="b")
+    compare_many(
+        judge, [{**p, "id": f"other-{p['id']}"} for p in pairs(2)], model_a="c", model_b="d"
+    )
+    for method in ("bt", "elo"):
+        with pytest.raises(
+            ValueError, match=r"2 groups .*\(a, b; c, d\).*--models a,b or --models c,d"
+        ):
+            rank_stored(judge.store, method=method, bootstrap=0)  # type: ignore[arg-type]
+    assert rank_stored(judge.store, models=["c", "d"], bootstrap=0).n_comparisons == 2
+    with pytest.raises(ValueError, match="has the label\\(s\\) e "):
+        rank_stored(judge.store, models=["a", "e"])
+
+
 def test_report_has_verbosity_and_self_preference_warning() -> None:
     script = Script(default=prefers_paris)
     results = compare_many(
-        openai_judge(script), pairs(6), model_a="gpt-4o-mini", model_b="llama-3.1-8b"
+        openai_judge(script, "pairwise"), pairs(6), model_a="gpt-4o-mini", model_b="llama-3.1-8b"
     )
     report = comparison_report(results, judge_model="openai:gpt-4o")
     assert report.verbosity is not None and report.verbosity.correlation.n == 6
@@ -229,10 +261,7 @@ def test_report_has_verbosity_and_self_preference_warning() -> None:
 
 def test_compare_function_and_rows() -> None:
     script = Script(default=prefers_paris)
-    provider = OpenAIProvider(
-        "gpt-4o", api_key=KEY, http_client=script.client(), async_http_client=script.async_client()
-    )
-    judge = Judge("pairwise", "openai:gpt-4o", provider=provider)
+    judge = openai_judge(script, "pairwise")
     result = compare(judge, QUESTION, WRONG, RIGHT, pair_id="7", reference="Paris")
     assert isinstance(result, ComparisonResult) and result.winner == "B"
     assert all("<reference>\nParis\n</reference>" in prompt(r) for r in script.requests)
@@ -252,13 +281,7 @@ def test_anthropic_sdk_path() -> None:
         return anthropic_message(verdict("A"))
 
     script = Script(default=first)
-    provider = AnthropicProvider(
-        "claude-sonnet-5",
-        api_key="sk-ant-test",
-        http_client=script.client(),
-        async_http_client=script.async_client(),
-    )
-    judge = Judge("pairwise", "anthropic:claude-sonnet-5", provider=provider)
+    judge = anthropic_judge(script, "pairwise")
     results = compare_many(judge, pairs(3))
     assert [c.error for c in results] == [None] * 3
     assert [c.winner for c in results] == ["tie"] * 3 and len(script.requests) == 6

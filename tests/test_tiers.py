@@ -16,8 +16,7 @@ import httpx2
 import pytest
 from pydantic import BaseModel, ConfigDict
 
-from judgecards import Judge, RetryPolicy
-from judgecards.providers.openai import OpenAIProvider
+from judgecards import Judge
 from judgecards.tiered import (
     Check,
     CheckResult,
@@ -30,7 +29,8 @@ from judgecards.tiered import (
     TieredEval,
     metric_check_names,
 )
-from tests.fakes.http import Script, Waits, openai_chat, reference_judgment
+from tests.fakes.http import Script, openai_chat, reference_judgment
+from tests.fakes.judges import openai_judge
 
 # ---------------------------------------------------------------- tier 1: RegexCheck
 
@@ -464,7 +464,6 @@ def test_pipeline_shape_is_checked() -> None:
 
 # ---------------------------------------------------------------- the judge tier, real SDK
 
-KEY = "sk-test-4f9a7c2e1b3d5f60718293a4b5c6d7e8"
 
 QA = [
     # (id, model_output, gold) — what each tier should do is in the comment.
@@ -501,15 +500,6 @@ def judge_reply(request: httpx2.Request) -> httpx2.Response:
     output = re.search(r"<model_output>\n(.*?)\n</model_output>", prompt, re.DOTALL)
     assert output is not None, "no model output in the prompt"
     return openai_chat(JUDGMENTS[output.group(1)], prompt_tokens=700, completion_tokens=100)
-
-
-def openai_judge(script: Script, **options: Any) -> Judge:
-    provider = OpenAIProvider(
-        "gpt-4o", api_key=KEY, http_client=script.client(), async_http_client=script.async_client()
-    )
-    waits = Waits()
-    policy = RetryPolicy(attempts=3, sleep=waits, async_sleep=waits.asleep)
-    return Judge("reference", "openai:gpt-4o", provider=provider, retry=policy, **options)
 
 
 def three_tiers(judge: Judge, **judge_options: Any) -> TieredEval:

@@ -24,6 +24,14 @@ from judgecards.cli._common import db_option, fail
     help="Only comparisons judged by this model (needed when several judged).",
 )
 @click.option(
+    "--models",
+    "models",
+    multiple=True,
+    metavar="NAME[,NAME...]",
+    help="Only comparisons between these model labels: ranks one group of models, or an older "
+    "labelling of relabelled pairs (repeat the option or separate names with commas).",
+)
+@click.option(
     "--method",
     type=click.Choice(["bt", "elo"]),
     default="bt",
@@ -50,6 +58,7 @@ from judgecards.cli._common import db_option, fail
 def rank(
     card: str,
     judge_model: str | None,
+    models: tuple[str, ...],
     method: str,
     ties: str,
     bootstrap: int,
@@ -59,11 +68,13 @@ def rank(
 ) -> None:
     """Rank models from stored pairwise comparisons (label A and B with --model-a/--model-b when comparing).
 
-    Each comparison counts once, with the two-order outcome (a pair the orders disagreed on is a
-    tie). Comparisons without both model labels cannot be ranked and are counted as skipped.
+    Each judged pair counts once, with the two-order outcome (a pair the orders disagreed on is a
+    tie). A pair compared again under other --model-a/--model-b labels counts once, with its latest
+    labels; --models picks a group of models or an older labelling. Comparisons without both model
+    labels cannot be ranked and are counted as skipped.
     """
     from judgecards.errors import JudgecardsError
-    from judgecards.pairwise.stored import load_comparisons, rank_stored
+    from judgecards.pairwise.stored import rankable_comparisons
     from judgecards.store import Store
 
     if not db.exists():
@@ -71,24 +82,44 @@ def rank(
         sys.exit(2)
     try:
         store = Store(db)
-        rows = load_comparisons(store, card=card, judge_model=judge_model)
+        wanted = [name.strip() for value in models for name in value.split(",") if name.strip()]
+        selection = rankable_comparisons(
+            store, card=card, judge_model=judge_model, models=wanted or None
+        )
         options: dict[str, object] = {"bootstrap": bootstrap, "seed": seed}
         if method == "bt":
             options["ties"] = ties
-        ratings = rank_stored(store, card=card, judge_model=judge_model, method=method, **options)  # type: ignore[arg-type]
+        ratings = selection.rate("bt" if method == "bt" else "elo", **options)
     except JudgecardsError as error:
         fail(error)
     except ValueError as error:
         click.echo(f"Error: {error}", err=True)
         sys.exit(2)
-    skipped = sum(
-        1 for r in rows if not (r["model_a"] and r["model_b"]) or r["model_a"] == r["model_b"]
-    )
     if as_json:
         data = ratings.to_dict()
-        data["skipped_unlabelled"] = skipped
+        data.update(
+            {
+                "card": selection.card,
+                "judge_model": selection.judge_model,
+                "skipped_unlabelled": selection.unlabelled,
+                "superseded_labellings": selection.superseded,
+                "outside_models": selection.outside_models,
+            }
+        )
         click.echo(json.dumps(data, indent=2))
         return
     click.echo(ratings.as_text())
-    if skipped:
-        click.echo(f"\n{skipped} stored comparison(s) without both model labels were skipped.")
+    notes = []
+    if selection.superseded:
+        notes.append(
+            f"{selection.superseded} stored comparison(s) were older labels of pairs counted with "
+            "their latest labels (rank an older labelling with --models)."
+        )
+    if selection.outside_models:
+        notes.append(f"{selection.outside_models} comparison(s) outside --models were left out.")
+    if selection.unlabelled:
+        notes.append(
+            f"{selection.unlabelled} stored comparison(s) without both model labels were skipped."
+        )
+    if notes:
+        click.echo("\n" + "\n".join(notes))

@@ -51,7 +51,7 @@ import numpy as np
 from judgecards.pairwise._bradley_terry_fit import fit_bradley_terry
 from judgecards.pairwise.rules import VERDICTS
 
-__all__ = ["Comparison", "ModelRating", "Ratings", "bradley_terry", "elo"]
+__all__ = ["Comparison", "ModelRating", "Ratings", "bradley_terry", "comparison_groups", "elo"]
 
 Comparison = tuple[str, str, str]
 """One pairwise outcome: ``(model_a, model_b, winner)`` with ``winner`` in ``{"A", "B", "tie"}``.
@@ -269,7 +269,7 @@ def bradley_terry(
     if ties not in ("half", "davidson"):
         raise ValueError(f"ties must be 'half' or 'davidson', got {ties!r}")
     data = _encode(comparisons)
-    _check_connected(data)
+    _check_connected(comparisons)
     if anchor is not None and anchor not in data.models:
         raise ValueError(f"anchor {anchor!r} is not among the compared models {list(data.models)}")
     factor = scale / math.log(base)
@@ -450,22 +450,40 @@ def _encode(comparisons: Sequence[Comparison]) -> _Encoded:
     return _Encoded(models, idx_a, idx_b, outcome, pairs, cell.astype(np.intp))
 
 
-def _check_connected(data: _Encoded) -> None:
-    parent = list(range(len(data.models)))
+def comparison_groups(comparisons: Sequence[Comparison]) -> list[list[str]]:
+    """The models split into groups that were never compared with each other.
 
-    def find(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
+    Ratings are on one scale only within a group: two models are in the same group when a chain
+    of comparisons links them. `bradley_terry` refuses more than one group.
 
-    for i, j in data.pairs:
-        parent[find(int(i))] = find(int(j))
-    groups: dict[int, list[str]] = {}
-    for i, name in enumerate(data.models):
-        groups.setdefault(find(i), []).append(name)
+    Args:
+        comparisons: ``(model_a, model_b, winner)`` triples; the winner is not looked at.
+
+    Returns:
+        The groups, each sorted by name, largest group first (then by first name); one group (or
+        none, for no comparisons) means every rating is on one scale.
+    """
+    parent: dict[str, str] = {}
+
+    def find(name: str) -> str:
+        parent.setdefault(name, name)
+        while parent[name] != name:
+            parent[name] = parent[parent[name]]
+            name = parent[name]
+        return name
+
+    for model_a, model_b, _ in comparisons:
+        parent[find(model_a)] = find(model_b)
+    groups: dict[str, list[str]] = {}
+    for name in sorted(parent):
+        groups.setdefault(find(name), []).append(name)
+    return sorted(groups.values(), key=lambda group: (-len(group), group[0]))
+
+
+def _check_connected(comparisons: Sequence[Comparison]) -> None:
+    groups = comparison_groups(comparisons)
     if len(groups) > 1:
-        listed = "; ".join(", ".join(g) for g in groups.values())
+        listed = "; ".join(", ".join(g) for g in groups)
         raise ValueError(
             f"the comparisons split into {len(groups)} groups never compared with each other "
             f"({listed}); their ratings would not be on one scale — rate each group separately"

@@ -1,24 +1,32 @@
 """Stored comparisons: the ``comparisons`` table and rankings over it.
 
 `save_comparisons` writes the decided pairs of a compare run (each with the two order results
-already in ``results``); `load_comparisons` reads them back; `rank_stored` (``judgecards rank``)
-fits Bradley–Terry or Elo ratings over the labelled ones.
+already in ``results``); `load_comparisons` reads them back; `rankable_comparisons` picks what a
+ranking counts (one judge, labelled, each judged pair once) and `rank_stored` (``judgecards
+rank``) fits Bradley–Terry or Elo ratings over it.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from judgecards.errors import StoreError
 
 if TYPE_CHECKING:
     from judgecards.pairwise.compare import ComparisonResult
-    from judgecards.pairwise.ratings import Ratings
+    from judgecards.pairwise.ratings import Comparison, Ratings
     from judgecards.store import Store
 
-__all__ = ["load_comparisons", "rank_stored", "save_comparisons"]
+__all__ = [
+    "RankableComparisons",
+    "load_comparisons",
+    "rank_stored",
+    "rankable_comparisons",
+    "save_comparisons",
+]
 
 
 _COLUMNS = (
@@ -90,43 +98,151 @@ def load_comparisons(
 # --------------------------------------------------------------------------- ranking
 
 
+@dataclass(frozen=True)
+class RankableComparisons:
+    """The stored comparisons a ranking counts, each judged pair once, and what was left out.
+
+    A judged pair (its two order results) is stored once per labelling: re-running ``compare``
+    on the same outputs with other ``--model-a``/``--model-b`` labels adds rows under the new
+    labels beside the old ones. Counting both would count the pair twice (and split the
+    comparison graph into an old-label and a new-label group), so each judged pair counts once,
+    with its most recent labelling among the selected rows.
+
+    Attributes:
+        comparisons: ``(model_a, model_b, winner)``, one per judged pair, in the order the pairs
+            were first judged (the order Elo replays).
+        card / judge_model: the one judge (``name@version`` and model) they come from.
+        unlabelled: stored rows without two distinct model labels (cannot be ranked).
+        outside_models: labelled rows left out because a label is not in ``models``.
+        superseded: rows that were older labellings of a judged pair counted with newer labels.
+    """
+
+    comparisons: list[Comparison]
+    card: str
+    judge_model: str
+    unlabelled: int
+    outside_models: int
+    superseded: int
+
+    def rate(self, method: Literal["bt", "elo"] = "bt", **options: Any) -> Ratings:
+        """Bradley–Terry (``"bt"``) or Elo ratings; ``options`` go to `bradley_terry` / `elo`."""
+        from judgecards.pairwise.ratings import bradley_terry, elo
+
+        if method == "bt":
+            return bradley_terry(self.comparisons, **options)
+        if method == "elo":
+            return elo(self.comparisons, **options)
+        raise ValueError(f"method must be 'bt' or 'elo', got {method!r}")
+
+
+def rankable_comparisons(
+    store: Store,
+    *,
+    card: str = "pairwise",
+    judge_model: str | None = None,
+    models: Sequence[str] | None = None,
+) -> RankableComparisons:
+    """Select the stored comparisons to rank: one judge, labelled, each judged pair once.
+
+    Args:
+        store: the database.
+        card: ``name`` (any version) or ``name@version``.
+        judge_model: only comparisons judged by this model.
+        models: only comparisons between these labels: picks one group of models, or an older
+            labelling of relabelled pairs (each judged pair still counts once, with its latest
+            labelling among the rows selected).
+
+    Raises:
+        ValueError: no labelled comparisons (within ``models``); a label in ``models`` that no
+            stored comparison has; comparisons from several judge models or card versions; or
+            models that split into groups never compared with each other (ratings would not be on
+            one scale). Each message says which option chooses.
+    """
+    from judgecards.pairwise.ratings import comparison_groups
+
+    rows = load_comparisons(store, card=card, judge_model=judge_model)
+    labelled = [r for r in rows if r["model_a"] and r["model_b"] and r["model_a"] != r["model_b"]]
+    by = f" by {judge_model}" if judge_model else ""
+    if not labelled:
+        raise ValueError(
+            f"no stored {card} comparisons with model labels{by} in {store.path} "
+            "(label A and B with model_a/model_b or --model-a/--model-b)"
+        )
+    selected = labelled
+    if models is not None:
+        wanted = set(models)
+        known = {r[side] for r in labelled for side in ("model_a", "model_b")}
+        unknown = sorted(wanted - known)
+        if unknown:
+            raise ValueError(
+                f"no stored {card} comparison{by} has the label(s) {', '.join(unknown)} "
+                f"(labels: {', '.join(sorted(known))})"
+            )
+        selected = [r for r in labelled if r["model_a"] in wanted and r["model_b"] in wanted]
+        if not selected:
+            raise ValueError(
+                f"no stored {card} comparison{by} is between two of {', '.join(sorted(wanted))}"
+            )
+    judges = sorted({(r["card"], r["model"]) for r in selected})
+    if len(judges) > 1:
+        listed = "; ".join(f"{c} by {m}" for c, m in judges)
+        raise ValueError(
+            f"stored comparisons come from {len(judges)} judges ({listed}); rank one at a time: "
+            "choose it with --judge-model MODEL and/or --card NAME@VERSION"
+        )
+    # Rows are oldest first: for each judged pair the last row is its latest labelling, and the
+    # pair keeps the place of its first row (when it was first judged).
+    latest: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in selected:
+        key = (row["first_result_id"], row["second_result_id"])
+        latest.pop(key, None)
+        latest[key] = row
+    first_seen = list(
+        dict.fromkeys((r["first_result_id"], r["second_result_id"]) for r in selected)
+    )
+    comparisons = [
+        (latest[key]["model_a"], latest[key]["model_b"], latest[key]["winner"])
+        for key in first_seen
+    ]
+    groups = comparison_groups(comparisons)
+    if len(groups) > 1:
+        listed = "; ".join(", ".join(group) for group in groups)
+        choices = " or ".join(f"--models {','.join(group)}" for group in groups)
+        raise ValueError(
+            f"the stored comparisons split into {len(groups)} groups of models never compared "
+            f"with each other ({listed}); their ratings would not be on one scale. Rank one group "
+            f"at a time: {choices}"
+        )
+    card_ref, model = judges[0]
+    return RankableComparisons(
+        comparisons=comparisons,
+        card=card_ref,
+        judge_model=model,
+        unlabelled=len(rows) - len(labelled),
+        outside_models=len(labelled) - len(selected),
+        superseded=len(selected) - len(comparisons),
+    )
+
+
 def rank_stored(
     store: Store,
     *,
     card: str = "pairwise",
     judge_model: str | None = None,
+    models: Sequence[str] | None = None,
     method: Literal["bt", "elo"] = "bt",
     **options: Any,
 ) -> Ratings:
     """Bradley–Terry (``"bt"``) or Elo ratings over stored comparisons that carry model labels.
 
-    ``options`` go to `judgecards.pairwise.ratings.bradley_terry` or `judgecards.pairwise.ratings.elo` (``ties``,
-    ``bootstrap``, ``seed``, ``k``…). Elo replays comparisons in the order they were first judged.
+    Each judged pair counts once, with its latest labelling (see `rankable_comparisons`, which
+    also says how ``models`` picks a group or an older labelling). ``options`` go to
+    `judgecards.pairwise.ratings.bradley_terry` or `judgecards.pairwise.ratings.elo`
+    (``ties``, ``bootstrap``, ``seed``, ``k``…). Elo replays the pairs in the order they were
+    first judged.
 
     Raises:
-        ValueError: no labelled comparisons, or comparisons from several judge models or card
-            versions (their verdicts are not one judge's; pick one with ``judge_model`` or
-            ``card="name@version"``).
+        ValueError: as `rankable_comparisons`, or an unknown ``method``.
     """
-    from judgecards.pairwise.ratings import bradley_terry, elo
-
-    rows = load_comparisons(store, card=card, judge_model=judge_model)
-    usable = [r for r in rows if r["model_a"] and r["model_b"] and r["model_a"] != r["model_b"]]
-    if not usable:
-        raise ValueError(
-            f"no stored {card} comparisons with model labels"
-            + (f" by {judge_model}" if judge_model else "")
-            + f" in {store.path} (label A and B with model_a/model_b or --model-a/--model-b)"
-        )
-    judges = sorted({f"{r['card']} by {r['model']}" for r in usable})
-    if len(judges) > 1:
-        raise ValueError(
-            f"stored comparisons come from {len(judges)} judges ({'; '.join(judges)}); "
-            "rank one at a time: choose the judge model and/or card@version"
-        )
-    comparisons = [(r["model_a"], r["model_b"], r["winner"]) for r in usable]
-    if method == "bt":
-        return bradley_terry(comparisons, **options)
-    if method == "elo":
-        return elo(comparisons, **options)
-    raise ValueError(f"method must be 'bt' or 'elo', got {method!r}")
+    selection = rankable_comparisons(store, card=card, judge_model=judge_model, models=models)
+    return selection.rate(method, **options)
