@@ -19,10 +19,13 @@ Human labels and drift audits:
 * `Audit` — spot-check samples, labelling sheets, ingest, the report with its CI gate
   (`AuditReport`, `AuditSummary`), anchor sets (`AnchorSet`) and their re-runs.
 * `latest_calibration` — a card version's latest calibration for a judge model
-  (`CalibrationStatus`), as `judgecards.Judge` checks it.
+  (`CalibrationStatus`); `warn_if_uncalibrated` warns (`UncalibratedJudgeWarning`) for a judge
+  that has none, as the command line does once per run.
 
 Every measure warns with `SmallSampleWarning` below 30 items. Intervals come from
 `judgecards.metrics.stats.bootstrap_ci` and are returned as `judgecards.metrics.stats.Estimate`.
+`AuditError` and `LabelImportError` are defined in `judgecards.errors`, in the one exception tree
+under `judgecards.JudgecardsError`. The calibration tables' SQL is all in `calibration.repository`.
 """
 
 from __future__ import annotations
@@ -30,20 +33,20 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-# Names are imported on first use (PEP 562): `judgecards.Judge` imports `calibration.status` on
-# every construction, and that must not pay for numpy, scipy and scikit-learn. To add a name,
+# Names are imported on first use (PEP 562): the command line imports `calibration.status` on
+# every run, and that must not pay for numpy, scipy and scikit-learn. To add a name,
 # add it here (and to the TYPE_CHECKING imports below); `__all__` lists the same names, sorted.
 _EXPORTS: dict[str, str] = {
     "AgreementReport": "calibration.report",
-    "AnchorSet": "calibration.audit",
+    "AnchorSet": "calibration.records",
     "Audit": "calibration.audit",
-    "AuditError": "calibration.audit",
+    "AuditError": "judgecards.errors",
     "AuditReport": "calibration.audit_report",
     "AuditSummary": "calibration.audit_report",
     "CalibrationStatus": "calibration.status",
     "ClassScores": "calibration.report",
     "InterAnnotatorReport": "calibration.interrater",
-    "LabelImportError": "calibration.labels",
+    "LabelImportError": "judgecards.errors",
     "LabelImportReport": "calibration.labels",
     "PairwiseAgreement": "calibration.pairwise",
     "RaterPair": "calibration.interrater",
@@ -60,6 +63,7 @@ _EXPORTS: dict[str, str] = {
     "pairwise_agreement": "calibration.pairwise",
     "pairwise_human_agreement": "calibration.pairwise",
     "read_labels": "calibration.labels",
+    "warn_if_uncalibrated": "calibration.status",
 }
 
 __all__ = [
@@ -89,6 +93,7 @@ __all__ = [
     "pairwise_agreement",
     "pairwise_human_agreement",
     "read_labels",
+    "warn_if_uncalibrated",
 ]
 
 
@@ -108,7 +113,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:
     from calibration._core import SmallSampleWarning
     from calibration.agreement import agreement, kappa
-    from calibration.audit import AnchorSet, Audit, AuditError
+    from calibration.audit import Audit
     from calibration.audit_report import AuditReport, AuditSummary
     from calibration.interrater import (
         InterAnnotatorReport,
@@ -118,12 +123,13 @@ if TYPE_CHECKING:
         krippendorff_alpha,
     )
     from calibration.labels import (
-        LabelImportError,
         LabelImportReport,
         export_labels,
         import_labels,
         read_labels,
     )
     from calibration.pairwise import PairwiseAgreement, pairwise_agreement, pairwise_human_agreement
+    from calibration.records import AnchorSet
     from calibration.report import AgreementReport, ClassScores, calibrate
-    from calibration.status import CalibrationStatus, latest_calibration
+    from calibration.status import CalibrationStatus, latest_calibration, warn_if_uncalibrated
+    from judgecards.errors import AuditError, LabelImportError

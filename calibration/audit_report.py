@@ -21,7 +21,7 @@ from calibration.report import AgreementReport
 from judgecards.metrics.stats import Estimate
 
 if TYPE_CHECKING:
-    from calibration.audit import AuditRecord
+    from calibration.records import AuditRecord
 
 __all__ = [
     "AnchorDrift",

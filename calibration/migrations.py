@@ -28,6 +28,7 @@ from contextlib import contextmanager
 import sqlite_utils
 from sqlite_utils import Migrations
 
+from judgecards.errors import StoreError
 from judgecards.store import Store
 
 __all__ = ["migrations", "open_store", "opened"]
@@ -144,7 +145,12 @@ def open_store(db: Store | str | os.PathLike[str] | None = None) -> Store:
     can share one connection.
     """
     store = db if isinstance(db, Store) else Store(db)
-    migrations.apply(store.db)
+    try:
+        store.migrate(migrations)  # under the store's lock and an immediate write lock
+    except StoreError:
+        if store is not db:
+            store.close()
+        raise
     return store
 
 

@@ -1,10 +1,13 @@
 """The latest calibration of a card version for a judge model, read cheaply.
 
-`Judge` asks on every construction whether its card@version was ever checked against human
-labels for its model, and ``judgecards cards list`` shows the answer per card version. Both must
+The command line (``score``, ``compare``, ``eval``) asks once per run whether the card@version was
+ever checked against human labels for the judge model (`warn_if_uncalibrated`, which library
+users call explicitly: `judgecards.Judge` itself does not depend on this package), and
+``judgecards cards list`` shows the answer per card version. Both must
 stay fast and must work on a database that has never seen the calibration package, so this module
-imports only the standard library, runs one indexed query over the headline the audit code caches
-on each ``audits`` row (kappa, n, date), and treats missing tables as "never calibrated".
+imports nothing heavy until asked (the store's sqlite-utils loads pandas when it is installed), runs one indexed query (`CalibrationRepository.headlines`) over the
+headline the audit code caches on each ``audits`` row (kappa, n, date), and treats missing tables
+as "never calibrated".
 
 "Calibrated" means: some audit of that card@version and model (a spot-check sample or an
 anchor-set re-run) has at least one human label. A calibration with a poor kappa still counts;
@@ -14,18 +17,19 @@ anchor-set re-run) has at least one human label. A calibration with a poor kappa
 from __future__ import annotations
 
 import os
-import sqlite3
+import warnings
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from judgecards.errors import UncalibratedJudgeWarning
+
 if TYPE_CHECKING:
+    from judgecards.judge import Judge
     from judgecards.store import Store
 
-__all__ = ["CalibrationStatus", "calibrations", "latest_calibration"]
-
-_COLUMNS = "id, card, model, field, kappa, kappa_low, kappa_high, agreement, n_labeled, created_at"
+__all__ = ["CalibrationStatus", "calibrations", "latest_calibration", "warn_if_uncalibrated"]
 
 
 @dataclass(frozen=True)
@@ -82,13 +86,37 @@ def latest_calibration(store: Store, *, card: str, model: str) -> CalibrationSta
         A `CalibrationStatus`, or ``None`` when that card version was never calibrated for
         that model (or the calibration tables do not exist yet).
     """
-    rows = _query(
-        store.db.conn,
-        f"SELECT {_COLUMNS} FROM audits WHERE card = ? AND model = ? AND n_labeled > 0 "
-        "ORDER BY created_at DESC, id DESC LIMIT 1",
-        (card, model),
-    )
+    from calibration.repository import CalibrationRepository
+
+    rows = CalibrationRepository(store).headlines(card=card, model=model)
     return _status(rows[0]) if rows else None
+
+
+def warn_if_uncalibrated(judge: Judge, *, stacklevel: int = 2) -> CalibrationStatus | None:
+    """Warn when a judge's card version was never calibrated for its model; mock judges never warn.
+
+    Call it once per run (the command line does): `judgecards.Judge` does not check by itself, so
+    that the core never depends on this package.
+
+    Args:
+        judge: the judge about to be used; its own store is queried.
+        stacklevel: passed to `warnings.warn`, so the warning points at the caller.
+
+    Returns:
+        The latest `CalibrationStatus`, or ``None`` after warning `UncalibratedJudgeWarning`
+        (``None`` without a warning or a query for a mock judge).
+    """
+    if judge.is_mock:
+        return None  # synthetic scores: nothing to calibrate
+    status = latest_calibration(judge.store, card=judge.card.ref, model=judge.model)
+    if status is None:
+        warnings.warn(
+            f"{judge.card.ref} has never been calibrated against human labels for {judge.model}; "
+            "see `judgecards audit sample`",
+            UncalibratedJudgeWarning,
+            stacklevel=stacklevel + 1,
+        )
+    return status
 
 
 def calibrations(
@@ -104,38 +132,21 @@ def calibrations(
             listing never creates or migrates a database (a missing file gives ``[]``).
         card: only this ``name@version``.
     """
-    where = "n_labeled > 0" + (" AND card = ?" if card else "")
-    sql = f"SELECT {_COLUMNS} FROM audits WHERE {where} ORDER BY created_at DESC, id DESC"
-    params = (card,) if card else ()
-    if isinstance(source, (str, os.PathLike)):
-        path = Path(source)
-        if not path.is_file():
-            return []
-        try:
-            connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-        except sqlite3.Error:
-            return []
-        try:
-            rows = _query(connection, sql, params)
-        finally:
-            connection.close()
+    from calibration.repository import CalibrationRepository
+    from judgecards.store import Store
+
+    if isinstance(source, Store):
+        rows = CalibrationRepository(source).headlines(card=card)
     else:
-        rows = _query(source.db.conn, sql, params)
+        if not Path(source).is_file():
+            return []
+        with Store(source, read_only=True) as store:
+            rows = CalibrationRepository(store).headlines(card=card)
     latest: dict[tuple[str, str], CalibrationStatus] = {}
     for row in rows:
         status = _status(row)
         latest.setdefault((status.card, status.model), status)
     return list(latest.values())
-
-
-def _query(
-    connection: sqlite3.Connection, sql: str, params: tuple[Any, ...]
-) -> list[tuple[Any, ...]]:
-    try:
-        return connection.execute(sql, params).fetchall()
-    except sqlite3.OperationalError:
-        # No calibration tables (or an older schema): nothing was ever calibrated here.
-        return []
 
 
 def _status(row: tuple[Any, ...]) -> CalibrationStatus:

@@ -9,11 +9,14 @@ JudgecardsError
 ├── RenderError            (card, variable)
 │   └── MissingInput
 ├── InputError             (file, line, field)   a bad line in an items / labels file
+│   └── LabelImportError      a labels file or sheet row; ``errors`` lists every row problem
+├── OutputError            (file)                an output file cannot be written
 ├── ProviderError          (provider, model)
 │   ├── ProviderConfigError   missing key or unknown provider; names the variable to set
 │   └── TransportError        the call failed after retries (kind, status, retries, url)
 ├── JudgeOutputError       (raw reply, problems)  internal to the re-ask loop
-└── StoreError
+├── AuditError             an audit cannot be made or read (nothing to sample, unknown audit)
+└── StoreError             (path, operation)     the database cannot be opened, read or written
 ```
 
 Messages never contain API keys: providers build errors from status codes and response bodies,
@@ -29,6 +32,7 @@ from pathlib import Path
 from judgecards.redaction import redact
 
 __all__ = [
+    "AuditError",
     "CardError",
     "CardLockMismatch",
     "CardNotFound",
@@ -36,12 +40,15 @@ __all__ = [
     "InputError",
     "JudgeOutputError",
     "JudgecardsError",
+    "LabelImportError",
     "MissingInput",
+    "OutputError",
     "ProviderConfigError",
     "ProviderError",
     "RenderError",
     "StoreError",
     "TransportError",
+    "UncalibratedJudgeWarning",
 ]
 
 
@@ -97,6 +104,13 @@ class CardLockMismatch(CardError):
 
 class InputError(_Located):
     """A line of an input file (items, labels, outputs) is malformed."""
+
+
+class OutputError(_Located):
+    """An output file cannot be created or written (missing directory, no permission, disk full).
+
+    Raised before any provider call when the path is unusable, so nothing is paid for in vain.
+    """
 
 
 class RenderError(JudgecardsError):
@@ -171,5 +185,48 @@ class JudgeOutputError(JudgecardsError):
         super().__init__("; ".join(self.problems) or "invalid judge reply")
 
 
+class UncalibratedJudgeWarning(UserWarning):
+    """A judge card is used with a model it was never checked against human labels for.
+
+    Issued by the command line and by `calibration.warn_if_uncalibrated`, never by `Judge` itself
+    (the core does not depend on the calibration package).
+    """
+
+
 class StoreError(JudgecardsError):
-    """The results database could not be opened, migrated or written."""
+    """The results database could not be opened, migrated, read or written.
+
+    The message names the database file and what was being done; so do ``path`` and
+    ``operation`` (``None`` when not known).
+    """
+
+    def __init__(
+        self, message: str, *, path: str | Path | None = None, operation: str | None = None
+    ) -> None:
+        self.path = str(path) if path is not None else None
+        self.operation = operation
+        super().__init__(message)
+
+
+class LabelImportError(InputError):
+    """A label row (or a whole labels file or audit sheet) that cannot be imported.
+
+    A per-row error names ``file``, ``line`` and ``field``. The error raised for a rejected file
+    names the file and carries every row problem in ``errors``.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | Path | None = None,
+        line: int | None = None,
+        field: str | None = None,
+        errors: Sequence[LabelImportError] = (),
+    ) -> None:
+        super().__init__(message, file=file, line=line, field=field)
+        self.errors = list(errors)
+
+
+class AuditError(JudgecardsError):
+    """An audit cannot be made or read: nothing to sample, an unknown audit or anchor set."""

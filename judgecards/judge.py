@@ -41,7 +41,7 @@ from judgecards.retry import (
     call_with_retries,
 )
 from judgecards.schemas import RubricPolicy
-from judgecards.store import Store
+from judgecards.store import CacheEntry, Store
 from judgecards.verdicts import check_judgment, decide
 
 __all__ = ["Judge", "Progress"]
@@ -63,7 +63,7 @@ class _Item:
     inputs: dict[str, Any]
 
 
-_Run = tuple[JudgeResult, list[tuple[str, str, Completion]], dict[str, Any]]
+_Run = tuple[JudgeResult, list[CacheEntry], dict[str, Any]]
 """An item's outcome: its result, the replies to cache, the call parameters as sent."""
 
 
@@ -78,7 +78,7 @@ class _Attempts:
     attempts: int = 0
     usage: Usage = field(default_factory=Usage)
     all_cached: bool = True
-    entries: list[tuple[str, str, Completion]] = field(default_factory=list)
+    entries: list[CacheEntry] = field(default_factory=list)
     last_reply: str | None = None
     last_problems: list[str] = field(default_factory=list)
     transport_retries: int = 0
@@ -96,7 +96,9 @@ class _Attempts:
         if not cached:
             self.all_cached = False
             self.usage = self.usage + completion.usage
-        self.entries.append((key, self.judge.provider.name, completion))
+        self.entries.append(
+            CacheEntry(key, self.judge.provider.name, self.request.model, completion)
+        )
         self.last_reply = completion.text
         try:
             judgment = parse_reply(self.judge.card, completion.text, truncated=completion.truncated)
@@ -496,7 +498,7 @@ class Judge:
         self,
         item: _Item,
         result: JudgeResult,
-        entries: list[tuple[str, str, Completion]],
+        entries: list[CacheEntry],
         params: dict[str, Any],
     ) -> None:
         # Only replies that led to a valid judgment are cached (the runners pass none for a

@@ -1,31 +1,45 @@
-"""The SQLite store: results, the response cache, and (through `calibration`) human labels.
+"""The SQLite store: results, the response cache, comparisons and (through `calibration`) labels.
 
 One embedded database file: ``--db`` / ``JUDGECARDS_DB`` / ``db=``, default ``./judgecards.db``.
 WAL journal, one transaction per finished item, so a run killed at any moment (even SIGKILL)
 keeps every item it finished and a re-run redoes only the rest. The schema is created and
 migrated by ordered, named, atomic sqlite-utils migrations, never by hand.
+
+`Store` owns the SQL on its tables: one named method per need, rows written by column name.
+The calibration package keeps its own tables in the same file (its own migration set) and
+issues its SQL only through `Store.transaction` and `Store.query` (`calibration.repository`),
+so every use of the one shared connection takes the same lock (`judgecards.database`), which
+is what makes a `Store` safe to share between threads and between processes opening one file.
+Every `sqlite3` error is raised as a `StoreError` naming the file and what was being done.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import sqlite3
-import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import sqlite_utils
 from sqlite_utils import Migrations
 
-from judgecards.errors import StoreError
+from judgecards.database import BUSY_TIMEOUT, Database, Transaction, insert_sql
 from judgecards.providers.base import Completion, TokenLogprob, Usage
+from judgecards.redaction import redact
 from judgecards.results import JudgeResult, TokenUsage
 
-__all__ = ["DB_ENV", "DEFAULT_DB", "Store", "default_db_path"]
+__all__ = [
+    "COMPARISON_COLUMNS",
+    "DB_ENV",
+    "DEFAULT_DB",
+    "CacheEntry",
+    "Store",
+    "Transaction",
+    "card_filter",
+    "default_db_path",
+]
 
 DB_ENV = "JUDGECARDS_DB"
 DEFAULT_DB = "judgecards.db"
@@ -131,66 +145,117 @@ def m002_comparisons(db: sqlite_utils.Database) -> None:
     db.table("comparisons").create_index(["model_a", "model_b"], index_name="comparisons_models")
 
 
+@migrations()
+def m003_transport_retries(db: sqlite_utils.Database) -> None:
+    """`JudgeResult.transport_retries`: requests re-sent after a transport failure.
+
+    Rows written before it existed read as 0: nothing was counted then.
+    """
+    db.table("results").add_column("transport_retries", int, not_null_default=0)
+
+
 _RESULT_COLUMNS = (
     "id", "item_id", "card", "card_hash", "model", "status", "verdict", "model_verdict",
     "verdict_overridden", "scores", "output", "inputs", "params", "raw_reply", "error_kind",
-    "error", "attempts", "input_tokens", "output_tokens", "latency_s", "cached", "created_at",
+    "error", "attempts", "transport_retries", "input_tokens", "output_tokens", "latency_s",
+    "cached", "created_at",
 )  # fmt: skip
-_INSERT_RESULT = (
-    f"INSERT OR REPLACE INTO results ({', '.join(_RESULT_COLUMNS)}) "
-    f"VALUES ({', '.join('?' for _ in _RESULT_COLUMNS)})"
-)
-_INSERT_CACHE = (
-    "INSERT OR REPLACE INTO response_cache (key, provider, model, text, reply_model, finish_reason, "
-    "input_tokens, output_tokens, logprobs, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
+_CACHE_COLUMNS = (
+    "key", "provider", "model", "text", "reply_model", "finish_reason", "input_tokens",
+    "output_tokens", "logprobs", "created_at",
+)  # fmt: skip
+COMPARISON_COLUMNS = (
+    "id", "pair_id", "card", "card_hash", "model", "model_a", "model_b", "status", "winner",
+    "position_consistent", "first_verdict", "second_verdict", "first_result_id",
+    "second_result_id", "len_a", "len_b", "error", "created_at",
+)  # fmt: skip
 _CHUNK = 500  # below SQLite's bound-parameter limit
 
 
+def _redacted(text: str | None, *, key_shaped: bool = True) -> str | None:
+    return None if text is None else redact(text, key_shaped=key_shaped)
+
+
+class CacheEntry(NamedTuple):
+    """A provider reply to keep in the response cache.
+
+    Attributes:
+        key: the cache key (provider, model, card hash, request fields).
+        provider: the provider's name (``openai``, ``anthropic``, ``mock``).
+        model: the model *requested*; the completion's own ``model`` is what the server
+            reported (it may name a dated snapshot) and is stored as ``reply_model``.
+        completion: the reply.
+    """
+
+    key: str
+    provider: str
+    model: str
+    completion: Completion
+
+
 def default_db_path() -> Path:
+    """``$JUDGECARDS_DB``, else ``./judgecards.db``."""
     return Path(os.environ.get(DB_ENV) or DEFAULT_DB)
 
 
-class Store:
-    """Results, cache and labels in one SQLite file. Safe to share between threads."""
+def card_filter(card: str | None, column: str = "card") -> tuple[list[str], list[Any]]:
+    """SQL clauses and parameters selecting a card reference: ``name@version`` or ``name``.
 
-    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
-        self.path = Path(path) if path is not None else default_db_path()
-        try:
-            if self.path.parent and not self.path.parent.exists():
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-            connection = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30.0)
-            self.db = sqlite_utils.Database(connection)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")
-            migrations.apply(self.db)
-        except sqlite3.Error as error:
-            raise StoreError(f"cannot open database {self.path}: {error}") from error
-        self._lock = threading.Lock()
+    ``name@version`` matches exactly; a bare ``name`` matches every version of that card and no
+    other (an exact, case-sensitive prefix test: ``LIKE`` would let ``_`` in a name match any
+    character, and ignore case). ``None`` or ``""`` selects everything.
+    """
+    if not card:
+        return [], []
+    if "@" in card:
+        return [f"{column} = ?"], [card]
+    prefix = f"{card}@"
+    return [f"substr({column}, 1, ?) = ?"], [len(prefix), prefix]
 
-    def __repr__(self) -> str:
-        return f"Store({str(self.path)!r})"
 
-    def close(self) -> None:
-        self.db.conn.close()
+def _where(clauses: Sequence[str]) -> str:
+    return f"WHERE {' AND '.join(clauses)}" if clauses else ""
 
-    @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One atomic transaction on the shared connection, serialised with every other use.
 
-        Modules that keep their own tables in this database (comparisons, labels, audits) write
-        through this, so a failure leaves nothing half-written. ``sqlite3`` errors propagate for
-        the caller to name what it was writing.
-        """
-        with self._lock, self.db.atomic():
-            yield self.db.conn
+class Store(Database):
+    """Results, cache, comparisons and labels in one SQLite file. Safe to share between threads.
 
-    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        """Rows of a read-only query, serialised with writers."""
-        with self._lock:
-            return list(self.db.conn.execute(sql, tuple(params)).fetchall())
+    Opening creates the file (and missing parent directories) and applies pending migrations;
+    nothing else happens before the first call, so a tool that must not create or migrate a
+    database on bad input validates its input first, then opens the store. The connection
+    protocol (lock, ``BEGIN IMMEDIATE``, errors) is `judgecards.database.Database`'s.
 
-    # ------------------------------------------------------------------ writes
+    Args:
+        path: the database file (else ``JUDGECARDS_DB``, else ``./judgecards.db``).
+        read_only: open an existing file without creating, migrating or writing anything
+            (`StoreError` if it does not exist).
+        timeout: seconds to wait for another connection's write lock.
+
+    Raises:
+        StoreError: the file cannot be opened, is not a database, or cannot be migrated.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        read_only: bool = False,
+        timeout: float = BUSY_TIMEOUT,
+    ) -> None:
+        super().__init__(
+            path if path is not None else default_db_path(),
+            migrations=migrations,
+            read_only=read_only,
+            timeout=timeout,
+        )
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ results and cache
 
     def save(
         self,
@@ -198,48 +263,55 @@ class Store:
         *,
         inputs: Mapping[str, Any],
         params: Mapping[str, Any],
-        cache_entries: Sequence[tuple[str, str, Completion]] = (),
+        cache_entries: Sequence[CacheEntry] = (),
     ) -> None:
         """Write one finished item (and the replies that produced it) in one transaction."""
-        row = (
-            result.id, result.item_id, result.card, result.card_hash, result.model, result.status,
-            result.verdict, result.model_verdict, int(result.verdict_overridden),
-            json.dumps(result.scores), _json_or_none(result.output), json.dumps(inputs, default=str),
-            json.dumps(params, sort_keys=True), result.raw_reply, result.error_kind, result.error,
-            result.attempts, result.usage.input_tokens, result.usage.output_tokens,
-            result.latency_s, int(result.cached), result.created_at.isoformat(),
-        )  # fmt: skip
+        row = {
+            "id": result.id, "item_id": result.item_id, "card": result.card,
+            "card_hash": result.card_hash, "model": result.model, "status": result.status,
+            "verdict": result.verdict, "model_verdict": result.model_verdict,
+            "verdict_overridden": int(result.verdict_overridden),
+            "scores": json.dumps(result.scores), "output": _json_or_none(result.output),
+            "inputs": json.dumps(inputs, default=str), "params": json.dumps(params, sort_keys=True),
+            # Defensive: a key echoed into error text or quoted by the model is never stored.
+            "raw_reply": _redacted(result.raw_reply, key_shaped=False),
+            "error_kind": result.error_kind, "error": _redacted(result.error),
+            "attempts": result.attempts, "transport_retries": result.transport_retries,
+            "input_tokens": result.usage.input_tokens, "output_tokens": result.usage.output_tokens,
+            "latency_s": result.latency_s, "cached": int(result.cached),
+            "created_at": result.created_at.isoformat(),
+        }  # fmt: skip
         now = result.created_at.isoformat()
         cache_rows = [
-            (key, provider, completion.model, completion.text, completion.model,
-             completion.finish_reason, completion.usage.input_tokens,
-             completion.usage.output_tokens, _logprobs_json(completion.logprobs), now)
-            for key, provider, completion in cache_entries
+            {
+                "key": entry.key, "provider": entry.provider, "model": entry.model,
+                "text": entry.completion.text, "reply_model": entry.completion.model,
+                "finish_reason": entry.completion.finish_reason,
+                "input_tokens": entry.completion.usage.input_tokens,
+                "output_tokens": entry.completion.usage.output_tokens,
+                "logprobs": _logprobs_json(entry.completion.logprobs), "created_at": now,
+            }
+            for entry in cache_entries
         ]  # fmt: skip
-        with self._lock:
-            conn = self.db.conn
-            try:
-                with conn:
-                    conn.execute(_INSERT_RESULT, row)
-                    if cache_rows:
-                        conn.executemany(_INSERT_CACHE, cache_rows)
-            except sqlite3.Error as error:
-                raise StoreError(
-                    f"cannot write result {result.id} to {self.path}: {error}"
-                ) from error
-
-    # ------------------------------------------------------------------ reads
+        with self.transaction(f"save result {result.id}") as tx:
+            tx.execute(insert_sql("results", _RESULT_COLUMNS, verb="INSERT OR REPLACE"), row)
+            if cache_rows:
+                tx.executemany(
+                    insert_sql("response_cache", _CACHE_COLUMNS, verb="INSERT OR REPLACE"),
+                    cache_rows,
+                )
 
     def cached_completion(self, key: str) -> Completion | None:
-        with self._lock:
-            row = self.db.conn.execute(
-                "SELECT text, reply_model, finish_reason, input_tokens, output_tokens, logprobs "
-                "FROM response_cache WHERE key = ?",
-                (key,),
-            ).fetchone()
-        if row is None:
+        """The cached reply under ``key``, or ``None``."""
+        rows = self.query(
+            "SELECT text, reply_model, finish_reason, input_tokens, output_tokens, logprobs "
+            "FROM response_cache WHERE key = ?",
+            (key,),
+            doing="read the response cache",
+        )
+        if not rows:
             return None
-        text, model, finish_reason, input_tokens, output_tokens, logprobs = row
+        text, model, finish_reason, input_tokens, output_tokens, logprobs = rows[0]
         return Completion(
             text=text,
             model=model or "",
@@ -252,20 +324,20 @@ class Store:
         """Stored successful results among ``ids`` (the resume and re-run path)."""
         wanted = list(ids)
         found: dict[str, JudgeResult] = {}
-        with self._lock:
-            for start in range(0, len(wanted), _CHUNK):
-                chunk = wanted[start : start + _CHUNK]
-                marks = ", ".join("?" for _ in chunk)
-                cursor = self.db.conn.execute(
-                    f"SELECT {', '.join(_RESULT_COLUMNS)} FROM results "
-                    f"WHERE status = 'ok' AND id IN ({marks})",
-                    chunk,
+        for start in range(0, len(wanted), _CHUNK):
+            chunk = wanted[start : start + _CHUNK]
+            marks = ", ".join("?" for _ in chunk)
+            rows = self.query(
+                f"SELECT {', '.join(_RESULT_COLUMNS)} FROM results "
+                f"WHERE status = 'ok' AND id IN ({marks})",
+                chunk,
+                doing="read stored results",
+            )
+            for values in rows:
+                result = _result_from_row(
+                    dict(zip(_RESULT_COLUMNS, values)), served_from_store=True
                 )
-                for values in cursor:
-                    result = _result_from_row(
-                        dict(zip(_RESULT_COLUMNS, values)), served_from_store=True
-                    )
-                    found[result.id] = result
+                found[result.id] = result
         return found
 
     def results(
@@ -278,45 +350,117 @@ class Store:
     ) -> Iterator[tuple[JudgeResult, dict[str, Any]]]:
         """Stored results with their inputs, oldest first, filtered by card ref, model, status, time.
 
-        ``card`` may be ``name`` (any version) or ``name@version``.
+        ``card`` may be ``name`` (any version) or ``name@version`` (`card_filter`).
         """
-        clauses: list[str] = []
-        params: list[Any] = []
-        if card:
-            if "@" in card:
-                clauses.append("card = ?")
-                params.append(card)
-            else:
-                clauses.append("card LIKE ?")
-                params.append(f"{card}@%")
-        if model:
-            clauses.append("model = ?")
-            params.append(model)
-        if status:
-            clauses.append("status = ?")
-            params.append(status)
+        clauses, params = card_filter(card)
+        for column, value in (("model", model), ("status", status)):
+            if value:
+                clauses.append(f"{column} = ?")
+                params.append(value)
         if since:
             clauses.append("created_at >= ?")
             params.append(since.isoformat() if isinstance(since, datetime) else since)
-        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-        with self._lock:
-            rows = self.db.conn.execute(
-                f"SELECT {', '.join(_RESULT_COLUMNS)} FROM results {where} ORDER BY created_at, id",
-                params,
-            ).fetchall()
+        rows = self.query(
+            f"SELECT {', '.join(_RESULT_COLUMNS)} FROM results {_where(clauses)} "
+            "ORDER BY created_at, id",
+            params,
+            doing="read stored results",
+        )
         for values in rows:
             row = dict(zip(_RESULT_COLUMNS, values))
             yield _result_from_row(row), json.loads(row["inputs"] or "{}")
 
     def get(self, result_id: str) -> tuple[JudgeResult, dict[str, Any]] | None:
-        with self._lock:
-            values = self.db.conn.execute(
-                f"SELECT {', '.join(_RESULT_COLUMNS)} FROM results WHERE id = ?", (result_id,)
-            ).fetchone()
-        if values is None:
+        """One stored result and its inputs, or ``None``."""
+        rows = self.query(
+            f"SELECT {', '.join(_RESULT_COLUMNS)} FROM results WHERE id = ?",
+            (result_id,),
+            doing=f"read result {result_id}",
+        )
+        if not rows:
             return None
-        row = dict(zip(_RESULT_COLUMNS, values))
+        row = dict(zip(_RESULT_COLUMNS, rows[0]))
         return _result_from_row(row), json.loads(row["inputs"] or "{}")
+
+    def result_ref(self, result_id: str) -> tuple[str | None, str, str] | None:
+        """``(item_id, card, model)`` of a stored result, without decoding it; ``None`` if absent."""
+        rows = self.query(
+            "SELECT item_id, card, model FROM results WHERE id = ?",
+            (result_id,),
+            doing=f"read result {result_id}",
+        )
+        return None if not rows else (rows[0][0], rows[0][1], rows[0][2])
+
+    def result_ids(self, *, item_id: str, card: str, model: str) -> list[str]:
+        """Ids of the stored results of one item with ``card@version`` and a model, oldest first."""
+        rows = self.query(
+            "SELECT id FROM results WHERE item_id = ? AND card = ? AND model = ? "
+            "ORDER BY created_at, id",
+            (item_id, card, model),
+            doing=f"look up item {item_id}",
+        )
+        return [row[0] for row in rows]
+
+    def card_refs(self, card: str, *, model: str | None = None, status: str = "ok") -> list[str]:
+        """The ``name@version`` refs with stored results matching ``card`` (and model, status)."""
+        clauses, params = card_filter(card)
+        clauses.append("status = ?")
+        params.append(status)
+        if model:
+            clauses.append("model = ?")
+            params.append(model)
+        rows = self.query(
+            f"SELECT DISTINCT card FROM results {_where(clauses)} ORDER BY card",
+            params,
+            doing=f"list the stored versions of {card}",
+        )
+        return [row[0] for row in rows]
+
+    # ------------------------------------------------------------------ comparisons
+
+    def save_comparisons(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Upsert comparison rows (``{column: value}``, `COMPARISON_COLUMNS`) in one transaction.
+
+        Re-judging a comparison updates it but keeps its first ``created_at``, so Elo's order
+        stays the order in which pairs were first judged.
+        """
+        if not rows:
+            return
+        updates = ", ".join(
+            f"{c} = excluded.{c}" for c in COMPARISON_COLUMNS if c not in ("id", "created_at")
+        )
+        sql = (
+            insert_sql("comparisons", COMPARISON_COLUMNS)
+            + f" ON CONFLICT(id) DO UPDATE SET {updates}"
+        )
+        with self.transaction(f"save {len(rows)} comparison(s)") as tx:
+            tx.executemany(
+                sql,
+                [
+                    {
+                        c: _redacted(row.get(c)) if c == "error" else row.get(c)
+                        for c in COMPARISON_COLUMNS
+                    }
+                    for row in rows
+                ],
+            )
+
+    def comparisons(
+        self, *, card: str | None = None, model: str | None = None, status: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Stored comparison rows, oldest first, as ``{column: value}`` dicts."""
+        clauses, params = card_filter(card)
+        for column, value in (("model", model), ("status", status)):
+            if value:
+                clauses.append(f"{column} = ?")
+                params.append(value)
+        rows = self.query(
+            f"SELECT {', '.join(COMPARISON_COLUMNS)} FROM comparisons {_where(clauses)} "
+            "ORDER BY created_at, id",
+            params,
+            doing="read stored comparisons",
+        )
+        return [dict(zip(COMPARISON_COLUMNS, row)) for row in rows]
 
 
 def _json_or_none(value: Any) -> str | None:
@@ -353,7 +497,7 @@ def _result_from_row(row: Mapping[str, Any], *, served_from_store: bool = False)
         card_hash=row["card_hash"],
         model=row["model"],
         # A result served from the store cost nothing this time (JudgeResult.usage's contract);
-        # the tokens it was billed once stay in its row.
+        # the tokens it was billed once stay in its row, as do its transport retries.
         usage=TokenUsage()
         if served_from_store
         else TokenUsage(
@@ -361,6 +505,7 @@ def _result_from_row(row: Mapping[str, Any], *, served_from_store: bool = False)
         ),
         latency_s=row["latency_s"] or 0.0,
         attempts=row["attempts"] or 0,
+        transport_retries=0 if served_from_store else row["transport_retries"] or 0,
         cached=served_from_store or bool(row["cached"]),
         error_kind=row["error_kind"],
         error=row["error"],

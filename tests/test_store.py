@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from judgecards import Judge, JudgeResult, RetryPolicy, Store, StoreError, TokenUsage
+from judgecards import Judge, JudgeResult, Store, StoreError, TokenUsage
 from judgecards.providers.base import Completion, TokenLogprob, Usage
-from judgecards.providers.openai import OpenAIProvider
-from judgecards.store import default_db_path
-from tests.fakes.http import Script, Waits, openai_chat, reference_judgment
+from judgecards.store import CacheEntry, card_filter, default_db_path
+from tests.fakes.http import Script, openai_chat, reference_judgment
+from tests.fakes.judges import openai_judge
 
 INPUTS = {"question": "Capital of France?", "gold_answer": "Paris.", "model_output": "Paris."}
 
@@ -133,7 +133,12 @@ def test_response_cache_round_trip_with_logprobs() -> None:
         text="Rating: [[7]]", model="gpt-4o-2024-08-06", usage=Usage(100, 7), finish_reason="stop",
         logprobs=(TokenLogprob("7", -0.1, (("7", -0.1), ("8", -2.5))),),
     )  # fmt: skip
-    store.save(result(), inputs={}, params={}, cache_entries=[("k1", "openai", completion)])
+    store.save(
+        result(),
+        inputs={},
+        params={},
+        cache_entries=[CacheEntry("k1", "openai", "gpt-4o", completion)],
+    )
     cached = store.cached_completion("k1")
     assert cached is not None
     assert (cached.text, cached.model, cached.usage, cached.finish_reason) == (
@@ -149,19 +154,7 @@ def test_response_cache_round_trip_with_logprobs() -> None:
 def test_each_item_is_written_when_it_finishes() -> None:
     """When progress reports an item, its row is already committed, visible to another connection."""
     script = Script(default=openai_chat(reference_judgment()))
-    waits = Waits()
-    provider = OpenAIProvider(
-        "gpt-4o",
-        api_key="sk-test-store",
-        http_client=script.client(),
-        async_http_client=script.async_client(),
-    )
-    judge = Judge(
-        "reference",
-        "openai:gpt-4o",
-        provider=provider,
-        retry=RetryPolicy(sleep=waits, async_sleep=waits.asleep),
-    )
+    judge = openai_judge(script)
     seen: list[int] = []
 
     def progress(done: int, total: int, finished: JudgeResult) -> None:
@@ -199,11 +192,158 @@ def test_mock_results_are_labelled() -> None:
 
 
 def test_a_judge_used_as_a_context_manager_closes_the_database_it_opened(tmp_path: Path) -> None:
-    import sqlite3
 
     from judgecards import Judge
 
     with Judge("reference", "mock:judge", db=tmp_path / "owned.db") as judge:
         assert judge.score(question="q", gold_answer="g", model_output="o").status == "ok"
-    with pytest.raises(sqlite3.ProgrammingError):
-        judge.store.db.conn.execute("SELECT 1")
+    with pytest.raises(StoreError, match="closed"):
+        judge.store.get("anything")
+
+
+# --------------------------------------------------------------------------- located errors
+
+
+def test_a_database_under_a_path_that_cannot_be_created_is_a_store_error(tmp_path: Path) -> None:
+    (tmp_path / "afile").write_text("not a directory")
+    path = tmp_path / "afile" / "sub" / "j.db"
+    with pytest.raises(StoreError) as caught:
+        Store(path)
+    assert str(path) in str(caught.value) and "cannot create directory" in str(caught.value)
+    assert caught.value.path == str(path) and caught.value.operation == "open the database"
+
+
+def test_a_file_that_is_not_a_database_is_a_store_error(tmp_path: Path) -> None:
+    path = tmp_path / "notes.db"
+    path.write_bytes(b"these are my notes, not a database" * 200)
+    with pytest.raises(StoreError, match="not a database") as caught:
+        Store(path)
+    assert str(path) in str(caught.value)
+
+
+def test_corruption_in_late_pages_is_a_store_error_naming_the_file_and_the_read(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "big.db"
+    store = Store(path)
+    for i in range(300):
+        store.save(result(f"r{i:04d}"), inputs={"text": "x" * 2000}, params={})
+    store.close()  # the last connection checkpoints the WAL into the file
+    size = path.stat().st_size
+    with path.open("r+b") as handle:  # damage pages near the end; page 1 (the schema) is intact
+        handle.seek(size - 20 * 4096)
+        handle.write(b"\xff" * 16 * 4096)
+    store = Store(path)  # opening reads only the first pages: fine
+    with pytest.raises(StoreError) as caught:
+        list(store.results())
+    message = str(caught.value)
+    assert str(path) in message and "read stored results" in message and "malformed" in message
+    assert isinstance(caught.value.__cause__, sqlite3.DatabaseError)
+
+
+def test_a_closed_store_says_so() -> None:
+    store = Store()
+    store.close()
+    with pytest.raises(StoreError, match="closed"):
+        store.finished(["r1"])
+
+
+def test_read_only_opening_never_creates_or_migrates(tmp_path: Path) -> None:
+    missing = tmp_path / "missing.db"
+    with pytest.raises(StoreError, match="no such file"):
+        Store(missing, read_only=True)
+    assert not missing.exists()
+    Store(tmp_path / "j.db").save(result(), inputs={}, params={})
+    with Store(tmp_path / "j.db", read_only=True) as store:
+        assert [r.id for r, _ in store.results()] == ["r1"]
+        with pytest.raises(StoreError, match="readonly"):
+            store.save(result("r2"), inputs={}, params={})
+
+
+# --------------------------------------------------------------------------- transactions
+
+
+def test_a_failed_transaction_writes_nothing_and_names_what_it_was_doing() -> None:
+    store = Store()
+    with pytest.raises(StoreError, match="save two results") as caught:
+        with store.transaction("save two results") as tx:
+            tx.insert("comparisons", {"id": "c1"})  # NOT NULL columns missing
+    assert isinstance(caught.value.__cause__, sqlite3.IntegrityError)
+    with pytest.raises(ValueError):
+        with store.transaction("anything") as tx:
+            tx.execute("DELETE FROM results")
+            raise ValueError("not a database error: passes through, after the rollback")
+    store.save(result(), inputs={}, params={})
+    with store.transaction("outer") as tx:
+        tx.execute("DELETE FROM results WHERE id = 'r1'")
+        with pytest.raises(StoreError):
+            with store.transaction("inner") as inner:  # a savepoint: only it is rolled back
+                inner.execute("INSERT INTO nowhere VALUES (1)")
+    assert store.get("r1") is None  # the outer delete was kept
+
+
+# --------------------------------------------------------------------------- columns by name
+
+
+def test_the_cache_keeps_the_requested_model_apart_from_the_one_the_server_reported() -> None:
+    store = Store()
+    completion = Completion(
+        text="{}", model="gpt-4o-2024-08-06", usage=Usage(1, 1), finish_reason="stop"
+    )
+    store.save(
+        result(),
+        inputs={},
+        params={},
+        cache_entries=[CacheEntry("k", "openai", "gpt-4o", completion)],
+    )
+    with closing(sqlite3.connect(os.environ["JUDGECARDS_DB"])) as db:
+        row = db.execute("SELECT provider, model, reply_model FROM response_cache").fetchone()
+    assert row == ("openai", "gpt-4o", "gpt-4o-2024-08-06")
+
+
+def test_a_judge_caches_its_requested_model_and_the_reported_one() -> None:
+    script = Script(default=openai_chat(reference_judgment(), model="gpt-4o-2024-08-06"))
+    openai_judge(script).score(**INPUTS)
+    with closing(sqlite3.connect(os.environ["JUDGECARDS_DB"])) as db:
+        rows = db.execute("SELECT model, reply_model FROM response_cache").fetchall()
+    assert rows == [("gpt-4o", "gpt-4o-2024-08-06")]
+
+
+def test_transport_retries_are_stored_and_read_back_but_not_when_served_from_the_store() -> None:
+    store = Store()
+    store.save(result(transport_retries=3), inputs={}, params={})
+    stored = store.get("r1")
+    assert stored is not None and stored[0].transport_retries == 3
+    assert store.finished(["r1"])["r1"].transport_retries == 0  # no call, no retry this time
+
+
+def test_a_database_from_before_transport_retries_is_migrated_and_reads_zero(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "old.db"
+    Store(path).close()
+    with closing(sqlite3.connect(path)) as db:  # roll the file back to the previous schema
+        db.execute("ALTER TABLE results DROP COLUMN transport_retries")
+        db.execute("DELETE FROM _sqlite_migrations WHERE name = 'm003_transport_retries'")
+        db.execute(
+            "INSERT INTO results (id, card, card_hash, model, status, created_at) "
+            "VALUES ('old', 'reference@1', 'sha256:x', 'mock:judge', 'ok', '2026-01-01T00:00:00+00:00')"
+        )
+        db.commit()
+    stored = Store(path).get("old")
+    assert stored is not None and stored[0].transport_retries == 0
+
+
+def test_card_filter_matches_a_name_exactly_not_as_a_pattern() -> None:
+    store = Store()
+    for id, card in (
+        ("a", "my_card@1"),
+        ("b", "myXcard@1"),
+        ("c", "My_card@2"),
+        ("d", "my_card2@1"),
+    ):
+        store.save(result(id, card=card), inputs={}, params={})
+    assert [r.id for r, _ in store.results(card="my_card")] == ["a"]
+    assert [r.id for r, _ in store.results(card="my_card@1")] == ["a"]
+    assert card_filter(None) == ([], [])
+    assert store.card_refs("my_card") == ["my_card@1"]

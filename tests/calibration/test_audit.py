@@ -18,7 +18,8 @@ import httpx2
 import pytest
 
 from calibration import kappa
-from calibration.audit import Audit, AuditError, _largest_remainder
+from calibration.audit import Audit, AuditError
+from calibration.audit_sampling import largest_remainder
 from calibration.labels import LabelImportError, read_labels
 from calibration.migrations import open_store
 from calibration.status import latest_calibration
@@ -165,37 +166,37 @@ def test_same_seed_and_same_results_give_the_same_sample(tmp_path: Path) -> None
         for api in (forward, backward, forward)
     ]
     ids = [
-        [result_id for _, result_id, _, _ in api._items(d.audit.id)]
+        [item.result_id for item in api.repository.audit_items(d.audit.id)]
         for api, d in zip((forward, backward, forward), drawn)
     ]
     assert ids[0] == ids[1] == ids[2]
     assert len(set(ids[0])) == 12
     other = forward.sample(card="reference", model=MODEL, n=12, seed=43)
-    assert [r for _, r, _, _ in forward._items(other.audit.id)] != ids[0]
+    assert [item.result_id for item in forward.repository.audit_items(other.audit.id)] != ids[0]
     unseeded = forward.sample(card="reference", model=MODEL, n=12)
     assert unseeded.audit.seed is not None  # chosen, and recorded so the audit can be redrawn
     forward.close()
     backward.close()
 
 
-def test_stratified_sample_is_proportional_by_largest_remainder(audit: Audit) -> None:
+def test_stratified_sample_is_proportional_bylargest_remainder(audit: Audit) -> None:
     verdicts = ["match"] * 50 + ["partial_match"] * 30 + ["mismatch"] * 20
     save_results(audit.store, verdicts)
     drawn = audit.sample(card="reference", model=MODEL, n=15, stratify="verdict", seed=5)
     # 15 * (50, 30, 20) / 100 = (7.5, 4.5, 3.0): floors (7, 4, 3) leave 1, which goes to the
     # largest remainder; match and partial_match tie at .5 and match sorts first.
     assert drawn.strata == {"match": (50, 8), "mismatch": (20, 3), "partial_match": (30, 4)}
-    stored = Counter(judge["verdict"] for *_, judge in audit._items(drawn.audit.id))
+    stored = Counter(item.judge["verdict"] for item in audit.repository.audit_items(drawn.audit.id))
     assert stored == {"match": 8, "partial_match": 4, "mismatch": 3}
     # The sheet order is shuffled, not grouped by verdict.
-    order = [judge["verdict"] for *_, judge in audit._items(drawn.audit.id)]
+    order = [item.judge["verdict"] for item in audit.repository.audit_items(drawn.audit.id)]
     assert order != sorted(order, key=VERDICTS.index)
 
 
-def test_largest_remainder() -> None:
-    assert _largest_remainder({"a": 1, "b": 1, "c": 1}, 2) == {"a": 1, "b": 1, "c": 0}
-    assert _largest_remainder({"a": 98, "b": 1, "c": 1}, 10) == {"a": 10, "b": 0, "c": 0}
-    assert sum(_largest_remainder({"a": 7, "b": 5, "c": 3, "d": 1}, 9).values()) == 9
+def testlargest_remainder() -> None:
+    assert largest_remainder({"a": 1, "b": 1, "c": 1}, 2) == {"a": 1, "b": 1, "c": 0}
+    assert largest_remainder({"a": 98, "b": 1, "c": 1}, 10) == {"a": 10, "b": 0, "c": 0}
+    assert sum(largest_remainder({"a": 7, "b": 5, "c": 3, "d": 1}, 9).values()) == 9
 
 
 def test_since_and_model_limit_the_population(audit: Audit) -> None:
@@ -210,7 +211,7 @@ def test_since_and_model_limit_the_population(audit: Audit) -> None:
     )
     drawn = audit.sample(card="reference@1", model=MODEL, n=50, since="2025-05-15", seed=0)
     assert drawn.population == 5 and drawn.audit.n == 5
-    assert {result_id[:3] for _, result_id, _, _ in audit._items(drawn.audit.id)} == {"new"}
+    assert {item.result_id[:3] for item in audit.repository.audit_items(drawn.audit.id)} == {"new"}
     assert any("only 5 eligible" in note for note in drawn.notes)
     assert drawn.audit.since == "2025-05-15T00:00:00+00:00"
     with pytest.raises(AuditError, match="no successful results"):
@@ -284,8 +285,8 @@ def test_ingest_rejects_rows_outside_the_audit(audit: Audit, tmp_path: Path) -> 
     save_results(audit.store, ["match"] * 6)
     first = audit.sample(card="reference", model=MODEL, n=3, seed=0, sheet=tmp_path / "a.csv")
     second = audit.sample(card="reference", model=MODEL, n=3, seed=9, sheet=tmp_path / "b.csv")
-    outside = {r for _, r, _, _ in audit._items(second.audit.id)} - {
-        r for _, r, _, _ in audit._items(first.audit.id)
+    outside = {item.result_id for item in audit.repository.audit_items(second.audit.id)} - {
+        item.result_id for item in audit.repository.audit_items(first.audit.id)
     }
     sheet = tmp_path / "a.csv"
     rows = read_sheet(sheet)
@@ -538,15 +539,16 @@ def test_anchor_sets_need_labels_and_unique_names(audit: Audit, tmp_path: Path) 
 
 def test_the_calibration_tables_are_created_by_migration(tmp_path: Path) -> None:
     store = Store(tmp_path / "plain.db")
-    assert "labels" not in store.db.table_names()
+    assert "labels" not in store.tables()
     open_store(store)
-    assert {"labels", "audits", "audit_items", "anchor_sets", "anchor_items"} <= set(
-        store.db.table_names()
-    )
-    applied = store.db.execute(
-        "SELECT name FROM _sqlite_migrations WHERE migration_set = 'calibration'"
-    ).fetchall()
+    assert {"labels", "audits", "audit_items", "anchor_sets", "anchor_items"} <= store.tables()
+    applied = store.query("SELECT name FROM _sqlite_migrations WHERE migration_set = 'calibration'")
     assert applied == [("m001_labels_audits_anchors",)]
     open_store(store)  # idempotent
-    index_names = {index.name for index in store.db["labels"].indexes}
+    index_names = {
+        row[0]
+        for row in store.query(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'labels'"
+        )
+    }
     assert {"labels_unique", "labels_card_model_time", "labels_audit"} <= index_names

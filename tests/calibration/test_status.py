@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parents[2]
 def test_a_database_without_calibration_tables_is_simply_uncalibrated(tmp_path: Path) -> None:
     store = Store(tmp_path / "plain.db")
     assert latest_calibration(store, card="reference@1", model=MODEL) is None
-    assert "audits" not in store.db.table_names()  # asking created nothing
+    assert "audits" not in store.tables()  # asking created nothing
     missing = tmp_path / "missing.db"
     assert calibrations(missing) == [] and not missing.exists()  # listing never creates a file
 
