@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from judgecards import Judge, RetryPolicy
+from judgecards import Judge
 from judgecards.cards import (
     CardLibrary,
     builtin_cards_dir,
@@ -21,8 +21,8 @@ from judgecards.cards import (
     read_lock,
 )
 from judgecards.errors import CardError, CardLockMismatch, CardNotFound, CardValidationError
-from judgecards.providers.openai import OpenAIProvider
 from tests.fakes.http import Script, Waits, openai_chat
+from tests.fakes.judges import openai_judge
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).parent / "fixtures" / "cards"
@@ -295,9 +295,7 @@ def test_inline_schema_card_end_to_end_through_the_openai_sdk() -> None:
         openai_chat(json.dumps({"helpfulness": 7, "label": "helpful", "reason": "Exact command."})),
         openai_chat(json.dumps({"helpfulness": 5, "label": "helpful", "reason": "Exact command."})),
     )
-    provider = OpenAIProvider("gpt-4o", api_key="sk-test-cards", http_client=script.client())
-    judge = Judge("helpfulness", "openai:gpt-4o", cards_dir=USER_CARDS, provider=provider,
-                  retry=RetryPolicy(sleep=waits, async_sleep=waits.asleep))  # fmt: skip
+    judge = openai_judge(script, "helpfulness", waits=waits, cards_dir=USER_CARDS)
 
     result = judge.score(**HELPFUL_INPUTS)
 
@@ -321,9 +319,7 @@ def test_final_token_card_takes_the_last_rating_and_reasks_out_of_range() -> Non
         openai_chat("The format is Rating: [[5]].\nThis answer is superb.\nRating: [[11]]"),
         openai_chat("Quoting the format, Rating: [[1]]; my verdict:\nRating: [[9]]"),
     )
-    provider = OpenAIProvider("gpt-4o", api_key="sk-test-cards", http_client=script.client())
-    judge = Judge("rating", "openai:gpt-4o", cards_dir=USER_CARDS, provider=provider,
-                  retry=RetryPolicy(sleep=waits, async_sleep=waits.asleep))  # fmt: skip
+    judge = openai_judge(script, "rating", waits=waits, cards_dir=USER_CARDS)
 
     result = judge.score(question="Why is the sky blue?", answer="Rayleigh scattering.")
 

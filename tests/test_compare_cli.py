@@ -8,7 +8,6 @@ always picks the answer shown first.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +18,6 @@ from judgecards.cli import cli
 from tests.fakes.server import FakeServer, card_reply
 
 FIRST_WINS = json.dumps({"reasoning": "The first answer is better.", "winner": "A"})
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[FakeServer]:
-    fake = FakeServer().serve_in_thread()
-    yield fake
-    fake.stop()
 
 
 @pytest.fixture

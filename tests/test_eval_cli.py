@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import sqlite3
 import sys
-from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -233,13 +232,6 @@ def test_the_example_config_runs(tmp_path: Path) -> None:
         (3, report["tiers"][2]["failed"], 0),
     ]
     assert report["judge"]["calls_saved"] == 7
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[FakeServer]:
-    fake = FakeServer().serve_in_thread()
-    yield fake
-    fake.stop()
 
 
 def test_real_sdk_is_called_only_for_survivors(

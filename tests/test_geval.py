@@ -16,9 +16,7 @@ import pytest
 from judgecards import Judge
 from judgecards.cards import load_card
 from judgecards.geval import ScoreSite, json_number_spans, score_sites, weigh
-from judgecards.providers.anthropic import AnthropicProvider
 from judgecards.providers.base import TokenLogprob
-from judgecards.providers.openai import OpenAIProvider
 from judgecards.schemas import DEFAULT_CRITERIA, RubricJudgment
 from tests.fakes.http import (
     Script,
@@ -28,8 +26,8 @@ from tests.fakes.http import (
     openai_chat,
     token_logprobs,
 )
+from tests.fakes.judges import anthropic_judge, openai_judge
 
-KEY = "sk-test-geval-00000000000000000"
 NAMES = [c.name for c in DEFAULT_CRITERIA]
 ITEM = {
     "question": "Summarise the memo.",
@@ -50,10 +48,7 @@ def lp(p: float) -> float:
 
 
 def judge_on(script: Script, card: str = "rubric", **options: Any) -> Judge:
-    provider = OpenAIProvider(
-        "gpt-4o", api_key=KEY, http_client=script.client(), async_http_client=script.async_client()
-    )
-    return Judge(card, "openai:gpt-4o", provider=provider, **options)
+    return openai_judge(script, card, **options)
 
 
 def test_json_number_spans_find_each_value_by_path() -> None:
@@ -183,13 +178,7 @@ def test_cached_reply_keeps_its_logprobs() -> None:
 def test_anthropic_has_no_logprobs_so_scores_are_sampled_and_say_so() -> None:
     reply = rubric_reply(dict.fromkeys(NAMES, 4))
     script = Script(anthropic_message(reply))
-    provider = AnthropicProvider(
-        "claude-sonnet-5",
-        api_key="sk-ant-test",
-        http_client=script.client(),
-        async_http_client=script.async_client(),
-    )
-    result = Judge("rubric", "anthropic:claude-sonnet-5", provider=provider).score(**ITEM)
+    result = anthropic_judge(script, "rubric").score(**ITEM)
     assert "logprobs" not in json.loads(script.requests[0].content)
     assert result.scores == dict.fromkeys(NAMES, 4)
     assert result.output is not None

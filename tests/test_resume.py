@@ -14,7 +14,7 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
 
@@ -29,12 +29,8 @@ pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SI
 
 
 @pytest.fixture
-def server() -> Iterator[FakeServer]:
-    fake = FakeServer(latency=0.05).serve_in_thread()
-    try:
-        yield fake
-    finally:
-        fake.stop()
+def server(serve: Callable[..., FakeServer]) -> FakeServer:
+    return serve(latency=0.05)
 
 
 def ok_rows(db: Path) -> int:

@@ -15,13 +15,11 @@ from pydantic import ValidationError
 
 from judgecards import Judge, MissingInput
 from judgecards.cards import load_card
-from judgecards.providers.anthropic import AnthropicProvider
-from judgecards.providers.openai import OpenAIProvider
 from judgecards.schemas import DEFAULT_CRITERIA, Criterion, RubricPolicy, criteria_from
 from tests.fakes.http import Script, anthropic_message, openai_chat
+from tests.fakes.judges import anthropic_judge, openai_judge
 from tests.fakes.server import card_reply, tagged
 
-KEY = "sk-test-rubric-0000000000000000"
 NAMES = ["faithfulness", "relevance", "coherence", "conciseness"]
 ITEM = {
     "question": "Summarise the memo in one sentence.",
@@ -42,11 +40,8 @@ def reply(scores: dict[str, int]) -> str:
 
 def judge_on(script: Script, **options: Any) -> Judge:
     """An OpenAI-SDK judge with logprobs off, so these tests see sampled scores."""
-    provider = OpenAIProvider(
-        "gpt-4o", api_key=KEY, http_client=script.client(), async_http_client=script.async_client()
-    )
     options.setdefault("top_logprobs", None)
-    return Judge("rubric", "openai:gpt-4o", provider=provider, **options)
+    return openai_judge(script, "rubric", **options)
 
 
 def user_turn(script: Script, index: int = 0) -> str:
@@ -173,13 +168,7 @@ def test_policy_is_part_of_the_result_key_but_not_of_the_request() -> None:
 
 def test_anthropic_and_mock_providers() -> None:
     script = Script(default=lambda request: anthropic_message(card_reply(user_turn_of(request))))
-    provider = AnthropicProvider(
-        "claude-sonnet-5",
-        api_key="sk-ant-test",
-        http_client=script.client(),
-        async_http_client=script.async_client(),
-    )
-    result = Judge("rubric", "anthropic:claude-sonnet-5", provider=provider).score(**ITEM)
+    result = anthropic_judge(script, "rubric").score(**ITEM)
     assert result.scores == dict.fromkeys(NAMES, 3)  # the fake server's mid-scale judge
     mock = Judge("rubric", "mock:judge").score(
         **ITEM, criteria=[{"name": "tone", "description": "d", "scale": [1, 3]}]

@@ -7,29 +7,25 @@ or out-of-range rating is a validation failure that is re-asked with the problem
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
 from judgecards import Judge, MissingInput
 from judgecards.cards import load_card
-from judgecards.providers.anthropic import AnthropicProvider
-from judgecards.providers.openai import OpenAIProvider
 from judgecards.render import render
 from tests.fakes.http import Script, anthropic_message, openai_chat
+from tests.fakes.judges import anthropic_judge, openai_judge
 from tests.fakes.server import tagged
 
-KEY = "sk-test-single-00000000000000000"
 ITEM = {
     "question": "Explain why the sky is blue.",
     "answer": "Rayleigh scattering favours short wavelengths.",
 }
 
 
-def judge_on(script: Script, card: str = "single", **options: object) -> Judge:
-    provider = OpenAIProvider(
-        "gpt-4o", api_key=KEY, http_client=script.client(), async_http_client=script.async_client()
-    )
-    return Judge(card, "openai:gpt-4o", provider=provider, **options)  # type: ignore[arg-type]
+def judge_on(script: Script, card: str = "single", **options: Any) -> Judge:
+    return openai_judge(script, card, **options)
 
 
 def sent(script: Script, index: int = 0) -> list[dict[str, str]]:
@@ -125,13 +121,7 @@ def test_multi_turn_rates_the_second_answer_given_the_first_turn() -> None:
 
 def test_batch_through_the_async_client_and_the_anthropic_sdk() -> None:
     script = Script(default=lambda request: anthropic_message("Helpful.\nRating: [[7]]"))
-    provider = AnthropicProvider(
-        "claude-sonnet-5",
-        api_key="sk-ant-test",
-        http_client=script.client(),
-        async_http_client=script.async_client(),
-    )
-    judge = Judge("single", "anthropic:claude-sonnet-5", provider=provider)
+    judge = anthropic_judge(script, "single")
     results = judge.score_many(
         [{"id": i, **ITEM, "answer": f"{ITEM['answer']} ({i})"} for i in range(4)]
     )

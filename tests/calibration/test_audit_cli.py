@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -52,10 +52,8 @@ DRIFTED = judge_reply(lambda kind: {"right": "wrong", "wrong": "right"}.get(kind
 
 
 @pytest.fixture
-def server() -> Iterator[FakeServer]:
-    fake = FakeServer(reply=HONEST).serve_in_thread()
-    yield fake
-    fake.stop()
+def server(serve: Callable[..., FakeServer]) -> FakeServer:
+    return serve(reply=HONEST)
 
 
 class Cli:
