@@ -8,12 +8,9 @@ rank``) fits Bradley–Terry or Elo ratings over it.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
-
-from judgecards.errors import StoreError
 
 if TYPE_CHECKING:
     from judgecards.pairwise.compare import ComparisonResult
@@ -29,41 +26,26 @@ __all__ = [
 ]
 
 
-_COLUMNS = (
-    "id", "pair_id", "card", "card_hash", "model", "model_a", "model_b", "status", "winner",
-    "position_consistent", "first_verdict", "second_verdict", "first_result_id", "second_result_id",
-    "len_a", "len_b", "error", "created_at",
-)  # fmt: skip
-# Re-judging a comparison updates it but keeps its first created_at, so Elo's order stays the
-# order in which pairs were first judged.
-_UPSERT = (
-    f"INSERT INTO comparisons ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' for _ in _COLUMNS)}) "
-    "ON CONFLICT(id) DO UPDATE SET "
-    + ", ".join(
-        f"{column} = excluded.{column}" for column in _COLUMNS if column not in ("id", "created_at")
-    )
-)
-
-
 def save_comparisons(store: Store, comparisons: Sequence[ComparisonResult]) -> None:
-    """Write comparisons in one transaction (the two order results are already stored)."""
-    rows = [_row(c) for c in comparisons]
-    if not rows:
-        return
-    try:
-        with store.transaction() as connection:
-            connection.executemany(_UPSERT, rows)
-    except sqlite3.Error as error:
-        raise StoreError(f"cannot write comparisons to {store.path}: {error}") from error
+    """Write comparisons in one transaction (the two order results are already stored).
+
+    Re-judging a comparison updates its row but keeps its first ``created_at``
+    (`judgecards.Store.save_comparisons`), so Elo's order stays the order in which pairs were
+    first judged.
+    """
+    store.save_comparisons([_row(c) for c in comparisons])
 
 
-def _row(c: ComparisonResult) -> tuple[Any, ...]:
-    return (
-        c.id, c.pair_id, c.card, c.card_hash, c.model, c.model_a, c.model_b, c.status, c.winner,
-        None if c.position_consistent is None else int(c.position_consistent),
-        c.first_order.verdict, c.second_order.verdict, c.first_order.result_id,
-        c.second_order.result_id, c.len_a, c.len_b, c.error, c.created_at.isoformat(),
-    )  # fmt: skip
+def _row(c: ComparisonResult) -> dict[str, Any]:
+    return {
+        "id": c.id, "pair_id": c.pair_id, "card": c.card, "card_hash": c.card_hash,
+        "model": c.model, "model_a": c.model_a, "model_b": c.model_b, "status": c.status,
+        "winner": c.winner,
+        "position_consistent": None if c.position_consistent is None else int(c.position_consistent),
+        "first_verdict": c.first_order.verdict, "second_verdict": c.second_order.verdict,
+        "first_result_id": c.first_order.result_id, "second_result_id": c.second_order.result_id,
+        "len_a": c.len_a, "len_b": c.len_b, "error": c.error, "created_at": c.created_at.isoformat(),
+    }  # fmt: skip
 
 
 def load_comparisons(
@@ -77,22 +59,7 @@ def load_comparisons(
 
     ``card`` is ``name`` (any version) or ``name@version``; ``None`` means any card.
     """
-    clauses: list[str] = []
-    params: list[Any] = []
-    if card:
-        clauses.append("card = ?" if "@" in card else "card LIKE ?")
-        params.append(card if "@" in card else f"{card}@%")
-    if judge_model:
-        clauses.append("model = ?")
-        params.append(judge_model)
-    if status:
-        clauses.append("status = ?")
-        params.append(status)
-    where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-    rows = store.query(
-        f"SELECT {', '.join(_COLUMNS)} FROM comparisons {where} ORDER BY created_at, id", params
-    )
-    return [dict(zip(_COLUMNS, row)) for row in rows]
+    return store.comparisons(card=card, model=judge_model, status=status)
 
 
 # --------------------------------------------------------------------------- ranking
