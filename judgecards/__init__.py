@@ -58,6 +58,7 @@ _EXPORTS: dict[str, str] = {
     "TieredEval": "judgecards.tiered.pipeline",
     "TieredReport": "judgecards.tiered.report",
     "TokenUsage": "judgecards.results",
+    "TransportCounters": "judgecards.retry",
     "TransportError": "judgecards.errors",
     "UncalibratedJudgeWarning": "judgecards.judge",
     "verbosity_bias_pairwise": "judgecards.bias",
@@ -110,6 +111,7 @@ __all__ = [
     "TieredEval",
     "TieredReport",
     "TokenUsage",
+    "TransportCounters",
     "TransportError",
     "UncalibratedJudgeWarning",
     "verbosity_bias_pairwise",
@@ -196,6 +198,7 @@ if TYPE_CHECKING:
     )
     from judgecards.retry import (
         RetryPolicy,
+        TransportCounters,
     )
     from judgecards.schemas import (
         Criterion,
