@@ -276,7 +276,8 @@ class TieredEval:
 
         Raises:
             RuntimeError: called inside a running event loop; use `arun` there.
-            TransportError: the judge's credentials were refused (every item would fail).
+            TransportError: the judge's credentials were refused or its URL does not answer
+                (every item would fail; `TransportError.stops_batch`).
         """
         try:
             asyncio.get_running_loop()
