@@ -22,6 +22,17 @@ Human labels and drift audits:
   (`CalibrationStatus`); `warn_if_uncalibrated` warns (`UncalibratedJudgeWarning`) for a judge
   that has none, as the command line does once per run.
 
+Trustworthy numbers once labels exist:
+
+* `corrected_mean`, `corrected_rate`, `corrected_estimate` (`CorrectedEstimate`) and their
+  `stratified_corrected_mean`/`stratified_corrected_rate` variants — a judge's mean score or
+  verdict rate corrected with human labels on a subset (prediction-powered inference, PPI++).
+* `selective_threshold` (`SelectiveThreshold`, `ThresholdTest`) — the confidence above which a
+  judge's agreement with people is guaranteed (fixed-sequence testing); the rest is escalated.
+* `majority_vote` (`MajorityVote`), `fit_jury` (`FittedJury`, `JudgeReliability`),
+  `dawid_skene` (`DawidSkeneResult`), `evaluate_jury` (`JuryEvaluation`) — several judges
+  aggregated, and whether the jury beats its best judge.
+
 Every measure warns with `SmallSampleWarning` below 30 items. Intervals come from
 `judgecards.metrics.stats.bootstrap_ci` and are returned as `judgecards.metrics.stats.Estimate`.
 `AuditError` and `LabelImportError` are defined in `judgecards.errors`, in the one exception tree
@@ -45,24 +56,42 @@ _EXPORTS: dict[str, str] = {
     "AuditSummary": "calibration.audit_report",
     "CalibrationStatus": "calibration.status",
     "ClassScores": "calibration.report",
+    "CorrectedEstimate": "calibration.ppi",
+    "DawidSkeneResult": "calibration.dawid_skene",
+    "FittedJury": "calibration.jury",
     "InterAnnotatorReport": "calibration.interrater",
+    "JudgeReliability": "calibration.jury",
+    "JuryEvaluation": "calibration.jury",
     "LabelImportError": "judgecards.errors",
     "LabelImportReport": "calibration.labels",
+    "MajorityVote": "calibration.jury",
     "PairwiseAgreement": "calibration.pairwise",
     "RaterPair": "calibration.interrater",
+    "SelectiveThreshold": "calibration.selective",
     "SmallSampleWarning": "calibration._core",
+    "ThresholdTest": "calibration.selective",
     "agreement": "calibration.agreement",
     "calibrate": "calibration.report",
+    "corrected_estimate": "calibration.ppi",
+    "corrected_mean": "calibration.ppi",
+    "corrected_rate": "calibration.ppi",
+    "dawid_skene": "calibration.dawid_skene",
+    "evaluate_jury": "calibration.jury",
     "export_labels": "calibration.labels",
+    "fit_jury": "calibration.jury",
     "fleiss_kappa": "calibration.interrater",
     "import_labels": "calibration.labels",
     "inter_annotator": "calibration.interrater",
     "kappa": "calibration.agreement",
     "krippendorff_alpha": "calibration.interrater",
     "latest_calibration": "calibration.status",
+    "majority_vote": "calibration.jury",
     "pairwise_agreement": "calibration.pairwise",
     "pairwise_human_agreement": "calibration.pairwise",
     "read_labels": "calibration.labels",
+    "selective_threshold": "calibration.selective",
+    "stratified_corrected_mean": "calibration.ppi_stratified",
+    "stratified_corrected_rate": "calibration.ppi_stratified",
     "warn_if_uncalibrated": "calibration.status",
 }
 
@@ -75,24 +104,42 @@ __all__ = [
     "AuditSummary",
     "CalibrationStatus",
     "ClassScores",
+    "CorrectedEstimate",
+    "DawidSkeneResult",
+    "FittedJury",
     "InterAnnotatorReport",
+    "JudgeReliability",
+    "JuryEvaluation",
     "LabelImportError",
     "LabelImportReport",
+    "MajorityVote",
     "PairwiseAgreement",
     "RaterPair",
+    "SelectiveThreshold",
     "SmallSampleWarning",
+    "ThresholdTest",
     "agreement",
     "calibrate",
+    "corrected_estimate",
+    "corrected_mean",
+    "corrected_rate",
+    "dawid_skene",
+    "evaluate_jury",
     "export_labels",
+    "fit_jury",
     "fleiss_kappa",
     "import_labels",
     "inter_annotator",
     "kappa",
     "krippendorff_alpha",
     "latest_calibration",
+    "majority_vote",
     "pairwise_agreement",
     "pairwise_human_agreement",
     "read_labels",
+    "selective_threshold",
+    "stratified_corrected_mean",
+    "stratified_corrected_rate",
     "warn_if_uncalibrated",
 ]
 
@@ -115,12 +162,22 @@ if TYPE_CHECKING:
     from calibration.agreement import agreement, kappa
     from calibration.audit import Audit
     from calibration.audit_report import AuditReport, AuditSummary
+    from calibration.dawid_skene import DawidSkeneResult, dawid_skene
     from calibration.interrater import (
         InterAnnotatorReport,
         RaterPair,
         fleiss_kappa,
         inter_annotator,
         krippendorff_alpha,
+    )
+    from calibration.jury import (
+        FittedJury,
+        JudgeReliability,
+        JuryEvaluation,
+        MajorityVote,
+        evaluate_jury,
+        fit_jury,
+        majority_vote,
     )
     from calibration.labels import (
         LabelImportReport,
@@ -129,7 +186,15 @@ if TYPE_CHECKING:
         read_labels,
     )
     from calibration.pairwise import PairwiseAgreement, pairwise_agreement, pairwise_human_agreement
+    from calibration.ppi import (
+        CorrectedEstimate,
+        corrected_estimate,
+        corrected_mean,
+        corrected_rate,
+    )
+    from calibration.ppi_stratified import stratified_corrected_mean, stratified_corrected_rate
     from calibration.records import AnchorSet
     from calibration.report import AgreementReport, ClassScores, calibrate
+    from calibration.selective import SelectiveThreshold, ThresholdTest, selective_threshold
     from calibration.status import CalibrationStatus, latest_calibration, warn_if_uncalibrated
     from judgecards.errors import AuditError, LabelImportError

@@ -12,9 +12,14 @@ import calibration
 MODULES = [
     "calibration",
     "calibration.agreement",
+    "calibration.dawid_skene",
     "calibration.interrater",
+    "calibration.jury",
     "calibration.pairwise",
+    "calibration.ppi",
+    "calibration.ppi_stratified",
     "calibration.report",
+    "calibration.selective",
 ]
 
 
