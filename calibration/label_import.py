@@ -21,12 +21,12 @@ from typing import Any
 
 from calibration.label_fields import label_fields
 from calibration.label_files import Format, LabelRow, format_of, read_rows
-from calibration.migrations import opened
+from calibration.migrations import open_store, opened
 from calibration.records import NewLabel
 from calibration.repository import CalibrationRepository
 from judgecards.cards import Card, load_card
-from judgecards.errors import JudgecardsError, LabelImportError
-from judgecards.store import Store
+from judgecards.errors import JudgecardsError, LabelImportError, StoreError
+from judgecards.store import Store, default_db_path
 
 __all__ = ["ID_COLUMNS", "META_COLUMNS", "AuditScope", "LabelImportReport", "import_labels"]
 
@@ -111,8 +111,9 @@ def import_labels(
 ) -> LabelImportReport:
     """Validate every row of a CSV or JSONL labels file, then store its labels in one transaction.
 
-    The file is read and checked before the database is opened, so an unreadable file neither
-    creates nor migrates one.
+    Rows are validated on a read-only connection, so a bad file neither creates nor migrates
+    the database; a database path that does not exist is an error, not a new empty database.
+    Only a file with something to store opens it for writing (and adds the calibration tables).
 
     Args:
         path: the file; its format comes from ``format`` or the extension (``.csv``, ``.jsonl``).
@@ -136,27 +137,58 @@ def import_labels(
     """
     source = Path(path)
     rows, problems = read_rows(source, format or format_of(source))
-    with opened(db) as store:
-        return _import(
-            store, source, rows, problems, labeler, skip_invalid, replace, cards_dir, scope
+    args = (source, rows, problems, labeler, replace, cards_dir, scope)
+    if isinstance(db, Store):
+        accepted, unlabeled = _validate(db, *args)
+        if problems and not skip_invalid:
+            raise _rejected(source, problems)
+        return _write(open_store(db), source, rows, problems, accepted, unlabeled, replace, scope)
+    target = Path(db) if db is not None else default_db_path()
+    if not target.is_file():  # labels name stored results: a new database has none
+        if problems and not skip_invalid:
+            raise _rejected(source, problems)
+        raise StoreError(
+            f"cannot import labels into {target}: no such database (pass --db with the "
+            "database holding the judged results)",
+            path=target,
+            operation="import labels",
         )
+    # Validate on a read-only connection: a bad file neither creates nor migrates anything.
+    with Store(target, read_only=True) as reader:
+        accepted, unlabeled = _validate(reader, *args)
+    if problems and not skip_invalid:
+        raise _rejected(source, problems)
+    with opened(target) as store:
+        return _write(store, source, rows, problems, accepted, unlabeled, replace, scope)
 
 
-def _import(
+def _rejected(source: Path, problems: list[LabelImportError]) -> LabelImportError:
+    problems.sort(key=lambda p: p.line or 0)
+    lines = len({p.line for p in problems if p.line is not None})
+    shown = "\n".join(f"  {p}" for p in problems[:_MAX_SHOWN])
+    more = f"\n  … and {len(problems) - _MAX_SHOWN} more" if len(problems) > _MAX_SHOWN else ""
+    return LabelImportError(
+        f"{len(problems)} problem(s) on {lines} line(s); nothing was imported "
+        f"(fix them, or pass --skip-invalid to import the valid rows):\n{shown}{more}",
+        file=source,
+        errors=problems,
+    )
+
+
+def _validate(
     store: Store,
     source: Path,
     rows: list[LabelRow],
     problems: list[LabelImportError],
     labeler: str | None,
-    skip_invalid: bool,
     replace: bool,
     cards_dir: CardsDir,
     scope: AuditScope | None,
-) -> LabelImportReport:
-    repository = CalibrationRepository(store)
+) -> tuple[list[list[NewLabel]], int]:
+    """The labels of each valid row and the count of unlabelled rows; problems go to ``problems``."""
     resolver = _Resolver(store, cards_dir)
     default_labeler = (labeler or "").strip() or None
-    existing = repository.label_keys(scope.audit_id if scope else None)
+    existing = CalibrationRepository(store).label_keys(scope.audit_id if scope else None)
     seen: dict[tuple[str, str, str], int] = {}
     accepted: list[list[NewLabel]] = []
     unlabeled = 0
@@ -172,18 +204,21 @@ def _import(
         else:
             unlabeled += 1
     problems.sort(key=lambda p: p.line or 0)
-    if problems and not skip_invalid:
-        lines = len({p.line for p in problems if p.line is not None})
-        shown = "\n".join(f"  {p}" for p in problems[:_MAX_SHOWN])
-        more = f"\n  … and {len(problems) - _MAX_SHOWN} more" if len(problems) > _MAX_SHOWN else ""
-        raise LabelImportError(
-            f"{len(problems)} problem(s) on {lines} line(s); nothing was imported "
-            f"(fix them, or pass --skip-invalid to import the valid rows):\n{shown}{more}",
-            file=source,
-            errors=problems,
-        )
+    return accepted, unlabeled
+
+
+def _write(
+    store: Store,
+    source: Path,
+    rows: list[LabelRow],
+    problems: list[LabelImportError],
+    accepted: list[list[NewLabel]],
+    unlabeled: int,
+    replace: bool,
+    scope: AuditScope | None,
+) -> LabelImportReport:
     written = [label for labels in accepted for label in labels]
-    replaced = repository.add_labels(
+    replaced = CalibrationRepository(store).add_labels(
         written, audit_id=scope.audit_id if scope else None, replace=replace, source=str(source)
     )
     return LabelImportReport(

@@ -147,13 +147,18 @@ def sheet_command(
     "--skip-invalid", is_flag=True, help="Store the valid rows and report the invalid ones."
 )
 @click.option(
+    "--replace",
+    is_flag=True,
+    help="Replace the labels this labeler gave in this audit before (a corrected sheet).",
+)
+@click.option(
     "--format", "format_", type=_FORMAT, help="Sheet format (default: from the extension)."
 )
 @db_option
 @cards_dir_option
 def ingest_command(
-    sheet: Path, labeler: str, audit_id: int | None, skip_invalid: bool, format_: str | None,
-    db: Path, cards_dirs: tuple[Path, ...],
+    sheet: Path, labeler: str, audit_id: int | None, skip_invalid: bool, replace: bool,
+    format_: str | None, db: Path, cards_dirs: tuple[Path, ...],
 ) -> None:  # fmt: skip
     """Store a filled labelling sheet's labels under its audit.
 
@@ -162,13 +167,15 @@ def ingest_command(
     with _audit(db, cards_dirs) as api:
         try:
             report = api.ingest(
-                sheet, labeler=labeler, audit_id=audit_id, skip_invalid=skip_invalid, format=format_
-            )
+                sheet, labeler=labeler, audit_id=audit_id, skip_invalid=skip_invalid,
+                replace=replace, format=format_,
+            )  # fmt: skip
             summary = api.summary(report.audit_id) if report.labels_written else None
         except JudgecardsError as error:
             fail(error)
+        replaced = f" ({report.labels_replaced} replaced)" if report.labels_replaced else ""
         click.echo(
-            f"Audit #{report.audit_id}: stored {report.labels_written} label(s) by {labeler} from "
+            f"Audit #{report.audit_id}: stored {report.labels_written} label(s){replaced} by {labeler} from "
             f"{report.rows_written} of {report.rows} row(s); {report.unlabeled} row(s) left unlabelled"
         )
         if report.errors:

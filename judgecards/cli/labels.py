@@ -32,6 +32,12 @@ def labels() -> None:
     help="Import the valid rows and report the invalid ones (default: import nothing if any row is invalid).",
 )
 @click.option(
+    "--replace",
+    is_flag=True,
+    help="Replace a label the same labeler already gave for the same item and field "
+    "(to re-import corrected labels; default: such a duplicate is an error).",
+)
+@click.option(
     "--format", "format_", type=_FORMAT, help="File format (default: from the extension)."
 )
 @db_option
@@ -40,6 +46,7 @@ def import_command(
     file: Path,
     labeler: str | None,
     skip_invalid: bool,
+    replace: bool,
     format_: str | None,
     db: Path,
     cards_dirs: tuple[Path, ...],
@@ -47,20 +54,22 @@ def import_command(
     """Validate every row of FILE, then store its labels in one transaction.
 
     Exits 2, storing nothing, when any row is invalid (unknown item, out-of-range value, wrong
-    type, duplicate), listing each problem by file, line and field.
+    type, duplicate, broken CSV quoting), listing each problem by file, line and field. The file
+    is read and checked before the database is opened.
     """
     from calibration.labels import import_labels
 
     try:
         report = import_labels(
-            file, labeler=labeler, db=db, skip_invalid=skip_invalid, format=format_,  # type: ignore[arg-type]
-            cards_dir=list(cards_dirs) or None,
+            file, labeler=labeler, db=db, skip_invalid=skip_invalid, replace=replace,
+            format=format_, cards_dir=list(cards_dirs) or None,  # type: ignore[arg-type]
         )  # fmt: skip
     except JudgecardsError as error:
         fail(error)
+    replaced = f" ({report.labels_replaced} replaced)" if report.labels_replaced else ""
     click.echo(
-        f"Imported {report.labels_written} label(s) from {report.rows_written} of {report.rows} row(s) "
-        f"of {file} into {db}"
+        f"Imported {report.labels_written} label(s){replaced} from {report.rows_written} of "
+        f"{report.rows} row(s) of {file} into {db}"
     )
     if report.errors:
         click.echo(f"Skipped {len(report.errors)} problem(s) (--skip-invalid):", err=True)

@@ -305,6 +305,36 @@ def test_ingest_rejects_rows_outside_the_audit(audit: Audit, tmp_path: Path) -> 
     assert read_labels(audit.store) == []
 
 
+def test_sheet_item_ids_are_escaped_and_a_corrected_sheet_replaces_with_replace(
+    audit: Audit, tmp_path: Path
+) -> None:
+    card = load_card("reference")
+    for i, item_id in enumerate(["=cmd|' /C calc'!A0", "@SUM(1)", "+A1", "plain"]):
+        audit.store.save(
+            JudgeResult(id=f"x{i}", item_id=item_id, status="ok", verdict="match",
+                        model_verdict="match", card=card.ref, card_hash=card.hash, model=MODEL),
+            inputs={"question": "Q?", "gold_answer": "G", "model_output": "right: it"}, params={},
+        )  # fmt: skip
+    drawn = audit.sample(card="reference", model=MODEL, n=4, seed=0, sheet=tmp_path / "s.csv")
+    assert drawn.sheet is not None
+    item_ids = {row["result_id"]: row["item_id"] for row in read_sheet(drawn.sheet)}
+    assert item_ids == {"x0": "'=cmd|' /C calc'!A0", "x1": "'@SUM(1)", "x2": "'+A1", "x3": "plain"}
+
+    fill_sheet(drawn.sheet, lambda row: {"verdict": "match"})
+    assert audit.ingest(drawn.sheet, labeler="alice").labels_written == 4  # ids read back exactly
+    stored = {label.result_id: label.item_id for label in read_labels(audit.store)}
+    assert stored["x0"] == "=cmd|' /C calc'!A0"
+
+    fill_sheet(drawn.sheet, lambda row: {"verdict": "mismatch" if row["result_id"] == "x0" else ""})
+    with pytest.raises(LabelImportError, match="--replace"):
+        audit.ingest(drawn.sheet, labeler="alice")
+    report = audit.ingest(drawn.sheet, labeler="alice", replace=True)
+    assert (report.labels_written, report.labels_replaced) == (1, 1)
+    verdicts = {label.result_id: label.value for label in read_labels(audit.store)}
+    assert verdicts == {"x0": "mismatch", "x1": "match", "x2": "match", "x3": "match"}
+    assert audit.get(drawn.audit.id).n_labeled == 4  # the headline was refreshed
+
+
 # --------------------------------------------------------------------------- the report
 
 

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from calibration.label_files import from_spreadsheet_cell, spreadsheet_cell
 from calibration.labels import (
     LabelImportError,
     export_labels,
@@ -327,3 +328,184 @@ def test_cli_import_exit_codes_and_messages(tmp_path: Path) -> None:
     assert [(r["result_id"], r["labeler"], r["verdict"]) for r in rows] == [
         ("q-r0", "alice", "match")
     ]
+
+
+# --------------------------------------------------------------------------- CSV safety
+
+
+FORMULAS = ['=HYPERLINK("http://x.example","click")', "+1+1", "-2+3", "@SUM(A1)"]
+
+
+def formula_results(store: Store) -> None:
+    """Stored results whose item ids a spreadsheet would run as formulas."""
+    card = load_card("reference")
+    for i, item_id in enumerate(FORMULAS):
+        store.save(
+            JudgeResult(id=f"f-r{i}", item_id=item_id, status="ok", verdict="match",
+                        card=card.ref, card_hash=card.hash, model=MODEL),
+            inputs={"question": "Q?", "gold_answer": "G", "model_output": "A"}, params={},
+        )  # fmt: skip
+
+
+def test_export_escapes_every_formula_cell_and_imports_back_exactly(
+    store: Store, tmp_path: Path
+) -> None:
+    formula_results(store)
+    source = write_jsonl(tmp_path / "in.jsonl", [
+        {"item_id": item_id, "card": "reference@1", "model": MODEL, "verdict": "match",
+         "correctness": 4, "note": FORMULAS[(i + 1) % len(FORMULAS)]}
+        for i, item_id in enumerate(FORMULAS)
+    ] + [{"result_id": "q-r0", "verdict": "match", "note": "'=already quoted"}])  # fmt: skip
+    import_labels(source, labeler="=cmd|' /C calc'!A0", db=store)
+    exported = tmp_path / "out.csv"
+    assert export_labels(exported, db=store) == len(FORMULAS) + 1
+
+    with exported.open(newline="", encoding="utf-8") as handle:
+        cells = [cell for row in csv.reader(handle) for cell in row]
+    runnable = [c for c in cells if c.startswith(("=", "+", "-", "@", "\t", "\r"))]
+    assert runnable == []  # every would-be formula starts with ' instead
+    assert '\'=HYPERLINK("http://x.example","click")' in cells
+    assert "''=already quoted" in cells and "4" in cells  # numbers are left alone
+
+    other = open_store(tmp_path / "other.db")
+    stored_results(other)
+    formula_results(other)
+    assert import_labels(exported, labeler=None, db=other).labels_written == 2 * len(FORMULAS) + 1
+
+    def key(label: Any) -> tuple[Any, ...]:
+        return (label.result_id, label.item_id, label.labeler, label.field, label.value, label.note)
+
+    assert sorted(map(key, read_labels(other))) == sorted(map(key, read_labels(store)))
+
+
+@pytest.mark.parametrize(
+    ("value", "cell"),
+    [("=1+1", "'=1+1"), ("+A1", "'+A1"), ("-2+3", "'-2+3"), ("@SUM(A1)", "'@SUM(A1)"),
+     ("\t=1", "'\t=1"), ("\r=1", "'\r=1"), ("'=1", "''=1"), ("-1", "-1"), ("+2.5", "+2.5"),
+     ("'quoted'", "'quoted'"), ("plain", "plain"), (4, 4), ("", "")],
+)  # fmt: skip
+def test_spreadsheet_cells_escape_formulas_and_read_back(value: Any, cell: Any) -> None:
+    assert spreadsheet_cell(value) == cell
+    if isinstance(value, str):
+        assert from_spreadsheet_cell(cell) == value
+
+
+def test_an_unclosed_quote_is_a_located_problem_not_swallowed_rows(
+    store: Store, tmp_path: Path
+) -> None:
+    path = tmp_path / "labels.csv"
+    path.write_text(
+        'result_id,verdict,note\nq-r0,match,"forgot to close\nq-r1,mismatch,second row\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(LabelImportError) as caught:
+        import_labels(path, labeler="alice", db=store)
+    [problem] = caught.value.errors
+    assert problem.line == 2
+    assert "lines 2-3 were read as one row" in str(problem) and "quote" in str(problem)
+    assert read_labels(store) == []
+
+    result = CliRunner().invoke(
+        cli,
+        ["labels", "import", str(path), "--labeler", "alice", "--db", str(store.path),
+         "--skip-invalid"],
+    )  # fmt: skip
+    assert "Imported 1 label(s) from 1 of 1 row(s)" not in result.output  # what it said before
+    assert f"{path}:2" in result.output and "read as one row" in result.output
+
+
+def test_a_quote_closed_too_late_is_reported_where_the_row_starts(
+    store: Store, tmp_path: Path
+) -> None:
+    path = tmp_path / "labels.csv"
+    path.write_text(
+        "result_id,verdict,note\n"
+        'q-r0,match,"oops\n'
+        'q-r1,mismatch,"a proper, quoted note"\n'
+        "q-r2,match,\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(LabelImportError) as caught:
+        import_labels(path, labeler="alice", db=store)
+    assert [p.line for p in caught.value.errors] == [2]
+    assert "lines 2-3" in str(caught.value.errors[0])
+
+
+def test_a_corrected_label_is_reimported_with_replace(store: Store, tmp_path: Path) -> None:
+    first = write_csv(tmp_path / "first.csv", [
+        {"result_id": "q-r0", "verdict": "match", "correctness": "5"},
+        {"result_id": "q-r1", "verdict": "match"},
+    ])  # fmt: skip
+    import_labels(first, labeler="alice", db=store)
+    import_labels(first, labeler="bob", db=store)
+    corrected = write_csv(tmp_path / "corrected.csv", [
+        {"result_id": "q-r0", "verdict": "mismatch", "correctness": "2", "note": "misread it"},
+    ])  # fmt: skip
+    with pytest.raises(LabelImportError) as caught:
+        import_labels(corrected, labeler="alice", db=store)
+    assert "--replace" in str(caught.value.errors[0])
+
+    report = import_labels(corrected, labeler="alice", db=store, replace=True)
+    assert (report.labels_written, report.labels_replaced) == (2, 2)
+    labels = {(l.result_id, l.labeler, l.field): l for l in read_labels(store)}  # noqa: E741
+    assert len(labels) == len(read_labels(store)) == 6  # replaced, not added
+    assert labels[("q-r0", "alice", "verdict")].value == "mismatch"
+    assert labels[("q-r0", "alice", "verdict")].note == "misread it"
+    assert labels[("q-r0", "alice", "correctness")].value == 2
+    assert labels[("q-r0", "bob", "verdict")].value == "match"  # another labeler's label stays
+    assert labels[("q-r1", "alice", "verdict")].value == "match"  # not in the file: untouched
+
+    twice = write_csv(tmp_path / "twice.csv", [
+        {"result_id": "q-r1", "verdict": "mismatch"}, {"result_id": "q-r1", "verdict": "match"},
+    ])  # fmt: skip
+    with pytest.raises(LabelImportError, match="duplicate"):  # within one file: still an error
+        import_labels(twice, labeler="alice", db=store, replace=True)
+
+
+def test_cli_replace(tmp_path: Path) -> None:
+    db = tmp_path / "cli.db"
+    stored_results(open_store(db))
+    runner = CliRunner()
+    path = write_csv(tmp_path / "l.csv", [{"result_id": "q-r0", "verdict": "match"}])
+    args = ["labels", "import", str(path), "--labeler", "alice", "--db", str(db)]
+    assert runner.invoke(cli, args).exit_code == 0
+    write_csv(path, [{"result_id": "q-r0", "verdict": "mismatch"}])
+    result = runner.invoke(cli, args)
+    assert result.exit_code == 2 and "pass --replace" in result.output
+    result = runner.invoke(cli, [*args, "--replace"])
+    assert result.exit_code == 0, result.output
+    assert "Imported 1 label(s) (1 replaced)" in result.output
+    assert [label.value for label in read_labels(Store(db))] == ["mismatch"]
+
+
+def test_a_bad_labels_file_creates_no_database(tmp_path: Path) -> None:
+    db = tmp_path / "new.db"
+    path = tmp_path / "labels.csv"
+    path.write_text('result_id,verdict\nq-r0,"match\n', encoding="utf-8")
+    with pytest.raises(LabelImportError):
+        import_labels(path, labeler="alice", db=db)
+    assert not db.exists()
+    path.write_text("result_id,verdict\nq-r0,match\n", encoding="utf-8")
+    result = CliRunner().invoke(
+        cli, ["labels", "import", str(path), "--labeler", "alice", "--db", str(db)]
+    )
+    assert result.exit_code == 2 and "no such database" in result.output
+    assert not db.exists()
+
+
+def test_export_from_a_missing_database_is_an_error_and_creates_nothing(tmp_path: Path) -> None:
+    db = tmp_path / "typo.db"
+    result = CliRunner().invoke(
+        cli, ["labels", "export", str(tmp_path / "out.csv"), "--db", str(db)]
+    )
+    assert result.exit_code == 2 and f"cannot open database {db}: no such file" in result.output
+    assert not db.exists() and not (tmp_path / "out.csv").exists()
+
+
+def test_an_unwritable_export_path_is_a_located_error(store: Store, tmp_path: Path) -> None:
+    target = tmp_path / "missing-dir" / "out.csv"
+    result = CliRunner().invoke(cli, ["labels", "export", str(target), "--db", str(store.path)])
+    assert (
+        result.exit_code == 2 and str(target) in result.output and "cannot write" in result.output
+    )
+    assert "Traceback" not in result.output and not target.parent.exists()
