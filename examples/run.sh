@@ -33,7 +33,7 @@ export JUDGECARDS_DB=${JUDGECARDS_DB:-out/judgecards.db}
   --input examples/reference_items.jsonl --output out/reference_results.jsonl --concurrency 8
 echo
 echo "== tiered evaluation: format and metric tiers first, the judge only on survivors"
-.venv/bin/judgecards eval examples/eval_config.yaml --output out/eval_results.jsonl
+.venv/bin/judgecards eval examples/eval_config.yaml --model "$model" --output out/eval_results.jsonl
 echo
 echo "== pairwise A/B: every pair judged in both orders (q6 and q7 are on one side only, and reported)"
 .venv/bin/judgecards compare --card pairwise --model "$model" \

@@ -468,3 +468,64 @@ def test_bad_item_lines_are_all_reported_before_any_call(tmp_path: Path) -> None
     ):
         assert expected in error
     assert stored_results(db) == 0
+
+
+# ---------------------------------------------------------------- --model
+
+
+def test_model_option_replaces_the_configured_judge_model(
+    server: FakeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A config written for the offline mock runs on a real model without editing it (before,
+    # examples/run.sh ran the tiered eval on mock:judge even with a real model configured).
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    path = setup(tmp_path, YAML, model="mock:judge")
+    before = server.requests
+
+    result = run(
+        "eval", str(path), "--json", "--model", "openai:gpt-4o", "--db", str(tmp_path / "j.db")
+    )
+
+    assert result.exit_code == 0, result.output
+    assert server.requests - before == SURVIVORS and MOCK_BANNER not in result.stderr
+    report = json.loads(result.stdout)
+    assert report["judge"]["model"] == "openai:gpt-4o" and report["judge"]["mock"] is False
+
+
+def test_model_option_drops_a_base_url_meant_for_another_provider(
+    server: FakeServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The config's base_url belongs to its OpenAI server (here a closed port): a replacement model
+    # from another provider must go to that provider's own URL, not there.
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url.removesuffix("/v1"))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    closed = "      concurrency: 4\n      base_url: http://127.0.0.1:9/v1\n"
+    path = setup(tmp_path, YAML.replace("      concurrency: 4\n", closed), model="openai:gpt-4o")
+    before = server.requests
+
+    result = run(
+        "eval",
+        str(path),
+        "--json",
+        "--model",
+        "anthropic:claude-test",
+        "--db",
+        str(tmp_path / "j.db"),
+    )
+
+    assert result.exit_code == 0, result.output
+    assert server.requests - before == SURVIVORS
+    assert json.loads(result.stdout)["judge"]["model"] == "anthropic:claude-test"
+
+
+def test_model_option_without_a_judge_tier_is_a_usage_error(tmp_path: Path) -> None:
+    path = setup(
+        tmp_path, "items: items.jsonl\ntiers:\n  - checks: [{type: json, field: model_output}]\n"
+    )
+    error = error_of(run("eval", str(path), "--model", "openai:gpt-4o"))
+    assert (
+        "--model openai:gpt-4o replaces the judge tier's model, but the config has no judge tier"
+        in error
+    )
+    assert f"{path}:2" in error

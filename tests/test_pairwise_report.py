@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -241,3 +242,15 @@ def test_llmbar_first_position_preference_flags_the_biased_judge(llmbar: Any) ->
     assert falcon.first_position_preference.value == pytest.approx(0.74)
     assert falcon.first_position_preference.low > 0.6
     assert falcon.position_consistency.value == pytest.approx(0.52)
+
+
+def test_text_never_names_an_interval_it_does_not_give() -> None:
+    # With one comparison no interval exists; the text printed "1.000  95% CI, n=1" as if one did.
+    one = pairwise_report(outcomes_of(("A", "A")), n_resamples=200).as_text()
+    assert "win-rate (ties dropped)     1.000  95% CI n/a (n ≤ 1), n=1" in one
+    two = pairwise_report(outcomes_of(("A", "A"), ("tie", "B")), n_resamples=200).as_text()
+    for text in (one, two, pairwise_report([]).as_text()):
+        for line in text.splitlines():
+            if "95% CI" in line:
+                assert re.search(r"\[[0-9.]+, [0-9.]+\]  95% CI|95% CI n/a", line), line
+    assert "0.750 [" in two and "95% CI n/a (n ≤ 1), n=1" in two  # only the one-pair rate lacks it

@@ -55,8 +55,16 @@ class _LazyBar:
     is_flag=True,
     help="Print the report (per tier and per item) as JSON instead of a table.",
 )
+@click.option(
+    "--model",
+    default=None,
+    help="Judge model as provider:model for every judge tier, replacing the config's "
+    "(e.g. run a config written for mock:judge on openai:gpt-4o).",
+)
 @db_option
-def eval_command(config_path: Path, output_path: Path | None, as_json: bool, db: Path) -> None:
+def eval_command(
+    config_path: Path, output_path: Path | None, as_json: bool, model: str | None, db: Path
+) -> None:
     """Tiered evaluation: format checks, then metrics, then a judge on the survivors only.
 
     CONFIG is a YAML or TOML file naming the items (JSONL) and the tiers; see `judgecards.tiered.config`
@@ -73,7 +81,7 @@ def eval_command(config_path: Path, output_path: Path | None, as_json: bool, db:
         items_path = Path(config.items)
         if not items_path.is_absolute():
             items_path = config_path.parent / items_path
-        pipeline = build_pipeline(config, source, db=db)
+        pipeline = build_pipeline(config, source, db=db, model=model)
         items = read_items(items_path, source)
         check_fields(config, source, pipeline, items, items_path)
     except JudgecardsError as error:

@@ -136,18 +136,18 @@ class PairwiseReport:
         decisive = self.wins + self.losses
         sign = f"p = {_fmt_p(self.sign_test_p)}  ({self.wins} vs {self.losses}, ties dropped)"
         preference = (
-            f"{_fmt_estimate(self.first_position_preference)}  {pct}; 0.5 = no bias; "
+            f"{_fmt_estimate(self.first_position_preference, pct)}; 0.5 = no bias; "
             f"{decided} single judgments ({self.single_ties} ties left out)"
         )
         rows = [
             ("wins / losses / ties", f"{self.wins} / {self.losses} / {self.ties}"),
-            ("win-rate (ties dropped)", f"{_fmt_estimate(self.win_rate)}  {pct}, n={decisive}"),
+            ("win-rate (ties dropped)", f"{_fmt_estimate(self.win_rate, pct)}, n={decisive}"),
             (
                 "win-rate (ties = half)",
-                f"{_fmt_estimate(self.win_rate_ties_half)}  {pct}, n={self.n}",
+                f"{_fmt_estimate(self.win_rate_ties_half, pct)}, n={self.n}",
             ),
             ("sign test (two-sided)", sign),
-            ("position consistency", f"{_fmt_estimate(self.position_consistency)}  {pct}"),
+            ("position consistency", _fmt_estimate(self.position_consistency, pct)),
             ("first-position preference", preference),
         ]
         if self.verbosity is not None:
@@ -330,9 +330,11 @@ def _fmt_p(value: float) -> str:
     return f"{value:.2e}" if value < 1e-4 else f"{value:.4f}"
 
 
-def _fmt_estimate(estimate: Estimate) -> str:
+def _fmt_estimate(estimate: Estimate, pct: str) -> str:
+    """The value and its interval; an interval that is not defined is said so, never left blank."""
     if math.isnan(estimate.value):
         return "n/a"
     if math.isnan(estimate.low):
-        return f"{estimate.value:.3f}"
-    return f"{estimate.value:.3f} [{estimate.low:.3f}, {estimate.high:.3f}]"
+        why = " (n ≤ 1)" if estimate.n <= 1 else ""
+        return f"{estimate.value:.3f}  {pct} n/a{why}"
+    return f"{estimate.value:.3f} [{estimate.low:.3f}, {estimate.high:.3f}]  {pct}"

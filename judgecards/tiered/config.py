@@ -324,12 +324,18 @@ def _combined(problems: Sequence[InputError], path: Path, what: str) -> InputErr
 
 
 def build_pipeline(
-    config: EvalConfig, source: ConfigSource, *, db: Path | None = None
+    config: EvalConfig, source: ConfigSource, *, db: Path | None = None, model: str | None = None
 ) -> TieredEval:
     """The `TieredEval` a config describes; the judge, if any, stores its results in ``db``.
 
+    ``model`` (``judgecards eval --model``) replaces every judge tier's model, so one config runs
+    offline on ``mock:judge`` and for real without editing it. A judge tier's ``base_url`` is kept
+    when the replacement uses the same provider, and dropped when it names another (the URL
+    belongs to the configured provider's server).
+
     Raises:
-        InputError: a check, card or judge setting the config names is invalid (with its line).
+        InputError: a check, card or judge setting the config names is invalid (with its line),
+            or ``model`` is given for a config without a judge tier.
         JudgecardsError: the judge's provider cannot be set up (e.g. no API key).
     """
     classes: dict[str, Any] = {
@@ -338,12 +344,17 @@ def build_pipeline(
         "json": JsonCheck,
         "metric": MetricCheck,
     }
+    if model is not None and not any(tier.judge is not None for tier in config.tiers):
+        raise source.error(
+            f"--model {model} replaces the judge tier's model, but the config has no judge tier",
+            ("tiers",),
+        )
     base = source.path.parent
     stages: list[Any] = []
     for position, tier in enumerate(config.tiers):
         if tier.judge is not None:
             loc: tuple[str | int, ...] = ("tiers", position, "judge")
-            judge = _build_judge(tier.judge, source, loc, base, db)
+            judge = _build_judge(tier.judge, source, loc, base, db, model)
             try:
                 stages.append(
                     JudgeCheck(
@@ -372,17 +383,23 @@ def build_pipeline(
 
 
 def _build_judge(
-    spec: _JudgeSpec, source: ConfigSource, loc: tuple[str | int, ...], base: Path, db: Path | None
+    spec: _JudgeSpec,
+    source: ConfigSource,
+    loc: tuple[str | int, ...],
+    base: Path,
+    db: Path | None,
+    model: str | None,
 ) -> Judge:
     from judgecards.judge import Judge
 
     directories = [spec.cards_dir] if isinstance(spec.cards_dir, str) else spec.cards_dir
     options: dict[str, Any] = {"timeout": spec.timeout}
-    if spec.base_url:
+    same_provider = model is None or model.partition(":")[0] == spec.model.partition(":")[0]
+    if spec.base_url and same_provider:
         options["base_url"] = spec.base_url
     try:
         return Judge(
-            spec.card, spec.model, db=db, cache=spec.cache, max_attempts=spec.max_attempts,
+            spec.card, model or spec.model, db=db, cache=spec.cache, max_attempts=spec.max_attempts,
             cards_dir=[base / d for d in directories] if directories is not None else None, **options,
         )  # fmt: skip
     except CardNotFound as error:
