@@ -22,7 +22,6 @@ from judgecards import (
     Judge,
     MissingInput,
     ProviderConfigError,
-    RetryPolicy,
     Store,
     TokenUsage,
     TransportError,
@@ -318,11 +317,7 @@ def test_timeout_then_success() -> None:
 def test_sdk_retries_are_off_so_our_policy_alone_decides_the_request_count() -> None:
     waits = Waits()
     script = Script(default=server_error(500))
-    provider = OpenAIProvider("gpt-4o", api_key=KEY, http_client=script.client())
-    judge = Judge("reference", "openai:gpt-4o", provider=provider,
-                  retry=RetryPolicy(attempts=3, sleep=waits, async_sleep=waits.asleep))  # fmt: skip
-
-    result = judge.score(**INPUTS)
+    result = openai_judge(script, waits=waits, attempts=3).score(**INPUTS)
 
     # The SDK's own default would have made 3 requests per call, i.e. 9; ours allows 3.
     assert len(script.requests) == 3
