@@ -153,7 +153,8 @@ class Provider(Protocol):
     def classify(self, error: BaseException) -> RetryDecision | None:
         """Say whether and how soon an error from `complete`/`acomplete` may be retried.
 
-        ``None`` means the error is not the provider's (not an HTTP or SDK failure, e.g. a bug):
+        Pure: it never changes the provider (concurrent calls share it); a request that must
+        change is named in ``rejected_parameter`` and rebuilt by the retry layer. ``None`` means the error is not the provider's (not an HTTP or SDK failure, e.g. a bug):
         it propagates to the caller instead of becoming an error record.
         """
         ...
