@@ -43,10 +43,12 @@ _EXPORTS: dict[str, str] = {
     "pairwise_report": "judgecards.pairwise.report",
     "PairwiseReport": "judgecards.pairwise.report",
     "PairwiseVerbosity": "judgecards.bias",
+    "OutputError": "judgecards.errors",
     "ProviderConfigError": "judgecards.errors",
     "ProviderError": "judgecards.errors",
     "rank_stored": "judgecards.pairwise.stored",
     "Ratings": "judgecards.pairwise.ratings",
+    "RankingError": "judgecards.errors",
     "RenderError": "judgecards.errors",
     "resolve_pair": "judgecards.pairwise.rules",
     "RetryPolicy": "judgecards.retry",
@@ -60,9 +62,10 @@ _EXPORTS: dict[str, str] = {
     "TokenUsage": "judgecards.results",
     "TransportCounters": "judgecards.retry",
     "TransportError": "judgecards.errors",
-    "UncalibratedJudgeWarning": "judgecards.judge",
+    "UncalibratedJudgeWarning": "judgecards.errors",
     "verbosity_bias_pairwise": "judgecards.bias",
     "verbosity_bias_single": "judgecards.bias",
+    "WrongCardKind": "judgecards.errors",
 }
 
 __all__ = [
@@ -92,6 +95,7 @@ __all__ = [
     "MOCK_BANNER",
     "model_family",
     "ModelRating",
+    "OutputError",
     "PairOutcome",
     "pairwise_report",
     "PairwiseReport",
@@ -99,6 +103,7 @@ __all__ = [
     "ProviderConfigError",
     "ProviderError",
     "rank_stored",
+    "RankingError",
     "Ratings",
     "RenderError",
     "resolve_pair",
@@ -116,6 +121,7 @@ __all__ = [
     "UncalibratedJudgeWarning",
     "verbosity_bias_pairwise",
     "verbosity_bias_single",
+    "WrongCardKind",
 ]
 
 
@@ -155,15 +161,18 @@ if TYPE_CHECKING:
         JudgecardsError,
         JudgeOutputError,
         MissingInput,
+        OutputError,
         ProviderConfigError,
         ProviderError,
+        RankingError,
         RenderError,
         StoreError,
         TransportError,
+        UncalibratedJudgeWarning,
+        WrongCardKind,
     )
     from judgecards.judge import (
         Judge,
-        UncalibratedJudgeWarning,
     )
     from judgecards.pairwise.compare import (
         ComparisonResult,

@@ -5,7 +5,8 @@ JudgecardsError
 ├── CardError              (file, line, field)
 │   ├── CardNotFound
 │   ├── CardValidationError
-│   └── CardLockMismatch
+│   ├── CardLockMismatch
+│   └── WrongCardKind         the card exists but cannot do this (e.g. not pairwise)
 ├── RenderError            (card, variable)
 │   └── MissingInput
 ├── InputError             (file, line, field)   a bad line in an items / labels file
@@ -15,9 +16,14 @@ JudgecardsError
 │   ├── ProviderConfigError   missing key or unknown provider; names the variable to set
 │   └── TransportError        the call failed after retries (kind, status, retries, url)
 ├── JudgeOutputError       (raw reply, problems)  internal to the re-ask loop
+├── RankingError           stored comparisons cannot be rated (none, or disconnected groups)
 ├── AuditError             an audit cannot be made or read (nothing to sample, unknown audit)
 └── StoreError             (path, operation)     the database cannot be opened, read or written
 ```
+
+`WrongCardKind` and `RankingError` are also `ValueError`s, which is what they were before they
+joined the tree. `UncalibratedJudgeWarning` is a warning, not an error: it lives here so that
+neither the core nor the calibration package has to import the other to name it.
 
 Messages never contain API keys: providers build errors from status codes and response bodies,
 never from request headers or client settings, and `ProviderError` redacts every configured key
@@ -45,10 +51,12 @@ __all__ = [
     "OutputError",
     "ProviderConfigError",
     "ProviderError",
+    "RankingError",
     "RenderError",
     "StoreError",
     "TransportError",
     "UncalibratedJudgeWarning",
+    "WrongCardKind",
 ]
 
 
@@ -100,6 +108,10 @@ class CardValidationError(CardError):
 
 class CardLockMismatch(CardError):
     """A released card's text changed without a new version (its hash differs from cards.lock)."""
+
+
+class WrongCardKind(CardError, ValueError):
+    """The card exists and is valid, but not of the kind this needs (e.g. a pairwise card)."""
 
 
 class InputError(_Located):
@@ -183,6 +195,10 @@ class JudgeOutputError(JudgecardsError):
         self.problems = list(problems)
         self.truncated = truncated
         super().__init__("; ".join(self.problems) or "invalid judge reply")
+
+
+class RankingError(JudgecardsError, ValueError):
+    """Stored comparisons cannot be rated: none match, or they split into groups never compared."""
 
 
 class UncalibratedJudgeWarning(UserWarning):

@@ -1,7 +1,12 @@
-"""Reading JSON Lines input files so that every bad line can be reported at once."""
+"""Reading JSON Lines input files so that every bad line can be reported at once.
+
+Input files are untrusted: a line that is not UTF-8, not JSON, nested deeper than the parser
+can follow, or not an object is reported with its file and line, never as a traceback.
+"""
 
 from __future__ import annotations
 
+import codecs
 import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -9,7 +14,7 @@ from typing import Any, TypeVar
 
 from judgecards.errors import InputError
 
-__all__ = ["read_items", "read_jsonl"]
+__all__ = ["problems_error", "read_items", "read_jsonl"]
 
 E = TypeVar("E", bound=InputError)
 
@@ -23,9 +28,31 @@ def read_jsonl(
 
     Errors are yielded, not raised, so a caller can validate a whole file before acting on it.
     A UTF-8 byte-order mark (as spreadsheet exports write) is accepted.
+
+    Raises:
+        error: the file cannot be opened or read at all (named, without a line).
     """
-    with path.open(encoding="utf-8-sig") as handle:
-        for number, line in enumerate(handle, start=1):
+    try:
+        handle = path.open("rb")
+    except OSError as problem:
+        raise error(f"cannot read: {problem.strerror or problem}", file=path) from None
+    with handle:
+        for number, raw in enumerate(handle, start=1):
+            if number == 1 and raw.startswith(codecs.BOM_UTF8):
+                raw = raw[len(codecs.BOM_UTF8) :]
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as problem:
+                yield (
+                    number,
+                    error(
+                        f"not UTF-8 (byte 0x{raw[problem.start]:02x} at column {problem.start + 1}); "
+                        "save the file as UTF-8",
+                        file=path,
+                        line=number,
+                    ),
+                )
+                continue
             if not line.strip():
                 continue
             try:
@@ -40,10 +67,32 @@ def read_jsonl(
                     ),
                 )
                 continue
+            except RecursionError:
+                yield number, error("JSON nested too deeply to read", file=path, line=number)
+                continue
             if not isinstance(value, dict):
                 yield number, error("each line must be a JSON object", file=path, line=number)
                 continue
             yield number, value
+
+
+def problems_error(
+    problems: Sequence[InputError],
+    path: Path | None,
+    *,
+    action: str = "nothing was judged",
+    shown: int = 20,
+) -> InputError:
+    """One error listing up to ``shown`` problems, counted as problems on so many lines.
+
+    A line can have several problems (a missing id and a missing input), so the headline says
+    both numbers: ``3 problem(s) on 2 line(s), nothing was judged:``.
+    """
+    lines = {(p.file, p.line) for p in problems if p.line is not None}
+    on = f" on {len(lines)} line(s)" if lines else ""
+    listed = "\n".join(f"  {p}" for p in problems[:shown])
+    more = f"\n  … and {len(problems) - shown} more" if len(problems) > shown else ""
+    return InputError(f"{len(problems)} problem(s){on}, {action}:\n{listed}{more}", file=path)
 
 
 def read_items(
@@ -95,9 +144,7 @@ def read_items(
                 )
         items.append(item)
     if problems:
-        listed = "\n".join(f"  {p}" for p in problems[:shown])
-        more = f"\n  … and {len(problems) - shown} more" if len(problems) > shown else ""
-        raise InputError(f"{len(problems)} bad line(s), {action}:\n{listed}{more}", file=path)
+        raise problems_error(problems, path, action=action, shown=shown)
     if not items:
         raise InputError("no items", file=path)
     return items

@@ -18,7 +18,6 @@ import json
 import os
 import random
 import time
-import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -237,7 +236,6 @@ class Judge:
             # Thresholds and weights change the result, not the reply: a new policy re-decides
             # from the response cache without a call.
             self.params["rubric"] = self.rubric.decision_params()
-        self._warn_if_uncalibrated()
 
     @property
     def transport_counters(self) -> TransportCounters:
@@ -560,23 +558,6 @@ class Judge:
                 continue
         return json.dumps(candidate)
 
-    def _warn_if_uncalibrated(self) -> None:
-        """Hook for the calibration package: warn when this card@version was never calibrated."""
-        try:
-            from calibration.status import latest_calibration
-        except ImportError:
-            return
-        if (
-            latest_calibration(self.store, card=self.card.ref, model=self.model) is None
-            and not self.is_mock
-        ):
-            warnings.warn(
-                f"{self.card.ref} has never been calibrated against human labels for {self.model}; "
-                "see `judgecards audit sample`",
-                UncalibratedJudgeWarning,
-                stacklevel=3,
-            )
-
 
 def _mock_rubric_reply(request: CompletionRequest, rng: random.Random) -> str:
     """A valid rubric reply for the criteria listed in the prompt (the mock never sees inputs)."""
@@ -595,7 +576,3 @@ def _mock_rubric_reply(request: CompletionRequest, rng: random.Random) -> str:
         )
     ]
     return json.dumps({"scores": scores})
-
-
-class UncalibratedJudgeWarning(UserWarning):
-    """A judge card is used with a model it was never checked against human labels for."""

@@ -228,7 +228,9 @@ def test_score_summary_counts_errors_against_a_server(tmp_path: Path) -> None:
     finally:
         server.stop()
 
-    assert result.exit_code == 0, result.output
+    # One item is an error record: the run finished, but not cleanly.
+    assert result.exit_code == 1, result.output
+    assert "1 of 4 items ended as error records (invalid_output 1); exit status 1" in result.stderr
     assert MOCK_BANNER not in result.output
     assert server.requests == 5  # 3 good items + 2 attempts for the bad one
     assert "errors:    1 (invalid_output 1)" in result.stdout
@@ -258,14 +260,15 @@ def test_bad_input_lines_exit_2_naming_line_and_field_and_write_nothing(tmp_path
 
     assert result.exit_code == 2
     err = result.stderr
-    assert "5 bad line(s), nothing was judged" in err
+    assert err.startswith(f"Error: {items}: 5 problem(s) on 5 line(s), nothing was judged:\n")
     assert f"{items}:2: invalid JSON" in err
     assert f"{items}:3, field 'gold_answer': missing input required by reference@1" in err
     assert f"{items}:4, field 'id': missing 'id'" in err
     assert f"{items}:5, field 'id': duplicate id (first on line 1)" in err
     assert f"{items}:6: each line must be a JSON object" in err
     assert f"{items}:1" not in err
-    assert result_rows(db) == 0
+    assert "Traceback" not in result.output
+    assert not db.exists()  # the database is neither created nor migrated for a bad input
     assert not output.exists()
 
 

@@ -459,7 +459,7 @@ def test_bad_item_lines_are_all_reported_before_any_call(tmp_path: Path) -> None
     rows: list[Any] = [ITEMS[0], "not json", {"question": "no id"}, ITEMS[0], "[1]"]
     db = tmp_path / "j.db"
     error = error_of(run("eval", str(setup(tmp_path, YAML, items=rows)), "--db", str(db)))
-    assert "items.jsonl: 4 bad line(s), nothing was evaluated:" in error
+    assert "items.jsonl: 4 problem(s) on 4 line(s), nothing was evaluated:" in error
     for expected in (
         ":2: invalid JSON",
         ":3, field 'id': missing 'id'",

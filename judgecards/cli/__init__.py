@@ -1,12 +1,23 @@
 """The ``judgecards`` command. Subcommands live in their own modules and are imported only when
-run, so ``judgecards --help`` starts fast (no SDK, pydantic or numpy import)."""
+run, so ``judgecards --help`` starts fast (no SDK, pydantic or numpy import).
+
+Errors are handled here, once: a `JudgecardsError` from any command (a bad input line, an unknown
+card, a missing API key, an unusable database or output path) prints ``Error: ...`` and exits 2;
+Ctrl-C exits 130 (batch commands first say what was saved). Commands raise, they do not exit.
+Warnings print as one line, ``Warning: ...``, not as Python source lines.
+"""
 
 from __future__ import annotations
 
 import importlib
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import click
+
+from judgecards.errors import JudgecardsError
 
 __all__ = ["main"]
 
@@ -42,7 +53,45 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 }
 
 
+EXIT_USAGE = 2
+"""Usage or input error: nothing was judged (click's own usage errors exit 2 as well)."""
+EXIT_INTERRUPTED = 130
+"""Interrupted (SIGINT / Ctrl-C), as a shell reports 128 + 2."""
+
+
+def _one_line_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    line: str | None = None,
+) -> str:
+    return f"Warning: {message}\n"
+
+
+@contextmanager
+def _one_line_warnings() -> Iterator[None]:
+    # formatwarning, not showwarning: pytest's and the user's warning capture keep working.
+    previous = warnings.formatwarning
+    warnings.formatwarning = _one_line_warning
+    try:
+        yield
+    finally:
+        warnings.formatwarning = previous
+
+
 class LazyGroup(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        with _one_line_warnings():
+            try:
+                return super().invoke(ctx)
+            except JudgecardsError as error:
+                click.echo(f"Error: {error}", err=True)
+                ctx.exit(EXIT_USAGE)
+            except KeyboardInterrupt:
+                click.echo("\nInterrupted.", err=True)
+                ctx.exit(EXIT_INTERRUPTED)
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
 

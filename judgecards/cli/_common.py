@@ -1,20 +1,44 @@
-"""Options and helpers shared by subcommands."""
+"""Options and helpers shared by subcommands: the database and cards options, the error budget
+behind the exit status of a run, and the warnings a run prints once."""
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import click
 
 from judgecards.errors import JudgecardsError
 from judgecards.jsonl import read_jsonl
 
-__all__ = ["cards_dir_option", "db_option", "fail", "mock_banner", "read_jsonl"]
+__all__ = [
+    "ErrorBudget",
+    "cards_dir_option",
+    "db_option",
+    "fail",
+    "finish_run",
+    "max_errors_option",
+    "mock_banner",
+    "read_jsonl",
+    "warn_if_uncalibrated",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+EXIT_ERRORS = 1
+"""A run finished, but more items than ``--max-errors`` allows are error records."""
+
+
+def _check_db_directory(ctx: click.Context, param: click.Parameter, value: Path) -> Path:
+    # Checked while parsing, so a typo in --db fails before anything is read, judged or created.
+    parent = value.parent
+    if not parent.is_dir():
+        what = "is not a directory" if parent.exists() else "does not exist"
+        raise click.BadParameter(f"the directory {str(parent)!r} {what}", ctx, param)
+    return value
 
 
 def db_option(function: F) -> F:
@@ -24,6 +48,7 @@ def db_option(function: F) -> F:
         envvar="JUDGECARDS_DB",
         default="judgecards.db",
         show_default=True,
+        callback=_check_db_directory,
         help="SQLite database for results, cache and labels (env JUDGECARDS_DB).",
     )(function)
 
@@ -38,10 +63,97 @@ def cards_dir_option(function: F) -> F:
     )(function)
 
 
-def fail(error: JudgecardsError) -> None:
-    """Print a judgecards error for a person and exit 2 (1 is reserved for failed gates)."""
-    click.echo(f"Error: {error}", err=True)
-    sys.exit(2)
+@dataclass(frozen=True)
+class ErrorBudget:
+    """How many error records a run may end with and still exit 0: a count or a share.
+
+    ``ErrorBudget()`` tolerates none. ``count=3`` tolerates three; ``percent=5`` tolerates up
+    to 5% of the items (rounded down: 5% of 30 items tolerates 1).
+    """
+
+    count: int = 0
+    percent: float | None = None
+
+    def allows(self, errors: int, total: int) -> bool:
+        if self.percent is not None:
+            return errors * 100 <= self.percent * total
+        return errors <= self.count
+
+    def __str__(self) -> str:
+        if self.percent is not None:
+            return f"{self.percent:g}%"
+        return str(self.count)
+
+
+class _ErrorBudgetType(click.ParamType[ErrorBudget]):
+    name = "N|P%"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> ErrorBudget:
+        if isinstance(value, ErrorBudget):
+            return value
+        text = str(value).strip()
+        match = re.fullmatch(r"(\d+(?:\.\d+)?)%|(\d+)", text)
+        if match is None:
+            self.fail(f"{value!r} is not a count (e.g. 3) or a percentage (e.g. 5%)", param, ctx)
+        if match.group(2) is not None:
+            return ErrorBudget(count=int(match.group(2)))
+        percent = float(match.group(1))
+        if percent > 100:
+            self.fail(f"{value!r} is more than 100%", param, ctx)
+        return ErrorBudget(percent=percent)
+
+
+def max_errors_option(function: F) -> F:
+    return click.option(
+        "--max-errors",
+        "max_errors",
+        type=_ErrorBudgetType(),
+        default="0",
+        show_default=True,
+        help="Error records tolerated before the exit status is 1: a count (3) or a share (5%).",
+    )(function)
+
+
+def finish_run(
+    kinds: Mapping[str, int], total: int, budget: ErrorBudget, *, unit: str = "items"
+) -> None:
+    """Say how many error records a run left and exit 1 unless ``budget`` tolerates them.
+
+    Exit statuses (README, "Exit status"): 0 every item has a valid result, or the error records
+    are within ``--max-errors``; 1 too many error records; 2 usage or input errors (raised
+    before anything runs); 130 interrupted.
+    """
+    errors = sum(kinds.values())
+    if errors == 0:
+        return
+    listed = ", ".join(f"{kind} {n}" for kind, n in sorted(kinds.items(), key=lambda kv: -kv[1]))
+    headline = f"{errors} of {total} {unit} ended as error records ({listed})"
+    if budget.allows(errors, total):
+        click.echo(f"{headline}; within --max-errors {budget}.", err=True)
+        return
+    click.echo(
+        f"{headline}; exit status 1 (--max-errors {budget} tolerates fewer). "
+        "Run again to retry them: finished items are not judged again.",
+        err=True,
+    )
+    raise click.exceptions.Exit(EXIT_ERRORS)
+
+
+def fail(error: JudgecardsError) -> NoReturn:
+    """Transitional: re-raise for the one handler in `judgecards.cli` (``Error: ...``, exit 2).
+
+    Commands need not catch `JudgecardsError` at all; this goes once no command calls it.
+    """
+    raise error
+
+
+def warn_if_uncalibrated(judge: Any) -> None:
+    """Once per run: warn when the judge's card version was never calibrated for its model."""
+    from calibration.status import warn_if_uncalibrated as warn
+
+    warn(judge, stacklevel=2)
 
 
 def mock_banner(model: str) -> None:

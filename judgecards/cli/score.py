@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import sys
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -11,8 +9,17 @@ from typing import Any
 
 import click
 
-from judgecards.cli._common import cards_dir_option, db_option, fail, mock_banner
-from judgecards.errors import JudgecardsError
+from judgecards.cli._common import (
+    ErrorBudget,
+    cards_dir_option,
+    db_option,
+    finish_run,
+    max_errors_option,
+    mock_banner,
+    warn_if_uncalibrated,
+)
+from judgecards.cli._output import OutputFile
+from judgecards.cli._progress import for_judge, reporting
 from judgecards.jsonl import read_items
 
 
@@ -52,6 +59,7 @@ from judgecards.jsonl import read_items
     "--base-url", default=None, help="Server URL (else OPENAI_BASE_URL / ANTHROPIC_BASE_URL)."
 )
 @click.option("--timeout", default=60.0, show_default=True, type=float, help="Seconds per request.")
+@max_errors_option
 @db_option
 @cards_dir_option
 def score(
@@ -64,54 +72,55 @@ def score(
     no_cache: bool,
     base_url: str | None,
     timeout: float,
+    max_errors: ErrorBudget,
     db: Path,
     cards_dirs: tuple[Path, ...],
 ) -> None:
     """Judge every item of a JSONL file with one card and model.
 
-    Every line is checked before any call is made. Results are stored as each item finishes, so
-    an interrupted run picks up where it stopped when started again.
+    The card, every line of the input and the output path are checked before the database is
+    opened or any call is made. Results are stored as each item finishes, so an interrupted run
+    picks up where it stopped when started again.
+
+    Exit status: 0 every item has a valid judgment (or the error records are within
+    --max-errors); 1 more error records than that; 2 a usage or input error, nothing judged;
+    130 interrupted (what was saved is printed).
     """
+    from judgecards.cards import load_card
     from judgecards.judge import Judge
-    from judgecards.results import JudgeResult
+
+    # Cheap checks first: nothing below opens the database or calls the provider.
+    card = load_card(card_ref, cards_dir=list(cards_dirs) or None)
+    required = [name for name, spec in card.spec.inputs.items() if spec.required]
+    items = read_items(input_path, required=required, required_by=card.ref)
+    output = OutputFile(output_path)
+    output.check()
 
     options: dict[str, Any] = {"timeout": timeout}
     if base_url:
         options["base_url"] = base_url
-    try:
-        judge = Judge(
-            card_ref, model, cards_dir=list(cards_dirs) or None, db=db, cache=not no_cache,
-            max_attempts=max_attempts, **options,
-        )  # fmt: skip
-        required = [name for name, spec in judge.card.spec.inputs.items() if spec.required]
-        items = read_items(input_path, required=required, required_by=judge.card.ref)
-    except JudgecardsError as error:
-        fail(error)
-    mock_banner(model)
-    click.echo(f"Judging {len(items)} items with {judge.card.ref} on {model} (db {db})", err=True)
+    with Judge(
+        card, model, db=db, cache=not no_cache, max_attempts=max_attempts, **options
+    ) as judge:
+        mock_banner(model)
+        warn_if_uncalibrated(judge)
+        click.echo(f"Judging {len(items)} items with {card.ref} on {model} (db {db})", err=True)
 
-    started = time.perf_counter()
-    with click.progressbar(
-        length=len(items), label="judging", file=sys.stderr, show_pos=True
-    ) as bar:
-
-        def progress(done: int, total: int, result: JudgeResult) -> None:
-            bar.update(1)
-
-        try:
+        started = time.perf_counter()
+        with reporting(for_judge(judge), where=str(db)) as progress:
             results = judge.score_many(items, concurrency=concurrency, progress=progress)
-        except JudgecardsError as error:
-            fail(error)
-    elapsed = time.perf_counter() - started
+        elapsed = time.perf_counter() - started
 
-    tmp = output_path.with_name(output_path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as handle:
-        for result in results:
-            handle.write(result.model_dump_json() + "\n")
-    os.replace(tmp, output_path)
+    output.write_lines(
+        (result.model_dump_json() for result in results),
+        note=f"; the results are stored in {db}: run the same command again to write the file "
+        "without new calls",
+    )
     click.echo(_summary(results, elapsed, output_path))
     click.echo(_verbosity(items, results))
     mock_banner(model)
+    errors = Counter(str(r.error_kind) for r in results if r.status == "error")
+    finish_run(errors, len(results), max_errors)
 
 
 # The input holding the answer being judged, by card convention (first present wins).

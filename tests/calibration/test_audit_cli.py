@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from judgecards.cli import cli
-from judgecards.judge import UncalibratedJudgeWarning
+from judgecards.errors import UncalibratedJudgeWarning
 from tests.calibration.test_audit import (
     KIND,
     MODEL,

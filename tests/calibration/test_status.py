@@ -1,4 +1,4 @@
-"""`latest_calibration`: cheap, safe on any database, and what `Judge` warns from."""
+"""`latest_calibration`: cheap, safe on any database, and what `warn_if_uncalibrated` reads."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from calibration.audit import Audit
-from calibration.status import calibrations, latest_calibration
-from judgecards.judge import Judge, UncalibratedJudgeWarning
+from calibration.status import calibrations, latest_calibration, warn_if_uncalibrated
+from judgecards.errors import UncalibratedJudgeWarning
+from judgecards.judge import Judge
 from judgecards.store import Store
 from tests.calibration.test_audit import MODEL, T0, VERDICTS, labelled_audit
 
@@ -85,12 +86,13 @@ def test_latest_calibration_is_the_newest_labelled_audit(tmp_path: Path) -> None
     api.close()
 
 
-def test_judge_warns_until_its_card_and_model_are_calibrated(tmp_path: Path) -> None:
+def test_warns_until_the_judges_card_and_model_are_calibrated(tmp_path: Path) -> None:
     api = Audit(tmp_path / "j.db", n_resamples=200)
+    judge = Judge("reference", MODEL, api_key="sk-test", db=api.store)  # the core never warns
     with pytest.warns(
         UncalibratedJudgeWarning, match="reference@1 has never been calibrated .* openai:gpt-4o"
     ):
-        Judge("reference", MODEL, api_key="sk-test", db=api.store)
+        assert warn_if_uncalibrated(judge) is None
     verdicts = [VERDICTS[i % 3] for i in range(6)]
     labelled_audit(
         api,
@@ -102,8 +104,11 @@ def test_judge_warns_until_its_card_and_model_are_calibrated(tmp_path: Path) -> 
     )
     with warnings.catch_warnings():
         warnings.simplefilter("error", UncalibratedJudgeWarning)
-        Judge("reference", MODEL, api_key="sk-test", db=api.store)  # calibrated: silent
-        Judge("reference", "mock:judge", db=api.store)  # the mock never warns
+        status = warn_if_uncalibrated(judge)  # calibrated: silent
+        assert status is not None and status.card == "reference@1"
+        assert warn_if_uncalibrated(Judge("reference", "mock:judge", db=api.store)) is None
     with pytest.warns(UncalibratedJudgeWarning, match="openai:gpt-4o-mini"):
-        Judge("reference", "openai:gpt-4o-mini", api_key="sk-test", db=api.store)
+        warn_if_uncalibrated(
+            Judge("reference", "openai:gpt-4o-mini", api_key="sk-test", db=api.store)
+        )
     api.close()
