@@ -65,6 +65,7 @@ _EXPORTS: dict[str, str] = {
     "UncalibratedJudgeWarning": "judgecards.errors",
     "verbosity_bias_pairwise": "judgecards.bias",
     "verbosity_bias_single": "judgecards.bias",
+    "weighted_scores": "judgecards.geval",
     "WrongCardKind": "judgecards.errors",
 }
 
@@ -121,6 +122,7 @@ __all__ = [
     "UncalibratedJudgeWarning",
     "verbosity_bias_pairwise",
     "verbosity_bias_single",
+    "weighted_scores",
     "WrongCardKind",
 ]
 
@@ -170,6 +172,9 @@ if TYPE_CHECKING:
         TransportError,
         UncalibratedJudgeWarning,
         WrongCardKind,
+    )
+    from judgecards.geval import (
+        weighted_scores,
     )
     from judgecards.judge import (
         Judge,

@@ -19,6 +19,11 @@ Where this cannot be done the sampled score is kept and the record says why: the
 no logprobs (Anthropic; servers that ignore ``logprobs``), the tokens do not reproduce the reply
 text up to the score, or the score token carries other text or the number spans several tokens
 (``"10"`` split as ``"1"``, ``"0"``). Every score records its ``method``: ``"geval"`` or ``"sampled"``.
+
+The weighted score is kept *beside* the score the judge committed to, never in its place:
+``result.scores`` holds the sampled integers, so a card's verdict rule ("match needs correctness
+5") means what it says, and ``output["scoring"][axis]["weighted"]`` holds the G-Eval mean (a
+weighted 4.86 would otherwise make ``match`` unreachable). `weighted_scores` reads them back.
 """
 
 from __future__ import annotations
@@ -30,15 +35,22 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel
-
 from judgecards.cards import Card
 from judgecards.errors import JudgeOutputError
-from judgecards.parse import _FENCE, extract_json  # the same fences extract_json reads
+from judgecards.parse import read_reply
 from judgecards.providers.base import TokenLogprob
+from judgecards.results import JudgeResult
 from judgecards.schemas import RubricJudgment, criteria_from
 
-__all__ = ["ScoreRecord", "ScoreSite", "json_number_spans", "score_records", "score_sites", "weigh"]
+__all__ = [
+    "ScoreRecord",
+    "ScoreSite",
+    "json_number_spans",
+    "score_records",
+    "score_sites",
+    "weigh",
+    "weighted_scores",
+]
 
 Path = tuple[str | int, ...]
 
@@ -63,9 +75,10 @@ class ScoreRecord:
     """How one score was produced.
 
     Attributes:
-        method: ``"geval"`` (probability-weighted mean) or ``"sampled"`` (the judge's written value).
-        score: the score used in results: the weighted mean, or the sampled value.
-        sampled: the value the judge wrote.
+        method: ``"geval"`` (a probability-weighted mean exists) or ``"sampled"`` (only the
+            judge's written value).
+        sampled: the value the judge wrote: the score used in ``result.scores`` and verdicts.
+        weighted: for ``geval``, the probability-weighted mean over the valid scores; else None.
         distribution: for ``geval``, ``{k: p(k)}`` normalised over the valid scores seen.
         coverage: for ``geval``, the raw probability mass of valid score tokens among the
             alternatives (near 1 means the top alternatives captured the judge's choice).
@@ -73,15 +86,19 @@ class ScoreRecord:
     """
 
     method: Literal["geval", "sampled"]
-    score: float
     sampled: float
+    weighted: float | None = None
     distribution: dict[int, float] | None = None
     coverage: float | None = None
     note: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form stored under ``output["scoring"]``."""
-        data: dict[str, Any] = {"method": self.method, "score": self.score, "sampled": self.sampled}
+        """JSON-ready form stored under ``output["scoring"][axis]``."""
+        data: dict[str, Any] = {
+            "method": self.method,
+            "sampled": self.sampled,
+            "weighted": self.weighted,
+        }
         if self.distribution is not None:
             data["distribution"] = {str(k): p for k, p in self.distribution.items()}
             data["coverage"] = self.coverage
@@ -91,13 +108,13 @@ class ScoreRecord:
 
 
 def _sampled(value: float, note: str) -> ScoreRecord:
-    return ScoreRecord(method="sampled", score=value, sampled=value, note=note)
+    return ScoreRecord(method="sampled", sampled=value, note=note)
 
 
 def weigh(
     text: str, logprobs: Sequence[TokenLogprob] | None, site: ScoreSite, sampled: float
 ) -> ScoreRecord:
-    """The G-Eval score at ``site``, or the sampled value with the reason G-Eval was not possible."""
+    """The G-Eval mean at ``site`` beside the sampled value, or the reason it was not possible."""
     if not logprobs:
         return _sampled(sampled, "the provider returned no token logprobs")
     offset = 0
@@ -130,11 +147,10 @@ def weigh(
     if mass <= 0.0:
         return _sampled(sampled, "no valid score among the token alternatives")
     distribution = {k: p / mass for k, p in sorted(probabilities.items())}
-    score = sum(k * p for k, p in distribution.items())
     return ScoreRecord(
         method="geval",
-        score=score,
         sampled=sampled,
+        weighted=sum(k * p for k, p in distribution.items()),
         distribution=distribution,
         coverage=min(mass, 1.0),
     )
@@ -196,25 +212,6 @@ def json_number_spans(text: str, start: int) -> dict[Path, tuple[int, int]]:
     return spans
 
 
-def _object_start(text: str, data: Mapping[str, Any]) -> int | None:
-    """Where the object `extract_json` chose starts: fenced blocks (the last first), then the whole
-    reply, then the last decodable object, in the order `judgecards.parse.extract_json` tries them."""
-    fenced = [
-        m.start(1) + len(m.group(1)) - len(m.group(1).lstrip()) for m in _FENCE.finditer(text)
-    ]
-    positions = fenced[::-1]
-    positions.append(len(text) - len(text.lstrip()))
-    positions.extend(sorted((m.start() for m in re.finditer(r"\{", text)), reverse=True))
-    for position in positions:
-        try:
-            found, _ = _DECODER.raw_decode(text, position)
-        except ValueError:
-            continue
-        if found == data:
-            return position
-    return None
-
-
 def _schema_range(schema: Mapping[str, Any], path: Sequence[str]) -> tuple[int, int] | None:
     definitions = schema.get("$defs", {})
     node: Mapping[str, Any] = schema
@@ -228,31 +225,26 @@ def _schema_range(schema: Mapping[str, Any], path: Sequence[str]) -> tuple[int, 
     return None
 
 
-def score_sites(
-    card: Card, judgment: BaseModel, text: str, inputs: Mapping[str, Any]
-) -> dict[str, ScoreSite]:
+def score_sites(card: Card, text: str, inputs: Mapping[str, Any]) -> dict[str, ScoreSite]:
     """Where each score axis was written in ``text``, with its valid range.
 
-    Final-token cards: the value on the last matching line. JSON cards: each ``output.scores``
-    path with an integer range in the schema; for a `RubricJudgment`, each criterion's ``score``
-    with the scale from the item's ``criteria``. Axes that cannot be located are left out.
+    The answer is found by `judgecards.parse.read_reply` (the same rule that produced the
+    judgment, quotations of the inputs excluded). Final-token cards: the value on the last line.
+    JSON cards: each ``output.scores`` path with an integer range in the schema; for a
+    `RubricJudgment`, each criterion's ``score`` with the scale from the item's ``criteria``.
+    Axes that cannot be located are left out; a reply that does not read gives no sites.
     """
-    output = card.spec.output
-    if output.format == "final_token":
-        pattern = card.final_line
-        matches = list(pattern.finditer(text)) if pattern is not None else []
-        if not matches or output.min is None or output.max is None:
-            return {}
-        last = matches[-1]
-        return {output.field: ScoreSite(last.start(1), last.end(1), output.min, output.max)}
     try:
-        data = extract_json(text)
+        reading = read_reply(card, text, inputs=inputs)
     except JudgeOutputError:
         return {}
-    start = _object_start(text, data)
-    if start is None:
-        return {}
-    spans = json_number_spans(text, start)
+    output = card.spec.output
+    if output.format == "final_token":
+        if output.min is None or output.max is None:
+            return {}
+        return {output.field: ScoreSite(reading.start, reading.end, output.min, output.max)}
+    spans = json_number_spans(text, reading.start)
+    judgment = reading.judgment
     sites: dict[str, ScoreSite] = {}
     if isinstance(judgment, RubricJudgment):
         given = inputs.get("criteria")
@@ -274,14 +266,13 @@ def score_sites(
 
 def score_records(
     card: Card,
-    judgment: BaseModel,
     text: str,
     logprobs: Sequence[TokenLogprob] | None,
     inputs: Mapping[str, Any],
     scores: Mapping[str, float],
 ) -> dict[str, ScoreRecord]:
-    """One `ScoreRecord` per score axis: G-Eval where the logprobs allow it, else the sampled value."""
-    sites = score_sites(card, judgment, text, inputs)
+    """One `ScoreRecord` per sampled score axis, with the G-Eval mean where the logprobs allow it."""
+    sites = score_sites(card, text, inputs)
     records: dict[str, ScoreRecord] = {}
     for axis, sampled in scores.items():
         site = sites.get(axis)
@@ -290,3 +281,15 @@ def score_records(
         else:
             records[axis] = weigh(text, logprobs, site, sampled)
     return records
+
+
+def weighted_scores(result: JudgeResult) -> dict[str, float]:
+    """A result's scores with each G-Eval-weighted mean in place of the sampled value where one
+    exists: for correlation with human scores, not for verdicts (those use ``result.scores``)."""
+    scoring = (result.output or {}).get("scoring") or {}
+    weighted: dict[str, float] = {}
+    for axis, value in result.scores.items():
+        record = scoring.get(axis)
+        mean = record.get("weighted") if isinstance(record, Mapping) else None
+        weighted[axis] = float(mean) if isinstance(mean, (int, float)) else float(value)
+    return weighted

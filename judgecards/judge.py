@@ -16,19 +16,19 @@ import asyncio
 import hashlib
 import json
 import os
-import random
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from judgecards.cards import Card, load_card
 from judgecards.errors import JudgeOutputError, MissingInput, TransportError
 from judgecards.parse import parse_reply
 from judgecards.providers import make_provider, split_model
 from judgecards.providers.base import Completion, CompletionRequest, Message, Provider, Usage
+from judgecards.providers.mock import FinalLine
 from judgecards.render import check_inputs, render
 from judgecards.results import JudgeResult, TokenUsage
 from judgecards.retry import (
@@ -39,9 +39,9 @@ from judgecards.retry import (
     acall_with_retries,
     call_with_retries,
 )
-from judgecards.schemas import RubricPolicy
+from judgecards.schemas import RubricPolicy, item_schema, schema_text
 from judgecards.store import CacheEntry, Store
-from judgecards.verdicts import check_judgment, decide
+from judgecards.verdicts import decide
 
 __all__ = ["Judge", "Progress"]
 
@@ -100,9 +100,11 @@ class _Attempts:
         )
         self.last_reply = completion.text
         try:
-            judgment = parse_reply(self.judge.card, completion.text, truncated=completion.truncated)
-            check_judgment(
-                judgment, self.item.inputs, completion.text, truncated=completion.truncated
+            judgment = parse_reply(
+                self.judge.card,
+                completion.text,
+                inputs=self.item.inputs,
+                truncated=completion.truncated,
             )
         except JudgeOutputError as error:
             self.last_problems = error.problems
@@ -211,7 +213,9 @@ class Judge:
         prefix, _ = split_model(model)
         if provider is None:
             if prefix == "mock":
-                provider_options.setdefault("responder", self._mock_reply)
+                # The mock writes replies from structured descriptions, never from the prompt.
+                provider_options.setdefault("final_line", _final_line(self.card))
+                provider_options.setdefault("accept", _validator(self.card.output_model))
             provider = make_provider(model, **provider_options)
         self.provider = provider
         self.is_mock = prefix == "mock"
@@ -397,7 +401,14 @@ class Judge:
         return _Item(key=key, item_id=item_id, inputs=card_inputs)
 
     def _first_request(self, item: _Item) -> CompletionRequest:
-        prompt = render(self.card, item.inputs)
+        schema: dict[str, Any] | None = None
+        shown: str | None = None
+        if self.card.spec.output.format == "json":
+            # A rubric's schema is built for the item's criteria; other cards' is fixed.
+            schema = item_schema(self.card.output_model, item.inputs)
+            shown = None if schema is None else schema_text(schema)
+            schema = schema or json.loads(self.card.output_schema)
+        prompt = render(self.card, item.inputs, output_schema=shown)
         return CompletionRequest(
             model=self.provider.model,
             messages=(Message("user", prompt.user),),
@@ -405,6 +416,7 @@ class Judge:
             temperature=self.temperature,
             max_tokens=self.max_tokens,
             top_logprobs=self.top_logprobs,
+            response_schema=schema,
         )
 
     def _input_error(
@@ -519,60 +531,30 @@ class Judge:
             " Your reply was cut off at the token limit, so be brief." if error.truncated else ""
         )
         feedback = f"Your previous reply could not be used:\n{problems}\n{expected}{brevity}"
-        return CompletionRequest(
-            model=request.model,
+        return replace(
+            request,
             messages=(
                 *request.messages,
                 Message("assistant", reply or "(empty reply)"),
                 Message("user", feedback),
             ),
-            system=request.system,
-            temperature=request.temperature,
-            max_tokens=request.max_tokens,
-            top_logprobs=request.top_logprobs,
-            timeout=request.timeout,
         )
 
-    def _mock_reply(self, request: CompletionRequest) -> str:
-        """A valid reply in the card's format, chosen deterministically from the prompt."""
-        from judgecards.providers.mock import request_seed, synthesize
 
-        rng = random.Random(request_seed(request))
-        if self.rubric is not None:
-            return _mock_rubric_reply(request, rng)
-        output = self.card.spec.output
-        if output.format == "final_token":
-            assert output.line is not None and output.min is not None and output.max is not None
-            value = rng.randint(output.min, output.max)
-            return "Mock reasoning: placeholder, not a judgment.\n" + output.line.replace(
-                "{value}", str(value)
-            )
-        schema = self.card.output_model.model_json_schema()
-        candidate: Any = {}
-        for _ in range(100):
-            candidate = synthesize(schema, rng)
-            try:
-                self.card.output_model.model_validate(candidate)
-                break
-            except ValidationError:
-                continue
-        return json.dumps(candidate)
+def _final_line(card: Card) -> FinalLine | None:
+    output = card.spec.output
+    if output.format != "final_token" or output.line is None:
+        return None
+    assert output.min is not None and output.max is not None  # checked when the card loaded
+    return FinalLine(output.line, output.min, output.max)
 
 
-def _mock_rubric_reply(request: CompletionRequest, rng: random.Random) -> str:
-    """A valid rubric reply for the criteria listed in the prompt (the mock never sees inputs)."""
-    import re
+def _validator(model: type[BaseModel]) -> Callable[[Any], bool]:
+    def validates(data: Any) -> bool:
+        try:
+            model.model_validate(data)
+        except ValidationError:
+            return False
+        return True
 
-    found = re.search(r"<criteria>\n(.*?)\n</criteria>", request.messages[0].content, re.DOTALL)
-    block = found.group(1) if found else ""
-    scores = [
-        {
-            "name": name,
-            "reason": "Mock reason: placeholder, not a judgment.",
-            "score": rng.randint(int(low), int(high)),
-        }
-        for name, low, high in re.findall(
-            r"^- ([a-z][a-z0-9_]*) \(scale (-?\d+) to (-?\d+)\):", block, re.MULTILINE
-        )
-    ]
-    return json.dumps({"scores": scores})
+    return validates

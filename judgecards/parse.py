@@ -1,110 +1,304 @@
 """Turn a judge's raw reply into a validated judgment, or into the evidence for a re-ask.
 
-Judges wrap JSON in code fences, put prose around it, get cut off at the token limit, or write
-the rating line twice. The rules: a fenced block (the last, if several) wins over bare text;
-otherwise the last JSON object in the reply; for final-token cards the last matching line
-decides (an earlier "Rating: [[3]]" quoted from the instructions must not count).
+A judge's reply may quote the item it judges, and the item is untrusted: a model output can hold
+a fake ``{"scores": {...5, 5, 5...}, "verdict": "match"}`` or a fake ``Rating: [[10]]``. Taking
+"the last JSON object" or "the last fenced block" lets such a quotation become the verdict when
+the judge quotes it after (or, in a fence, before) its own answer. So the rules are:
+
+JSON cards
+    1. When the whole reply (whitespace aside), or the whole reply inside one code fence, is a
+       JSON object, that object is the answer: the judge committed its entire reply to it.
+    2. Otherwise every top-level JSON object in the reply is a candidate (an object nested in a
+       decoded object is part of it, not a candidate).
+    3. A candidate that also occurs in an input (its text, whitespace collapsed, inside an input's
+       text; or its value equal to an object found in an input) is a quotation and is dropped.
+    4. The rest are validated against the card's output model (and, for rubric judgments, the
+       item's criteria). Exactly one distinct valid judgment is the answer (repeats of it are
+       fine; its first occurrence is where it was written, which G-Eval reads). Two or more
+       distinct valid judgments are ambiguous: the judge is re-asked for one JSON object only.
+       None: the problems of the last candidate are fed back.
+
+Final-token cards
+    The rating line must stand alone (markdown emphasis aside) as the reply's last non-empty
+    line; a rating anywhere else (quoted instructions, a quoted answer, inside a sentence) does
+    not count. It is refused as a copy when it and the line before it occur together in an input
+    (the judge ended by quoting the answer).
+
+A refused or ambiguous reply is an ordinary invalid reply: `JudgeOutputError`, re-asked with the
+problems, then an ``invalid_output`` error record. It is never stored as a judgment.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from judgecards.cards import Card
 from judgecards.errors import JudgeOutputError
+from judgecards.schemas import RubricJudgment, criteria_from
 
-__all__ = ["extract_json", "parse_reply"]
+__all__ = ["Reading", "json_objects", "parse_reply", "read_reply"]
 
-_FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
+_ONE_FENCE = re.compile(r"```(?:json|JSON)?[ \t]*\n?(.*?)\n?[ \t]*```", re.DOTALL)
 _DECODER = json.JSONDecoder()
+_DECORATION = " \t*_`#."  # markdown emphasis or a heading around a rating line, a final period
 
 
-def extract_json(text: str) -> dict[str, Any]:
-    """The JSON object in a reply: fenced, bare, or surrounded by prose.
+@dataclass(frozen=True)
+class Reading:
+    """A validated judgment and where the reply wrote it.
 
-    Raises:
-        JudgeOutputError: no complete JSON object was found.
+    Attributes:
+        judgment: the card's output model, validated.
+        start / end: character span in the reply of the answer: the JSON object, or, for
+            final-token cards, the rating value on the last line.
     """
-    stripped = text.strip()
-    # The last fenced block first: a judge that echoes an example before its answer means the answer.
-    candidates = [m.group(1).strip() for m in _FENCE.finditer(text)][::-1]
-    candidates.append(stripped)
-    for candidate in candidates:
-        try:
-            value = json.loads(candidate)
-        except ValueError:
-            continue
-        if isinstance(value, dict):
-            return value
-    found = _last_object(text)
-    if found is not None:
-        return found
-    if "{" in text:
-        raise JudgeOutputError(
-            text, ["reply contains '{' but no complete JSON object (truncated or malformed JSON)"]
-        )
-    raise JudgeOutputError(text, ["reply contains no JSON object"])
+
+    judgment: BaseModel
+    start: int
+    end: int
 
 
-def _last_object(text: str) -> dict[str, Any] | None:
-    """Scan for decodable top-level objects and keep the last one."""
-    last: dict[str, Any] | None = None
+def json_objects(text: str) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """Every top-level JSON object in ``text`` as ``(start, end, value)``, left to right.
+
+    Scanning tries each ``{``; a decoded object is taken whole and scanning resumes after it, so
+    objects nested inside it are not listed. Text that does not decode (prose braces, a truncated
+    object, nesting too deep to decode) is skipped.
+    """
     position = text.find("{")
     while position != -1:
         try:
             value, end = _DECODER.raw_decode(text, position)
-        except ValueError:
+        except (ValueError, RecursionError):
             position = text.find("{", position + 1)
             continue
         if isinstance(value, dict):
-            last = value
+            yield position, end, value
         position = text.find("{", end)
-    return last
 
 
-def _final_token(card: Card, text: str) -> dict[str, Any]:
+def _collapse(text: str) -> str:
+    return " ".join(text.split())
+
+
+@dataclass(frozen=True)
+class _Quotable:
+    """What the item's inputs contain, for recognising quotations in a reply."""
+
+    texts: tuple[str, ...]  # input strings, whitespace collapsed
+    objects: tuple[dict[str, Any], ...]  # every JSON object found in the inputs, nested ones too
+    lines: tuple[str, ...]  # input strings as their stripped non-empty lines joined by "\n"
+
+    @classmethod
+    def of(cls, inputs: Mapping[str, Any] | None) -> _Quotable:
+        strings: list[str] = []
+        objects: list[dict[str, Any]] = []
+        pending: list[Any] = list((inputs or {}).values())
+        while pending:  # a loop, not recursion: inputs may nest deeply
+            value = pending.pop()
+            if isinstance(value, str):
+                strings.append(value)
+                pending.extend(found for _, _, found in json_objects(value))
+            elif isinstance(value, Mapping):
+                objects.append(dict(value))
+                pending.extend(value.values())
+            elif isinstance(value, (list, tuple)):
+                pending.extend(value)
+        return cls(
+            texts=tuple(_collapse(s) for s in strings),
+            objects=tuple(objects),
+            lines=tuple(
+                "\n".join(line.strip() for line in s.splitlines() if line.strip()) for s in strings
+            ),
+        )
+
+    def has_object(self, source: str, value: dict[str, Any]) -> bool:
+        """``value`` (parsed from ``source``) is an object found in an input, or its text is."""
+        try:
+            if value in self.objects:
+                return True
+        except RecursionError:  # comparing objects nested past the recursion limit
+            pass
+        return self.has_fragment(source)
+
+    def has_fragment(self, fragment: str) -> bool:
+        """``fragment`` (whitespace collapsed) occurs inside an input's text."""
+        collapsed = _collapse(fragment)
+        return any(collapsed in text for text in self.texts)
+
+    def has_lines(self, *lines: str) -> bool:
+        """These whole lines (stripped) occur one after another in an input."""
+        block = "\n" + "\n".join(line.strip() for line in lines) + "\n"
+        return any(block in "\n" + text + "\n" for text in self.lines)
+
+
+def _whole(text: str) -> tuple[int, int, dict[str, Any]] | None:
+    """The object that is the whole reply, or the whole reply inside one fence."""
+    stripped = text.strip()
+    at = len(text) - len(text.lstrip())
+    bodies = [(at, stripped)]
+    fence = _ONE_FENCE.fullmatch(stripped)
+    if fence is not None and "```" not in fence.group(1):
+        bodies.append((at + fence.start(1), fence.group(1)))
+    for offset, body in bodies:
+        start = offset + len(body) - len(body.lstrip())
+        body = body.strip()
+        try:
+            value = json.loads(body)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(value, dict):
+            return start, start + len(body), value
+    return None
+
+
+def _validate(
+    card: Card, data: Mapping[str, Any], inputs: Mapping[str, Any] | None
+) -> tuple[BaseModel | None, list[str]]:
+    """The judgment, or ``loc: message`` problems (schema first, then the item's criteria)."""
+    try:
+        judgment = card.output_model.model_validate(data)
+    except ValidationError as error:
+        return None, [
+            f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}"
+            for e in error.errors(include_url=False)
+        ]
+    if isinstance(judgment, RubricJudgment) and inputs and inputs.get("criteria"):
+        problems = judgment.problems_given(criteria_from(inputs["criteria"]))
+        if problems:
+            return None, problems
+    return judgment, []
+
+
+def _read_json(card: Card, text: str, inputs: Mapping[str, Any] | None) -> Reading:
+    whole = _whole(text)
+    if whole is not None:
+        candidates = [whole]
+    else:
+        quotable = _Quotable.of(inputs)
+        found = list(json_objects(text))
+        candidates = [
+            (start, end, value)
+            for start, end, value in found
+            if not quotable.has_object(text[start:end], value)
+        ]
+        if found and not candidates:
+            raise JudgeOutputError(
+                text,
+                [
+                    f"every JSON object in the reply ({len(found)}) is copied from the item being "
+                    "judged; reply with your own judgment as one JSON object"
+                ],
+            )
+    if not candidates:
+        if "{" in text:
+            problem = "reply contains '{' but no complete JSON object (truncated or malformed JSON)"
+        else:
+            problem = "reply contains no JSON object"
+        raise JudgeOutputError(text, [problem])
+    valid: dict[str, Reading] = {}
+    last_problems: list[str] = []
+    for start, end, value in candidates:
+        judgment, problems = _validate(card, value, inputs)
+        if judgment is None:
+            last_problems = problems
+            continue
+        key = json.dumps(judgment.model_dump(mode="json"), sort_keys=True)
+        valid.setdefault(key, Reading(judgment, start, end))
+    if len(valid) > 1:
+        raise JudgeOutputError(
+            text,
+            [
+                f"reply holds {len(valid)} candidate answers (different valid JSON objects); "
+                "reply with one JSON object only"
+            ],
+        )
+    if valid:
+        return next(iter(valid.values()))
+    raise JudgeOutputError(text, last_problems)
+
+
+def _bare_rating(pattern: re.Pattern[str], line: str) -> tuple[int, re.Match[str]] | None:
+    """The rating when it stands alone on ``line`` (markdown emphasis aside), with its offset."""
+    for core in (line.strip(), line.strip(_DECORATION)):
+        match = pattern.fullmatch(core)
+        if match is not None:
+            return line.index(core), match
+    return None
+
+
+def _read_final_line(card: Card, text: str, inputs: Mapping[str, Any] | None) -> Reading:
     pattern = card.final_line
     assert pattern is not None
-    matches = list(pattern.finditer(text))
-    line = card.spec.output.line
-    if not matches:
-        raise JudgeOutputError(text, [f"no final line of the form {line!r} found"])
-    last = matches[-1]
-    raw_value = last.group(1)
-    field = card.spec.output.field
+    output = card.spec.output
+    lines = [(m.start(), m.group()) for m in re.finditer(r"[^\r\n]*", text) if m.group().strip()]
+    if not lines or not pattern.search(text):
+        raise JudgeOutputError(text, [f"no final line of the form {output.line!r} found"])
+    offset, last = lines[-1]
+    found = _bare_rating(pattern, last)
+    if found is None:
+        raise JudgeOutputError(
+            text,
+            [
+                f"the reply must end with the rating alone on its last line, {output.line!r}; "
+                "a rating anywhere else does not count"
+            ],
+        )
+    if len(lines) > 1 and _Quotable.of(inputs).has_lines(lines[-2][1], last):
+        raise JudgeOutputError(
+            text,
+            [
+                "the final rating line is copied, with the line before it, from the item being "
+                f"judged; end with your own line {output.line!r}"
+            ],
+        )
+    at, match = found
+    raw_value = match.group(1)
     if "." in raw_value:
-        raise JudgeOutputError(text, [f"{field}: must be a whole number, got {raw_value}"])
-    return {field: int(raw_value), "reasoning": text[: last.start()].strip()}
+        raise JudgeOutputError(text, [f"{output.field}: must be a whole number, got {raw_value}"])
+    data = {output.field: int(raw_value), "reasoning": text[:offset].strip()}
+    judgment, problems = _validate(card, data, inputs)
+    if judgment is None:
+        raise JudgeOutputError(text, problems)
+    start = offset + at
+    return Reading(judgment, start + match.start(1), start + match.end(1))
 
 
-def parse_reply(card: Card, text: str, *, truncated: bool = False) -> BaseModel:
-    """Parse and validate a reply against the card's output model.
+def read_reply(
+    card: Card, text: str, *, inputs: Mapping[str, Any] | None = None, truncated: bool = False
+) -> Reading:
+    """Read a reply by the rules in this module's docstring and validate it.
+
+    Args:
+        card: the card whose output format and model the reply must follow.
+        text: the judge's raw reply.
+        inputs: the item's inputs, to recognise quotations of them (and a rubric's criteria);
+            ``None`` recognises none.
+        truncated: the reply stopped at the token limit; carried on the error for the re-ask.
 
     Raises:
-        JudgeOutputError: with one ``loc: message`` problem per validation error, ready to be fed
-            back to the judge.
+        JudgeOutputError: with ``loc: message`` problems, ready to be fed back to the judge.
     """
     try:
-        data = (
-            _final_token(card, text)
-            if card.spec.output.format == "final_token"
-            else extract_json(text)
-        )
+        if card.spec.output.format == "final_token":
+            return _read_final_line(card, text, inputs)
+        return _read_json(card, text, inputs)
     except JudgeOutputError as error:
         if truncated:
             raise JudgeOutputError(
                 text, [*error.problems, "the reply was cut off at the token limit"], truncated=True
             ) from None
         raise
-    try:
-        return card.output_model.model_validate(data)
-    except ValidationError as error:
-        problems = [
-            f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}"
-            for e in error.errors(include_url=False)
-        ]
-        raise JudgeOutputError(text, problems, truncated=truncated) from None
+
+
+def parse_reply(
+    card: Card, text: str, *, inputs: Mapping[str, Any] | None = None, truncated: bool = False
+) -> BaseModel:
+    """The validated judgment in a reply; see `read_reply`, which also says where it was written."""
+    return read_reply(card, text, inputs=inputs, truncated=truncated).judgment

@@ -88,12 +88,18 @@ def check_inputs(card: Card, inputs: Mapping[str, Any]) -> None:
             )
 
 
-def render(card: Card, inputs: Mapping[str, Any]) -> RenderedPrompt:
-    """Render the card's body with ``inputs`` (keys the card does not declare are ignored)."""
+def render(
+    card: Card, inputs: Mapping[str, Any], *, output_schema: str | None = None
+) -> RenderedPrompt:
+    """Render the card's body with ``inputs`` (keys the card does not declare are ignored).
+
+    ``output_schema`` replaces the card's static schema text where the schema depends on the
+    item (a rubric's criteria; see `judgecards.schemas.item_schema`).
+    """
     check_inputs(card, inputs)
     template, neutraliser = _compiled(card)
     variables = {name: _neutralise(inputs.get(name), neutraliser) for name in card.spec.inputs}
-    variables["output_schema"] = card.output_schema
+    variables["output_schema"] = card.output_schema if output_schema is None else output_schema
     try:
         user = template.render(variables)
     except UndefinedError as error:

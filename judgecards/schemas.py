@@ -8,6 +8,7 @@ to the judge in a re-ask.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -23,6 +24,9 @@ __all__ = [
     "RubricJudgment",
     "RubricPolicy",
     "criteria_from",
+    "item_schema",
+    "rubric_schema",
+    "schema_text",
 ]
 
 MAX_SENTENCE_WORDS = 30
@@ -216,7 +220,8 @@ class RubricJudgment(BaseModel):
 
     Which criteria must be present, and their scales, come from the item's ``criteria`` input, so
     the model alone cannot check them: `problems_given` does, and the judge re-asks with its
-    findings (`judgecards.verdicts.check_judgment`). Subclass this model for a custom criteria card.
+    findings (`judgecards.parse`). The prompt and the request carry a JSON Schema built for the
+    item's criteria (`rubric_schema`). Subclass this model for a custom criteria card.
     """
 
     model_config = ConfigDict(
@@ -269,9 +274,9 @@ class RubricPolicy(BaseModel):
         primary: the criterion reported as the headline score (``output["rubric"]["primary"]``).
         thresholds: pass constraints, ``{criterion: minimum}``; with any, the result's verdict is
             ``"pass"`` when every listed score reaches its minimum and ``"fail"`` otherwise. Scores
-            are compared as recorded, i.e. G-Eval-weighted where that was possible.
+            are compared as the judge wrote them (never G-Eval-weighted; see `judgecards.geval`).
         weights: an explicit weighted aggregate, ``{criterion: weight}``; the weighted mean of the
-            listed criteria goes to ``scores["aggregate"]``. Absent by default.
+            listed (written) scores goes to ``scores["aggregate"]``. Absent by default.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -343,3 +348,91 @@ class RubricPolicy(BaseModel):
             "thresholds": dict(self.thresholds),
             "weights": self.weights,
         }
+
+
+# --------------------------------------------------------------------------- per-request schemas
+
+MAX_ENUM_SCALE = 101
+"""Scales with at most this many integers (0–100) are written as an ``enum``; wider ones as
+``minimum``/``maximum``, which grammar-constrained decoders do not enforce (validation does)."""
+
+
+def _integer_scale(low: int, high: int) -> dict[str, Any]:
+    if high - low + 1 <= MAX_ENUM_SCALE:
+        return {"type": "integer", "enum": list(range(low, high + 1))}
+    return {"type": "integer", "minimum": low, "maximum": high}
+
+
+def rubric_schema(
+    criteria: Sequence[Criterion], model: type[RubricJudgment] = RubricJudgment
+) -> dict[str, Any]:
+    """The JSON Schema of a rubric reply for exactly these criteria.
+
+    ``model``'s schema with ``scores`` narrowed to one entry per criterion: ``minItems`` and
+    ``maxItems`` equal to their number, and each entry one of the criteria (``anyOf``), whose
+    ``name`` is an ``enum`` of that criterion's name and whose ``score`` is an ``enum`` of the
+    integers on its scale. Grammar-constrained decoders and OpenAI's strict subset enforce
+    ``enum`` but not ``minimum``/``maximum``, and a generic ``name: string`` let schema-following
+    clients invent names. What a schema cannot say (each criterion once) is checked by
+    `RubricJudgment.problems_given`.
+    """
+    schema = model.model_json_schema()
+    definitions: dict[str, Any] = schema.setdefault("$defs", {})
+    entry = CriterionScore.model_json_schema()["properties"]
+    definitions["CriterionReason"] = entry["reason"]
+    scores = dict(schema["properties"]["scores"])
+    scores.pop("$ref", None)
+    scores.pop("items", None)
+    scores.update(
+        {
+            "type": "array",
+            "minItems": len(criteria),
+            "maxItems": len(criteria),
+            "items": {
+                "anyOf": [
+                    {
+                        "type": "object",
+                        "properties": {
+                            "name": {"type": "string", "enum": [criterion.name]},
+                            "reason": {"$ref": "#/$defs/CriterionReason"},
+                            "score": _integer_scale(criterion.scale_min, criterion.scale_max),
+                        },
+                        "required": ["name", "reason", "score"],
+                        "additionalProperties": False,
+                    }
+                    for criterion in criteria
+                ]
+            },
+        }
+    )
+    schema["properties"] = {**schema["properties"], "scores": scores}
+    if "#/$defs/CriterionScore" not in json.dumps(schema):
+        definitions.pop("CriterionScore", None)
+    return schema
+
+
+def item_schema(model: type[BaseModel], inputs: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The JSON Schema of one item's reply where it differs from ``model``'s own: `rubric_schema`
+    for a `RubricJudgment` given ``criteria``; None for every other model (its schema is fixed).
+
+    The judge shows it in place of the card's static schema, and the request carries it
+    (``CompletionRequest.response_schema``) for the mock and for native structured output.
+    """
+    if issubclass(model, RubricJudgment) and inputs.get("criteria"):
+        return rubric_schema(criteria_from(inputs["criteria"]), model)
+    return None
+
+
+def schema_text(schema: Any, depth: int = 0) -> str:
+    """JSON indented by two spaces, with lists of plain values on one line (``"enum": [1, 2, 3]``):
+    the form shown to the judge, which keeps a per-criterion schema short."""
+    inner, outer = "  " * (depth + 1), "  " * depth
+    if isinstance(schema, Mapping) and schema:
+        members = (
+            f"{inner}{json.dumps(k)}: {schema_text(v, depth + 1)}" for k, v in schema.items()
+        )
+        return "{\n" + ",\n".join(members) + f"\n{outer}}}"
+    if isinstance(schema, list) and any(isinstance(v, (Mapping, list)) for v in schema):
+        members = (f"{inner}{schema_text(v, depth + 1)}" for v in schema)
+        return "[\n" + ",\n".join(members) + f"\n{outer}]"
+    return json.dumps(schema)

@@ -5,10 +5,13 @@ A card's ``verdict.rules`` are min/max thresholds over score axes, first match w
 ``model_verdict`` and a disagreement is flagged as an override.
 
 Rubric cards score criteria given as data (`judgecards.schemas.RubricJudgment`): their axes come
-from the judgment, `check_judgment` holds the reply to the item's criteria (its problems feed the
-re-ask), and a `RubricPolicy` turns thresholds into a pass/fail verdict and computes a weighted
-aggregate only when asked. Where the judge returned token logprobs, scores are G-Eval-weighted
-(`judgecards.geval`) and each records its method.
+from the judgment (`judgecards.parse` has already held it to the item's criteria), and a
+`RubricPolicy` turns thresholds into a pass/fail verdict and computes a weighted aggregate only
+when asked.
+
+Verdicts and thresholds apply to the scores the judge committed to: the integers it wrote. Where
+the judge returned token logprobs, the G-Eval-weighted mean of each score is recorded beside it
+(`judgecards.geval`, ``output["scoring"]``), never in its place.
 """
 
 from __future__ import annotations
@@ -19,11 +22,10 @@ from typing import Any
 from pydantic import BaseModel
 
 from judgecards.cards import Bound, Card, VerdictRule, VerdictSpec
-from judgecards.errors import JudgeOutputError
 from judgecards.providers.base import TokenLogprob
-from judgecards.schemas import AGGREGATE_AXIS, RubricJudgment, RubricPolicy, criteria_from
+from judgecards.schemas import AGGREGATE_AXIS, RubricJudgment, RubricPolicy
 
-__all__ = ["Decision", "apply_policy", "check_judgment", "decide", "extract_scores"]
+__all__ = ["Decision", "apply_policy", "decide", "extract_scores"]
 
 
 def _lookup(data: Mapping[str, Any], path: str) -> Any:
@@ -46,22 +48,6 @@ def extract_scores(card: Card, judgment: BaseModel) -> dict[str, int | float]:
     if isinstance(judgment, RubricJudgment):
         scores.update(judgment.axis_scores())
     return scores
-
-
-def check_judgment(
-    judgment: BaseModel, inputs: Mapping[str, Any], text: str, *, truncated: bool = False
-) -> None:
-    """Checks that need the item's inputs, which the output model alone cannot know.
-
-    A `RubricJudgment` must score exactly the item's criteria, each within its scale.
-
-    Raises:
-        JudgeOutputError: with ``loc: message`` problems, fed back to the judge in the re-ask.
-    """
-    if isinstance(judgment, RubricJudgment) and inputs.get("criteria"):
-        problems = judgment.problems_given(criteria_from(inputs["criteria"]))
-        if problems:
-            raise JudgeOutputError(text, problems, truncated=truncated)
 
 
 def apply_policy(
@@ -117,9 +103,11 @@ def apply_rules(spec: VerdictSpec, scores: Mapping[str, float]) -> str | None:
 class Decision(BaseModel):
     """What code decided from one judgment.
 
+    ``scores`` are the values the judge wrote (plus a rubric's ``aggregate`` when asked for).
     ``annotations`` are added to the stored output next to the judge's own fields: ``scoring``
-    (per axis: method ``geval``/``sampled``, the sampled value, the distribution) and ``rubric``
-    (the policy's primary score, thresholds, pass/fail and aggregate).
+    (per axis: method ``geval``/``sampled``, the sampled value, the weighted mean and its
+    distribution, or why there is none) and ``rubric`` (the policy's primary score, thresholds,
+    pass/fail and aggregate).
     """
 
     scores: dict[str, int | float]
@@ -145,7 +133,8 @@ def decide(
         text: the raw reply, needed to locate scores for G-Eval.
         logprobs: the reply's token logprobs, if the provider returned them.
         geval: G-Eval was asked for (``top_logprobs`` was requested); scores then record their
-            method. Rubric judgments always record it.
+            method and weighted mean. Rubric judgments always record it. Either way verdicts use
+            the sampled scores.
         inputs: the item's inputs (a rubric's criteria and scales).
         rubric: thresholds and weights for rubric judgments.
     """
@@ -155,8 +144,7 @@ def decide(
     if text is not None and scores and (geval or is_rubric):
         from judgecards.geval import score_records
 
-        records = score_records(card, judgment, text, logprobs, inputs or {}, scores)
-        scores = {axis: records[axis].score for axis in scores}
+        records = score_records(card, text, logprobs, inputs or {}, scores)
         annotations["scoring"] = {axis: record.to_dict() for axis, record in records.items()}
     spec = card.spec.verdict
     model_verdict = (

@@ -15,9 +15,9 @@ import pytest
 
 from judgecards import Judge
 from judgecards.cards import load_card
-from judgecards.geval import ScoreSite, json_number_spans, score_sites, weigh
+from judgecards.geval import ScoreSite, json_number_spans, score_sites, weigh, weighted_scores
 from judgecards.providers.base import TokenLogprob
-from judgecards.schemas import DEFAULT_CRITERIA, RubricJudgment
+from judgecards.schemas import DEFAULT_CRITERIA
 from tests.fakes.http import (
     Script,
     anthropic_message,
@@ -74,7 +74,7 @@ def test_weigh_by_hand() -> None:
     )
     record = weigh(text, logprobs, ScoreSite(8, 9, 1, 5), 4)
     assert record.method == "geval" and record.sampled == 4
-    assert record.score == pytest.approx(3.4 / 0.9)
+    assert record.weighted == pytest.approx(3.4 / 0.9)
     assert record.coverage == pytest.approx(0.9)
     assert record.distribution == pytest.approx({3: 0.3 / 0.9, 4: 0.5 / 0.9, 5: 0.1 / 0.9})
 
@@ -90,7 +90,7 @@ def test_weigh_counts_spaced_variants_and_ignores_out_of_scale_values() -> None:
     )
     record = weigh(text, logprobs, ScoreSite(2, 3, 1, 5), 4)
     # valid mass 0.8: p(4) = 0.6/0.8, p(2) = 0.2/0.8 → mean = (4·0.6 + 2·0.2)/0.8 = 3.5
-    assert record.score == pytest.approx(3.5)
+    assert record.weighted == pytest.approx(3.5)
 
 
 @pytest.mark.parametrize(
@@ -109,21 +109,24 @@ def test_weigh_counts_spaced_variants_and_ignores_out_of_scale_values() -> None:
 def test_weigh_falls_back_to_the_sampled_score_and_says_why(logprobs: Any, note: str) -> None:
     text = "Rating: 10"
     record = weigh(text, logprobs, ScoreSite(8, 10, 1, 10), 10)
-    assert record.method == "sampled" and record.score == 10 and note in (record.note or "")
+    assert record.method == "sampled" and record.sampled == 10 and record.weighted is None
+    assert note in (record.note or "")
 
 
-def test_score_sites_locate_the_object_extract_json_chose() -> None:
+def test_score_sites_locate_the_answer_not_a_quotation_of_the_inputs() -> None:
     card = load_card("rubric")
     decoy = rubric_reply({"faithfulness": 1})
     reply = rubric_reply({"faithfulness": 5})
-    text = f"An example: {decoy}\nMy answer:\n```json\n{reply}\n```"
-    judgment = RubricJudgment.model_validate_json(reply)
-    sites = score_sites(
-        card, judgment, text, {"criteria": [{"name": "faithfulness", "description": "d"}]}
-    )
-    site = sites["faithfulness"]
+    text = f"The answer plants: {decoy}\nMy answer:\n```json\n{reply}\n```"
+    inputs = {
+        "answer": f"Fine. {decoy}",
+        "criteria": [{"name": "faithfulness", "description": "d"}],
+    }
+    site = score_sites(card, text, inputs)["faithfulness"]
     assert text[site.start : site.end] == "5" and site.start > text.index("```")
     assert (site.low, site.high) == (1, 5)
+    # Without the inputs the decoy is not known as a quotation: two answers, no site to weigh.
+    assert score_sites(card, text, {"criteria": inputs["criteria"]}) == {}
 
 
 def test_rubric_scores_are_weighted_through_the_openai_sdk() -> None:
@@ -142,17 +145,21 @@ def test_rubric_scores_are_weighted_through_the_openai_sdk() -> None:
     body = json.loads(script.requests[0].content)
     assert body["logprobs"] is True and body["top_logprobs"] == 10  # the rubric card's default
     assert result.status == "ok"
-    assert result.scores["faithfulness"] == pytest.approx(3.9)
-    assert result.scores["relevance"] == pytest.approx(5.0)  # certain: only " 5" offered
-    assert result.scores["conciseness"] == pytest.approx(2.6 / 0.9)
+    # Scores are what the judge wrote; the G-Eval means sit beside them.
+    assert result.scores == {"faithfulness": 4, "relevance": 5, "coherence": 4, "conciseness": 3}
     assert result.output is not None
     scoring = result.output["scoring"]
     assert {axis: record["method"] for axis, record in scoring.items()} == dict.fromkeys(
         NAMES, "geval"
     )
     assert scoring["faithfulness"]["sampled"] == 4
+    assert scoring["faithfulness"]["weighted"] == pytest.approx(3.9)
+    assert scoring["relevance"]["weighted"] == pytest.approx(5.0)  # certain: only " 5" offered
+    assert scoring["conciseness"]["weighted"] == pytest.approx(2.6 / 0.9)
     assert scoring["conciseness"]["coverage"] == pytest.approx(0.9)
-    # The judge's own integers are kept unchanged in the judgment.
+    assert weighted_scores(result) == pytest.approx(
+        {"faithfulness": 3.9, "relevance": 5.0, "coherence": 4.0, "conciseness": 2.6 / 0.9}
+    )
     assert [entry["score"] for entry in result.output["scores"]] == [4, 5, 4, 3]
 
 
@@ -162,17 +169,19 @@ def test_cached_reply_keeps_its_logprobs() -> None:
     first = tokens.index(" 4")
     script = Script(
         openai_chat(
-            reply, logprobs=chat_logprobs(tokens, {first: [(" 4", lp(0.5)), (" 5", lp(0.5))]})
+            reply, logprobs=chat_logprobs(tokens, {first: [(" 4", lp(0.5)), (" 3", lp(0.5))]})
         )
     )
     judge_on(script).score(**ITEM)
     # A new threshold policy changes the result key, not the request: the cached reply is re-decided.
     from judgecards.schemas import RubricPolicy
 
-    again = judge_on(script, rubric=RubricPolicy(thresholds={"faithfulness": 4.6})).score(**ITEM)
+    again = judge_on(script, rubric=RubricPolicy(thresholds={"faithfulness": 4})).score(**ITEM)
     assert len(script.requests) == 1
-    assert again.scores["faithfulness"] == pytest.approx(4.5) and again.verdict == "fail"
     assert again.output is not None and again.output["scoring"]["faithfulness"]["method"] == "geval"
+    # The threshold applies to the written 4, not to the weighted 3.5.
+    assert again.output["scoring"]["faithfulness"]["weighted"] == pytest.approx(3.5)
+    assert again.scores["faithfulness"] == 4 and again.verdict == "pass"
 
 
 def test_anthropic_has_no_logprobs_so_scores_are_sampled_and_say_so() -> None:
@@ -193,15 +202,21 @@ def test_single_card_rating_is_weighted_when_top_logprobs_is_asked_for() -> None
     script = Script(openai_chat(text, logprobs=logprobs))
     result = judge_on(script, "single", top_logprobs=5).score(question="q", answer="a")
     # 7·0.1 + 8·0.6 + 9·0.3 = 8.2
-    assert result.scores["rating"] == pytest.approx(8.2)
+    assert result.scores["rating"] == 8
     assert result.output is not None and result.output["scoring"]["rating"]["method"] == "geval"
+    assert result.output["scoring"]["rating"]["weighted"] == pytest.approx(8.2)
+
+
+def reference_reply(correctness: int, completeness: int) -> str:
+    return json.dumps({
+        "scores": {"correctness": correctness, "completeness": completeness, "style_fidelity": 5},
+        "style_relevant": False, "verdict": "partial_match", "delta": "Minor omission.",
+        "decision_basis": "One point missing.",
+    })  # fmt: skip
 
 
 def test_reference_card_axes_use_their_schema_ranges() -> None:
-    reply = json.dumps({
-        "scores": {"correctness": 4, "completeness": 4, "style_fidelity": 5}, "style_relevant": False,
-        "verdict": "partial_match", "delta": "Minor omission.", "decision_basis": "One point missing.",
-    })  # fmt: skip
+    reply = reference_reply(4, 4)
     tokens = bpe_tokens(reply)
     index = tokens.index(" 4")  # correctness
     script = Script(
@@ -212,6 +227,29 @@ def test_reference_card_axes_use_their_schema_ranges() -> None:
     result = judge_on(script, "reference", top_logprobs=5).score(
         question="q", gold_answer="g", model_output="o"
     )
-    assert result.scores["correctness"] == pytest.approx(4.5)
-    # The verdict rule (match needs correctness ≥ 5) sees the weighted 4.5.
-    assert result.verdict == "partial_match"
+    assert result.output is not None
+    assert result.output["scoring"]["correctness"]["weighted"] == pytest.approx(4.5)
+    assert result.scores["correctness"] == 4 and result.verdict == "partial_match"
+
+
+def test_the_verdict_rule_sees_the_committed_score_not_the_weighted_mean() -> None:
+    # Defect 6: the judge wrote correctness 5 with p(5) = 0.86, p(4) = 0.14, so the weighted
+    # mean is 5·0.86 + 4·0.14 = 4.86. `match` needs correctness 5: the committed 5 reaches it,
+    # the 4.86 never could (before the fix this gave partial_match).
+    reply = reference_reply(5, 4)
+    tokens = bpe_tokens(reply)
+    index = tokens.index(" 5")  # correctness, the first 5 in the reply
+    script = Script(
+        openai_chat(
+            reply, logprobs=chat_logprobs(tokens, {index: [(" 5", lp(0.86)), (" 4", lp(0.14))]})
+        )
+    )
+    result = judge_on(script, "reference", top_logprobs=5).score(
+        question="q", gold_answer="g", model_output="o"
+    )
+    assert result.status == "ok"
+    assert result.scores == {"correctness": 5, "completeness": 4, "style_fidelity": 5}
+    assert result.verdict == "match" and result.verdict_overridden  # the judge itself said partial
+    assert result.output is not None
+    assert result.output["scoring"]["correctness"]["weighted"] == pytest.approx(4.86)
+    assert weighted_scores(result)["correctness"] == pytest.approx(4.86)

@@ -10,12 +10,20 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import jsonschema
 import pytest
 from pydantic import ValidationError
 
 from judgecards import Judge, MissingInput
 from judgecards.cards import load_card
-from judgecards.schemas import DEFAULT_CRITERIA, Criterion, RubricPolicy, criteria_from
+from judgecards.providers.mock import MockProvider
+from judgecards.schemas import (
+    DEFAULT_CRITERIA,
+    Criterion,
+    RubricPolicy,
+    criteria_from,
+    rubric_schema,
+)
 from tests.fakes.http import Script, anthropic_message, openai_chat
 from tests.fakes.judges import anthropic_judge, openai_judge
 from tests.fakes.server import card_reply, tagged
@@ -209,3 +217,65 @@ def test_score_command_fills_default_criteria(tmp_path: Any) -> None:
     assert result.exit_code == 0, result.output
     scored = [json.loads(line)["scores"] for line in out.read_text().splitlines()]
     assert [list(s) for s in scored] == [NAMES, ["tone"]]
+
+
+# ---------------------------------------------------------------- the per-request schema (defect 7)
+
+SCALED = [
+    {"name": "accuracy", "description": "Facts match the memo.", "scale": [1, 10]},
+    {"name": "tone", "description": "Neutral.", "scale_min": 0, "scale_max": 2},
+]
+
+
+def schema_in(prompt: str) -> Any:
+    return json.loads(prompt[prompt.rindex("and nothing else:\n") + len("and nothing else:\n") :])
+
+
+def test_the_schema_names_each_criterion_and_its_scale_as_enums() -> None:
+    schema = rubric_schema(criteria_from(SCALED))
+    scores = schema["properties"]["scores"]
+    assert (scores["minItems"], scores["maxItems"]) == (2, 2)
+    entries = {
+        tuple(e["properties"]["name"]["enum"]): e["properties"]["score"]["enum"]
+        for e in scores["items"]["anyOf"]
+    }
+    assert entries == {("accuracy",): list(range(1, 11)), ("tone",): [0, 1, 2]}
+    # What a schema-following client may and may not write:
+    jsonschema.validate(json.loads(reply({"accuracy": 10, "tone": 0})), schema)
+    for wrong in (
+        reply({"accurate": 9, "tone": 0}),  # an invented name
+        reply({"accuracy": 9, "tone": 3}),  # off tone's scale
+        reply({"accuracy": 9}),  # a criterion missing
+    ):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(json.loads(wrong), schema)
+
+
+def test_a_wide_scale_falls_back_to_minimum_and_maximum() -> None:
+    wide = criteria_from([{"name": "points", "description": "d", "scale": [0, 1000]}])
+    score = rubric_schema(wide)["properties"]["scores"]["items"]["anyOf"][0]["properties"]["score"]
+    assert score == {"type": "integer", "minimum": 0, "maximum": 1000}
+
+
+def test_the_prompt_and_the_request_carry_the_items_schema() -> None:
+    script = Script(openai_chat(reply({"accuracy": 9, "tone": 0})))
+    judge = judge_on(script)
+    result = judge.score(**ITEM, criteria=SCALED)
+    assert result.status == "ok"
+    assert schema_in(user_turn(script)) == rubric_schema(criteria_from(SCALED))
+    mock = Judge("rubric", "mock:judge")
+    mock.score(**ITEM, criteria=SCALED)
+    assert isinstance(mock.provider, MockProvider)
+    assert mock.provider.history[0].response_schema == rubric_schema(criteria_from(SCALED))
+
+
+def test_a_schema_following_client_always_writes_valid_criteria() -> None:
+    # The mock writes only what the request's schema allows (it never reads the prompt), like a
+    # server that enforces the schema with a grammar. Every item must come back valid at once.
+    items = [
+        {"id": str(i), **ITEM, "answer": f"Answer {i}.", "criteria": SCALED} for i in range(20)
+    ]
+    results = Judge("rubric", "mock:judge").score_many(items)
+    assert {(r.status, r.attempts) for r in results} == {("ok", 1)}
+    assert all(1 <= r.scores["accuracy"] <= 10 and 0 <= r.scores["tone"] <= 2 for r in results)
+    assert len({tuple(r.scores.values()) for r in results}) > 1  # drawn, not constant

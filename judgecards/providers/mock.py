@@ -1,32 +1,56 @@
 """An offline provider for dry runs, demos and tests. Its scores are synthetic, never a judgment.
 
-Replies come from a queue (``replies=[...]``; an `Exception` in the queue is raised) or, when the
-queue is empty, from ``responder(request)``. The `Judge` gives the mock a responder that writes a
-valid reply in the card's own format, chosen deterministically from the prompt's hash, so dry runs
-exercise parsing, validation, verdict rules and the store end to end. Every request is recorded
-in ``history``. Results from this provider carry ``mock:`` in their model name and the CLI prints
-a banner, so nobody mistakes them for a judgment.
+Replies come from a queue (``replies=[...]``; an `Exception` in the queue is raised). When the
+queue is empty the mock writes a reply in the requested format from structured descriptions,
+never by reading the prompt: a final line (``FinalLine``: the line template and its integer
+range, given at construction) or a JSON instance of the request's ``response_schema`` (a rubric's
+schema names each criterion and its scale). Choices are drawn deterministically from a hash of
+the conversation, so dry runs exercise parsing, validation, verdict rules and the store end to
+end and repeat exactly. Every request is recorded in ``history``. Results from this provider
+carry ``mock:`` in their model name and the CLI prints a banner, so nobody mistakes them for a
+judgment.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from judgecards.providers.base import Completion, CompletionRequest, RetryDecision, Usage
 
-__all__ = ["MOCK_BANNER", "MockProvider", "request_seed", "synthesize"]
+__all__ = ["MOCK_BANNER", "FinalLine", "MockProvider", "request_seed", "synthesize"]
 
 MOCK_BANNER = "MOCK PROVIDER: scores are synthetic placeholders, not a judgment by any model."
 
-Responder = Callable[[CompletionRequest], str]
+_DRAWS = 100
+
+
+@dataclass(frozen=True)
+class FinalLine:
+    """A final-token card's answer line: ``template`` holds ``{value}``, an integer in [low, high]."""
+
+    template: str
+    low: int
+    high: int
 
 
 class MockProvider:
-    """A provider that answers without a network. See the module docstring."""
+    """A provider that answers without a network. See the module docstring.
+
+    Args:
+        model: the name after ``mock:``.
+        replies: served first, in order; an exception in the queue is raised by that call.
+        final_line: write replies ending in this line instead of JSON (final-token cards).
+        accept: a check a JSON draw must pass, for rules a JSON Schema cannot state (e.g. "style
+            fidelity is 5 when style is not relevant"); the mock draws again, up to 100 times.
+        **transport_options: ``api_key``, ``base_url``, ``timeout`` and the HTTP clients are
+            accepted so the same options work for every provider; the mock has no transport.
+    """
 
     name: ClassVar[str] = "mock"
 
@@ -35,15 +59,15 @@ class MockProvider:
         model: str = "judge",
         *,
         replies: Iterable[str | Completion | BaseException] = (),
-        responder: Responder | None = None,
+        final_line: FinalLine | None = None,
+        accept: Callable[[Any], bool] | None = None,
         **transport_options: Any,
     ) -> None:
-        # api_key, base_url, timeout and http clients are accepted so that the same options work
-        # for every provider; the mock has no transport to apply them to.
         del transport_options
         self.model = model or "judge"
         self._queue: deque[str | Completion | BaseException] = deque(replies)
-        self.responder = responder
+        self.final_line = final_line
+        self.accept = accept
         self.history: list[CompletionRequest] = []
 
     def enqueue(self, *replies: str | Completion | BaseException) -> None:
@@ -58,10 +82,8 @@ class MockProvider:
             if isinstance(reply, Completion):
                 return reply
             text = reply
-        elif self.responder is not None:
-            text = self.responder(request)
         else:
-            text = '{"mock": true}'
+            text = self._synthetic_reply(request)
         prompt_words = sum(len(m.content.split()) for m in request.messages)
         return Completion(
             text=text,
@@ -82,6 +104,23 @@ class MockProvider:
     async def aclose(self) -> None:
         return None
 
+    def _synthetic_reply(self, request: CompletionRequest) -> str:
+        rng = random.Random(request_seed(request))
+        if self.final_line is not None:
+            value = rng.randint(self.final_line.low, self.final_line.high)
+            return (
+                "Mock reasoning: placeholder, not a judgment.\n"
+                + self.final_line.template.replace("{value}", str(value))
+            )
+        if request.response_schema is None:
+            return '{"mock": true}'
+        candidate: Any = None
+        for _ in range(_DRAWS):
+            candidate = synthesize(request.response_schema, rng)
+            if self.accept is None or self.accept(candidate):
+                break
+        return json.dumps(candidate)
+
 
 def request_seed(request: CompletionRequest) -> int:
     """A stable seed from the conversation, so the same prompt always gets the same mock reply."""
@@ -92,7 +131,13 @@ def request_seed(request: CompletionRequest) -> int:
 
 
 def synthesize(schema: Mapping[str, Any], rng: random.Random) -> Any:
-    """A random instance of a (pydantic-generated) JSON Schema: enough for judge-shaped replies."""
+    """A random instance of a (pydantic-generated or rubric) JSON Schema.
+
+    Enough for judge-shaped replies: objects get every property, ``enum`` values are drawn,
+    integers within ``minimum``/``maximum``, and an array whose items are a choice of shapes
+    (``anyOf``, as in a rubric's one entry per criterion) gets each shape in turn, ``minItems``
+    entries in all.
+    """
     definitions: Mapping[str, Any] = schema.get("$defs", {})
 
     def build(node: Mapping[str, Any]) -> Any:
@@ -120,7 +165,10 @@ def synthesize(schema: Mapping[str, Any], rng: random.Random) -> Any:
         if kind == "boolean":
             return rng.random() < 0.5
         if kind == "array":
-            return [build(node["items"])] if "items" in node and node.get("minItems", 0) else []
+            items: Mapping[str, Any] = node.get("items", {})
+            count = int(node.get("minItems", 0)) if items else 0
+            shapes = items.get("anyOf") or items.get("oneOf") or [items]
+            return [build(shapes[index % len(shapes)]) for index in range(count)]
         if kind == "string":
             return "Mock rationale: placeholder text, not a judgment."
         return None
