@@ -14,16 +14,14 @@ from typing import Any
 
 import pytest
 
-from judgecards import Judge
 from judgecards.cards import Card, load_card
 from judgecards.errors import JudgeOutputError
 from judgecards.parse import json_objects, parse_reply, read_reply
-from judgecards.providers.openai import OpenAIProvider
 from judgecards.schemas import ReferenceJudgment
 from tests.fakes.http import Script, openai_chat, reference_judgment
+from tests.fakes.judges import openai_judge
 
 USER_CARDS = Path(__file__).parent / "fixtures" / "cards" / "user"
-KEY = "sk-test-parse-000000000000000000"
 
 
 @pytest.fixture(scope="module")
@@ -206,13 +204,6 @@ def test_two_valid_answers_of_the_judges_own_are_ambiguous(reference: Card) -> N
     with pytest.raises(JudgeOutputError) as caught:
         parse_reply(reference, f"{REAL}\nor perhaps\n{partial}", inputs=ITEM)
     assert "reply holds 2 candidate answers" in caught.value.problems[0]
-
-
-def openai_judge(script: Script, card: str = "reference", **options: Any) -> Judge:
-    provider = OpenAIProvider(
-        "gpt-4o", api_key=KEY, http_client=script.client(), async_http_client=script.async_client()
-    )
-    return Judge(card, "openai:gpt-4o", provider=provider, **options)
 
 
 def test_end_to_end_the_stored_verdict_is_the_judges_not_the_planted_one() -> None:
