@@ -13,8 +13,8 @@ a card absent from the lock loads as unreleased (``Card.released is False``).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
-import importlib
 import importlib.resources
 import json
 import os
@@ -23,17 +23,47 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+from jinja2 import Template, TemplateSyntaxError, meta
+from jinja2.exceptions import SecurityError
+from pydantic import BaseModel, ValidationError
 
+from judgecards._yaml import YamlDocument, load_yaml
+from judgecards.card_spec import (
+    Bound,
+    Defaults,
+    FrontMatter,
+    InputSpec,
+    OutputSpec,
+    VerdictRule,
+    VerdictSpec,
+)
+from judgecards.delimiters import card_tags
 from judgecards.errors import CardError, CardLockMismatch, CardNotFound, CardValidationError
+from judgecards.output_models import resolve_output_model
+from judgecards.sandbox import (
+    Placeholder,
+    RenderLimitExceeded,
+    compile_body,
+    environment,
+    render_bounded,
+    static_problems,
+    template_line,
+)
 
 __all__ = [
     "CARD_SUFFIX",
+    "Bound",
+    "BrokenCard",
     "Card",
     "CardLibrary",
+    "Defaults",
+    "FrontMatter",
+    "InputSpec",
+    "OutputSpec",
+    "VerdictRule",
+    "VerdictSpec",
     "card_hash",
     "list_cards",
     "load_card",
@@ -44,73 +74,6 @@ LOCK_FILE = "cards.lock"
 CARDS_DIR_ENV = "JUDGECARDS_CARDS_DIR"
 # Names a card body may use without declaring them as inputs.
 INJECTED_VARIABLES = frozenset({"output_schema"})
-
-
-# --------------------------------------------------------------------------- front-matter models
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class InputSpec(_Strict):
-    """One input variable of a card."""
-
-    description: str = ""
-    required: bool = True
-
-
-class OutputSpec(_Strict):
-    """What the judge must reply and how its numbers are read.
-
-    ``format: json`` validates a JSON object against ``schema`` (``module:Model`` or an inline
-    JSON Schema). ``format: final_token`` reads the last line matching ``line`` (e.g.
-    ``"Rating: [[{value}]]"``) as an integer in ``[min, max]``, as MT-Bench does. ``scores``
-    lists dotted paths to the numeric axes; each axis is named by the last path component.
-    """
-
-    format: Literal["json", "final_token"] = "json"
-    schema_: str | dict[str, Any] | None = Field(default=None, alias="schema")
-    line: str | None = None
-    field: str = "rating"
-    min: int | None = None
-    max: int | None = None
-    scores: list[str] = []
-
-
-class Bound(_Strict):
-    min: float | None = None
-    max: float | None = None
-
-
-class VerdictRule(_Strict):
-    when: dict[str, Bound]
-    then: str
-
-
-class VerdictSpec(_Strict):
-    """How the verdict is decided in code. First matching rule wins; no rules → the model's own."""
-
-    field: str | None = None
-    rules: list[VerdictRule] = []
-    otherwise: str | None = None
-
-
-class Defaults(_Strict):
-    temperature: float | None = 0.0
-    max_tokens: int = Field(default=1024, gt=0)
-    top_logprobs: int | None = Field(default=None, ge=0, le=20)
-
-
-class FrontMatter(_Strict):
-    name: str = Field(pattern=r"^[a-z][a-z0-9_-]*$")
-    version: int = Field(ge=1, strict=True)  # YAML gives an int; "2", 2.0 or true is a mistake
-    description: str
-    inputs: dict[str, InputSpec]
-    output: OutputSpec
-    verdict: VerdictSpec | None = None
-    defaults: Defaults = Defaults()
-    system: str | None = None
 
 
 # --------------------------------------------------------------------------- the card
@@ -148,12 +111,22 @@ class Card:
     @cached_property
     def output_model(self) -> type[BaseModel]:
         """The pydantic model a reply must satisfy."""
-        return _resolve_output_model(self.spec.output, self.path)
+        return resolve_output_model(self.spec.output, self.path)
 
     @cached_property
     def output_schema(self) -> str:
         """The JSON Schema shown to the judge (``{{ output_schema }}`` in the body)."""
         return json.dumps(self.output_model.model_json_schema(), indent=2)
+
+    @property
+    def template(self) -> Template:
+        """The body compiled for the sandbox (`judgecards.sandbox.compile_body`, cached)."""
+        return compile_body(self.body)
+
+    @cached_property
+    def tags(self) -> frozenset[str]:
+        """The tag names the body delimits inputs with, neutralised inside input values."""
+        return card_tags(self.body)
 
     @cached_property
     def final_line(self) -> re.Pattern[str] | None:
@@ -185,9 +158,35 @@ def card_hash(data: bytes) -> str:
 # --------------------------------------------------------------------------- parsing a file
 
 
+# Validated cards by (path, sha256, released): every Judge and command loads every card, and
+# validation (YAML, schema, a trial render) costs milliseconds per card.
+_validated: dict[tuple[str, str, bool], Card] = {}
+
+
 def parse_card_file(path: Path, *, locked: Mapping[str, str] | None = None) -> Card:
     """Read, validate and check one card file. Errors name the file, the line and the field."""
     data = path.read_bytes()
+    sha = card_hash(data)
+    card = _validated.get((str(path), sha, False))
+    if card is None:
+        card = _validated[(str(path), sha, False)] = _parse(path, data, sha)
+    expected = (locked or {}).get(card.ref)
+    if expected is None:
+        return card
+    if expected != card.hash:
+        raise CardLockMismatch(
+            f"{card.ref} is released and locked as {expected} but the file hashes to {card.hash}; "
+            "released cards are immutable: add a new version instead "
+            "(`judgecards cards lock` prints the line for it)",
+            file=path,
+        )
+    released = _validated.get((str(path), sha, True))
+    if released is None:
+        released = _validated[(str(path), sha, True)] = dataclasses.replace(card, released=True)
+    return released
+
+
+def _parse(path: Path, data: bytes, sha: str) -> Card:
     try:
         text = data.decode("utf-8").replace("\r\n", "\n")
     except UnicodeDecodeError as error:
@@ -205,21 +204,10 @@ def parse_card_file(path: Path, *, locked: Mapping[str, str] | None = None) -> C
     body = "\n".join(lines[end + 1 :])
     body_line = end + 2
 
-    try:
-        raw = yaml.safe_load(front_text)
-        node = yaml.compose(front_text)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        line = mark.line + 2 if mark is not None else None
-        # PyYAML's own text counts lines from the start of the front-matter, not of the file;
-        # say what went wrong and let the error's file:line be the one place numbers appear.
-        problem = getattr(error, "problem", None) or str(error)
-        context = getattr(error, "context", None)
-        column = f" at column {mark.column + 1}" if mark is not None else ""
-        detail = f"{problem}{column}" + (f" ({context})" if context else "")
-        raise CardValidationError(
-            f"invalid YAML front-matter: {detail}", file=path, line=line
-        ) from error
+    document = load_yaml(
+        front_text, file=path, error=CardValidationError, first_line=2, what="YAML front-matter"
+    )
+    raw = document.data
     if not isinstance(raw, dict):
         raise CardValidationError("front-matter must be a mapping", file=path, line=2)
     try:
@@ -230,33 +218,16 @@ def parse_card_file(path: Path, *, locked: Mapping[str, str] | None = None) -> C
         # pydantic's "Extra inputs are not permitted" reads as if it were about the card's inputs.
         message = f"unknown key {loc[-1]!r}" if first["type"] == "extra_forbidden" else first["msg"]
         raise CardValidationError(
-            message, file=path, line=_line_of(node, loc), field=".".join(loc) or None
+            message, file=path, line=document.line_of(loc), field=".".join(loc) or None
         ) from None
 
-    sha = card_hash(data)
-    ref = f"{spec.name}@{spec.version}"
-    released = False
-    if locked is not None and ref in locked:
-        expected = locked[ref]
-        if expected != f"sha256:{sha}":
-            raise CardLockMismatch(
-                f"{ref} is released and locked as {expected} but the file hashes to sha256:{sha}; "
-                "released cards are immutable: add a new version instead "
-                "(`judgecards cards lock` prints the line for it)",
-                file=path,
-            )
-        released = True
-    card = Card(spec=spec, body=body, path=path, sha256=sha, released=released, body_line=body_line)
-    _check_card(card, node)
+    card = Card(spec=spec, body=body, path=path, sha256=sha, released=False, body_line=body_line)
+    _check_card(card, document)
     return card
 
 
-def _check_card(card: Card, node: yaml.Node | None) -> None:
+def _check_card(card: Card, document: YamlDocument) -> None:
     """Catch a card author's mistakes at load time, before any call is paid for."""
-    from jinja2 import TemplateSyntaxError, meta
-
-    from judgecards.render import environment
-
     spec = card.spec
     try:
         parsed = environment().parse(card.body)
@@ -278,7 +249,7 @@ def _check_card(card: Card, node: yaml.Node | None) -> None:
         raise CardValidationError(
             f"input {name!r} is declared but the body never uses it",
             file=card.path,
-            line=_line_of(node, ["inputs", name]),
+            line=document.line_of(["inputs", name]),
             field=f"inputs.{name}",
         )
     output = spec.output
@@ -286,7 +257,7 @@ def _check_card(card: Card, node: yaml.Node | None) -> None:
         raise CardValidationError(
             "a json card needs output.schema",
             file=card.path,
-            line=_line_of(node, ["output"]),
+            line=document.line_of(["output"]),
             field="output.schema",
         )
     if output.format == "final_token":
@@ -294,25 +265,30 @@ def _check_card(card: Card, node: yaml.Node | None) -> None:
             raise CardValidationError(
                 "a final_token card needs output.line containing '{value}' once, e.g. 'Rating: [[{value}]]'",
                 file=card.path,
-                line=_line_of(node, ["output"]),
+                line=document.line_of(["output"]),
                 field="output.line",
             )
         if output.min is None or output.max is None or output.min > output.max:
             raise CardValidationError(
                 "a final_token card needs output.min <= output.max",
                 file=card.path,
-                line=_line_of(node, ["output"]),
+                line=document.line_of(["output"]),
                 field="output.min",
             )
     try:
         schema = card.output_model.model_json_schema()
-    except CardError:
-        raise
+    except CardError as error:
+        raise CardValidationError(
+            error.reason,
+            file=card.path,
+            line=error.line or document.line_of(["output", "schema"]),
+            field=error.field,
+        ) from None
     except Exception as error:  # a broken user model: say where it came from
         raise CardValidationError(
             f"output schema is unusable: {error}",
             file=card.path,
-            line=_line_of(node, ["output", "schema"]),
+            line=document.line_of(["output", "schema"]),
             field="output.schema",
         ) from error
     for path in card.score_axes.values():
@@ -320,7 +296,7 @@ def _check_card(card: Card, node: yaml.Node | None) -> None:
             raise CardValidationError(
                 f"score path {path!r} is not in the output schema",
                 file=card.path,
-                line=_line_of(node, ["output", "scores"]),
+                line=document.line_of(["output", "scores"]),
                 field="output.scores",
             )
     if spec.verdict is not None:
@@ -330,45 +306,47 @@ def _check_card(card: Card, node: yaml.Node | None) -> None:
                     raise CardValidationError(
                         f"verdict rule uses {axis!r}, which is not a score axis ({', '.join(card.score_axes)})",
                         file=card.path,
-                        line=_line_of(node, ["verdict", "rules", str(index), "when", axis]),
+                        line=document.line_of(["verdict", "rules", str(index), "when", axis]),
                         field=f"verdict.rules.{index}.when.{axis}",
                     )
         if spec.verdict.rules and spec.verdict.otherwise is None:
             raise CardValidationError(
                 "verdict rules need an 'otherwise' verdict",
                 file=card.path,
-                line=_line_of(node, ["verdict"]),
+                line=document.line_of(["verdict"]),
                 field="verdict.otherwise",
             )
+    _check_sandbox(card, parsed)
 
 
-def _line_of(node: yaml.Node | None, loc: Sequence[str]) -> int | None:
-    """1-based file line of a front-matter path (the front-matter starts on line 2)."""
-    if node is None:
-        return None
-    current: yaml.Node = node
-    line: int = node.start_mark.line
-    for key in loc:
-        if isinstance(current, yaml.MappingNode):
-            pair = next(
-                ((k, v) for k, v in current.value if getattr(k, "value", None) == key), None
-            )
-            if pair is None:
-                # The key is missing: point at the mapping that should hold it.
-                break
-            # The key's line, not the value's: a block mapping value starts on the next line.
-            line = pair[0].start_mark.line
-            current = pair[1]
-        elif (
-            isinstance(current, yaml.SequenceNode)
-            and key.isdigit()
-            and int(key) < len(current.value)
-        ):
-            current = current.value[int(key)]
-            line = current.start_mark.line
-        else:
-            break
-    return line + 2
+def _check_sandbox(card: Card, parsed: Any) -> None:
+    """Report what the sandbox would refuse at render time now, with its line in the file.
+
+    The static check finds refused attributes, mutations and includes in every branch; a trial
+    render with placeholder inputs (all inputs, then only the required ones) finds the rest
+    that does not depend on the data: calls the sandbox refuses, budgets a body always blows.
+    Errors that depend on the data (a type error on a placeholder) are left to render time.
+    """
+    for offset, problem in static_problems(parsed):
+        raise CardValidationError(problem, file=card.path, line=card.body_line + offset - 1)
+    inputs = card.spec.inputs
+    trials: list[dict[str, Any]] = [
+        {name: Placeholder(name) for name in inputs},
+        {name: Placeholder(name) if spec.required else None for name, spec in inputs.items()},
+    ]
+    for variables in trials:
+        try:
+            render_bounded(card.template, {**variables, "output_schema": card.output_schema})
+        except (SecurityError, RenderLimitExceeded, RecursionError) as error:
+            line = template_line(error)
+            reason = "nests calls too deeply" if isinstance(error, RecursionError) else error
+            raise CardValidationError(
+                f"the body cannot be rendered in the sandbox: {reason}",
+                file=card.path,
+                line=card.body_line + line - 1 if line is not None else card.body_line,
+            ) from None
+        except Exception:  # data-dependent: reported when real inputs fail
+            continue
 
 
 def _body_line_of(card: Card, name: str) -> int | None:
@@ -394,87 +372,6 @@ def _schema_has_path(schema: Mapping[str, Any], path: list[str]) -> bool:
             return False
         node = properties[part]
     return True
-
-
-# --------------------------------------------------------------------------- output models
-
-
-def _resolve_output_model(output: OutputSpec, path: Path) -> type[BaseModel]:
-    if output.format == "final_token":
-        assert output.min is not None and output.max is not None
-        model: type[BaseModel] = create_model(
-            "FinalTokenJudgment",
-            __config__=ConfigDict(extra="ignore"),
-            reasoning=(
-                str,
-                Field(default="", description="The judge's reasoning before the final line."),
-            ),
-            **{output.field: (int, Field(ge=output.min, le=output.max))},  # type: ignore[call-overload]
-        )
-        return model
-    schema = output.schema_
-    if isinstance(schema, str):
-        module_name, _, attribute = schema.partition(":")
-        try:
-            target = getattr(importlib.import_module(module_name), attribute)
-        except (ImportError, AttributeError, ValueError) as error:
-            raise CardValidationError(
-                f"cannot import output schema {schema!r}: {error}", file=path, field="output.schema"
-            ) from None
-        if not (isinstance(target, type) and issubclass(target, BaseModel)):
-            raise CardValidationError(
-                f"{schema!r} is not a pydantic model", file=path, field="output.schema"
-            )
-        return target
-    if isinstance(schema, dict):
-        return _model_from_json_schema(schema, "Judgment", path, "output.schema")
-    raise CardValidationError("output.schema is missing", file=path, field="output.schema")
-
-
-_JSON_TYPES: dict[str, type] = {"integer": int, "number": float, "string": str, "boolean": bool}
-
-
-def _model_from_json_schema(
-    schema: Mapping[str, Any], name: str, path: Path, where: str
-) -> type[BaseModel]:
-    """A pydantic model for a small inline JSON Schema (objects, scalars, enums, ranges, arrays).
-
-    Enough for user cards written without Python; anything richer belongs in a pydantic model
-    referenced as ``module:Model``.
-    """
-    if schema.get("type") != "object":
-        raise CardValidationError("inline schema must be an object schema", file=path, field=where)
-    required = set(schema.get("required", ()))
-    fields: dict[str, Any] = {}
-    for key, sub in (schema.get("properties") or {}).items():
-        annotation = _annotation(sub, f"{name}_{key}", path, f"{where}.properties.{key}")
-        constraints = {
-            "ge": sub.get("minimum"),
-            "le": sub.get("maximum"),
-            "min_length": sub.get("minLength"),
-            "max_length": sub.get("maxLength"),
-            "description": sub.get("description"),
-        }
-        given = {k: v for k, v in constraints.items() if v is not None}
-        if key in required:
-            fields[key] = (annotation, Field(**given))
-        else:
-            fields[key] = (annotation | None, Field(default=None, **given))
-    model: type[BaseModel] = create_model(name, __config__=ConfigDict(extra="ignore"), **fields)
-    return model
-
-
-def _annotation(sub: Mapping[str, Any], name: str, path: Path, where: str) -> Any:
-    if "enum" in sub:
-        return Literal[tuple(sub["enum"])]
-    kind = sub.get("type")
-    if kind in _JSON_TYPES:
-        return _JSON_TYPES[kind]
-    if kind == "object":
-        return _model_from_json_schema(sub, name, path, where)
-    if kind == "array":
-        return list[_annotation(sub.get("items", {"type": "string"}), name, path, f"{where}.items")]  # type: ignore[misc]
-    raise CardValidationError(f"unsupported schema type {kind!r}", file=path, field=where)
 
 
 # --------------------------------------------------------------------------- the library
@@ -519,11 +416,34 @@ def read_lock(directory: Path) -> dict[str, str]:
     return entries
 
 
+@dataclass(frozen=True)
+class BrokenCard:
+    """A card file that failed to load, kept so that only using it fails.
+
+    ``name`` and ``version`` come from the front-matter when it got that far, else from the
+    file's path (``name/v2.md.j2`` or ``name.md.j2``); ``None`` when not even that is known.
+    """
+
+    path: Path
+    error: CardError
+    name: str | None
+    version: int | None
+
+    @property
+    def ref(self) -> str:
+        """``name@version`` as far as it is known (``name@?`` or the path when it is not)."""
+        if self.name is None:
+            return str(self.path)
+        return f"{self.name}@{self.version if self.version is not None else '?'}"
+
+
 class CardLibrary:
     """The cards visible from a set of directories: user directories first, then the built-ins.
 
     Two directories may hold the same ``name@version`` only with identical text; anything else is
-    an error, because results would otherwise depend on directory order.
+    an error, because results would otherwise depend on directory order. A card that fails to
+    load (or conflicts) does not hide the others: it is listed by `broken` and raises its error
+    only when it is asked for, by name or because it could be the newest version of a name.
     """
 
     def __init__(
@@ -535,47 +455,110 @@ class CardLibrary:
             if not directory.is_dir():
                 raise CardNotFound("card directory does not exist", file=directory)
         self._cards: dict[str, Card] | None = None
+        self._broken: list[BrokenCard] = []
 
     def _load(self) -> dict[str, Card]:
         if self._cards is not None:
             return self._cards
         cards: dict[str, Card] = {}
         for directory in self.directories:
-            lock = read_lock(directory)
+            lock_error: CardError | None = None
+            try:
+                lock = read_lock(directory)
+            except CardError as error:
+                lock, lock_error = {}, error
             for path in sorted(directory.rglob(f"*{CARD_SUFFIX}")):
-                card = parse_card_file(path, locked=lock)
+                try:
+                    card = parse_card_file(path, locked=lock)
+                except CardError as error:
+                    self._broken.append(BrokenCard(path, error, *_identity(path)))
+                    continue
                 existing = cards.get(card.ref)
-                if existing is not None and existing.sha256 != card.sha256:
-                    raise CardValidationError(
+                problem = lock_error
+                if problem is None and existing is not None and existing.sha256 != card.sha256:
+                    problem = CardValidationError(
                         f"{card.ref} is also defined, differently, in {existing.path}",
                         file=path,
                         field="version",
                     )
+                if problem is not None:
+                    self._broken.append(BrokenCard(path, problem, card.name, card.version))
+                    continue
                 cards.setdefault(card.ref, card)
+        for broken in self._broken:
+            # Both definitions of a conflicting version are unusable: which one is meant?
+            cards.pop(broken.ref, None)
         self._cards = cards
         return cards
 
     def cards(self) -> list[Card]:
-        """Every card version, sorted by name then version."""
+        """Every card version that loaded, sorted by name then version."""
         return sorted(self._load().values(), key=lambda c: (c.name, c.version))
 
+    def broken(self) -> list[BrokenCard]:
+        """Every card file that failed to load, with its located error, in directory order."""
+        self._load()
+        return list(self._broken)
+
     def get(self, ref: str) -> Card:
-        """Resolve ``name@version``; ``name`` alone (or ``name@latest``) means the newest version."""
+        """Resolve ``name@version``; ``name`` alone (or ``name@latest``) means the newest version.
+
+        Raises:
+            CardNotFound: no such name or version.
+            CardError: the card asked for is broken (its own located error).
+        """
         name, _, version = ref.partition("@")
+        latest = not version or version == "latest"
+        if not latest and not version.isdigit():
+            raise CardNotFound(f"card version must be a number in {ref!r}", field="card")
         cards = self._load()
         candidates = [c for c in cards.values() if c.name == name]
+        newest = max((c.version for c in candidates), default=0)
+        for broken in self._broken:
+            if broken.name != name:
+                continue
+            # An unknown version could be the one asked for, or the newest: fail rather than
+            # silently judge with another version.
+            if broken.version is None or (
+                broken.version > newest if latest else broken.version == int(version)
+            ):
+                raise broken.error
         if not candidates:
             known = ", ".join(sorted({c.name for c in cards.values()})) or "none"
             raise CardNotFound(f"no card named {name!r} (known: {known})", field="card")
-        if not version or version == "latest":
+        if latest:
             return max(candidates, key=lambda c: c.version)
-        if not version.isdigit():
-            raise CardNotFound(f"card version must be a number in {ref!r}", field="card")
         for card in candidates:
             if card.version == int(version):
                 return card
         versions = ", ".join(str(c.version) for c in sorted(candidates, key=lambda c: c.version))
         raise CardNotFound(f"{name} has no version {version} (versions: {versions})", field="card")
+
+
+_VERSION_FILE = re.compile(r"v(\d+)")
+
+
+def _identity(path: Path) -> tuple[str | None, int | None]:
+    """A broken card's name and version: from its front-matter if readable, else its path."""
+    name: Any = None
+    version: Any = None
+    try:
+        text = path.read_text("utf-8")
+        front = text.split("\n---", 1)[0].removeprefix("---\n")
+        data = load_yaml(front, file=path, error=CardValidationError).data
+        if isinstance(data, dict):
+            name, version = data.get("name"), data.get("version")
+    except (OSError, UnicodeDecodeError, CardError):
+        pass
+    stem = path.name.removesuffix(CARD_SUFFIX)
+    if not isinstance(name, str):
+        found = _VERSION_FILE.fullmatch(stem)
+        name = path.parent.name if found else stem
+        version = int(found.group(1)) if found and version is None else version
+    if isinstance(version, bool) or not isinstance(version, int):
+        found = _VERSION_FILE.fullmatch(stem)
+        version = int(found.group(1)) if found else None
+    return name, version
 
 
 def load_card(

@@ -8,7 +8,9 @@ JudgecardsError
 │   ├── CardLockMismatch
 │   └── WrongCardKind         the card exists but cannot do this (e.g. not pairwise)
 ├── RenderError            (card, variable)
-│   └── MissingInput
+│   └── InvalidInput          an item's inputs, refused before any call
+│       ├── MissingInput
+│       └── InputTooLarge     (size, limit) over ``max_input_chars``
 ├── InputError             (file, line, field)   a bad line in an items / labels file
 │   └── LabelImportError      a labels file or sheet row; ``errors`` lists every row problem
 ├── OutputError            (file)                an output file cannot be written
@@ -44,6 +46,8 @@ __all__ = [
     "CardNotFound",
     "CardValidationError",
     "InputError",
+    "InputTooLarge",
+    "InvalidInput",
     "JudgeOutputError",
     "JudgecardsError",
     "LabelImportError",
@@ -134,8 +138,21 @@ class RenderError(JudgecardsError):
         super().__init__(message)
 
 
-class MissingInput(RenderError):
+class InvalidInput(RenderError):
+    """An item's inputs cannot be rendered: caught before any call, per item."""
+
+
+class MissingInput(InvalidInput):
     """An input the card needs was not supplied."""
+
+
+class InputTooLarge(InvalidInput):
+    """An input is longer than the judge's ``max_input_chars`` (sizes in characters)."""
+
+    def __init__(self, message: str, *, card: str, variable: str, size: int, limit: int) -> None:
+        self.size = size
+        self.limit = limit
+        super().__init__(message, card=card, variable=variable)
 
 
 class ProviderError(JudgecardsError):

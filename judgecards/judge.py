@@ -24,12 +24,12 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from judgecards.cards import Card, load_card
-from judgecards.errors import JudgeOutputError, MissingInput, TransportError
+from judgecards.errors import InvalidInput, JudgeOutputError, MissingInput, TransportError
 from judgecards.parse import parse_reply
 from judgecards.providers import make_provider, split_model
 from judgecards.providers.base import Completion, CompletionRequest, Message, Provider, Usage
 from judgecards.providers.mock import FinalLine
-from judgecards.render import check_inputs, render
+from judgecards.render import DEFAULT_MAX_INPUT_CHARS, check_inputs, render
 from judgecards.results import JudgeResult, TokenUsage
 from judgecards.retry import (
     RetryPolicy,
@@ -180,6 +180,9 @@ class Judge:
             thresholds, primary criterion and an optional weighted aggregate
             (`judgecards.schemas.RubricPolicy`; default: the four default criteria, no thresholds).
         provider: a ready provider instance (for tests and custom providers).
+        max_input_chars: the longest input accepted, in characters (default 200,000; ``None``
+            for no limit). A longer input is refused before any call: `InputTooLarge` from
+            `score`, an ``input`` error record from `score_many`.
         **provider_options: passed to the provider: ``api_key``, ``base_url``, ``timeout``,
             ``http_client``, ``async_http_client``.
     """
@@ -199,10 +202,14 @@ class Judge:
         top_logprobs: int | None = _UNSET,
         provider: Provider | None = None,
         rubric: RubricPolicy | None = None,
+        max_input_chars: int | None = DEFAULT_MAX_INPUT_CHARS,
         **provider_options: Any,
     ) -> None:
         if max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
+        if max_input_chars is not None and max_input_chars < 1:
+            raise ValueError("max_input_chars must be at least 1 (or None for no limit)")
+        self.max_input_chars = max_input_chars
         self.card = load_card(card, cards_dir=cards_dir)
         if rubric is not None and "criteria" not in self.card.spec.inputs:
             raise ValueError(
@@ -322,7 +329,7 @@ class Judge:
             item_id = None if item_id is None else str(item_id)
             try:
                 prepared.append(self._prepare(item, item_id=item_id))
-            except MissingInput as error:
+            except InvalidInput as error:
                 prepared.append(self._input_error(item, item_id, error))
         runnable = {p.key: p for p in prepared if isinstance(p, _Item)}
         stored = self._stored(list(runnable.values()))
@@ -394,7 +401,8 @@ class Judge:
         card_inputs = {
             name: inputs.get(name) for name in self.card.spec.inputs if inputs.get(name) is not None
         }
-        check_inputs(self.card, card_inputs)  # raises MissingInput before any call
+        # Raises MissingInput or InputTooLarge before any call.
+        check_inputs(self.card, card_inputs, max_input_chars=self.max_input_chars)
         key = _digest([self.card.hash, self.model, self.params, item_id, card_inputs])[:32]
         # The prompt is rendered when the item is run, not here: a batch starts calling at once,
         # and items answered from the store are never rendered at all.
@@ -408,7 +416,9 @@ class Judge:
             schema = item_schema(self.card.output_model, item.inputs)
             shown = None if schema is None else schema_text(schema)
             schema = schema or json.loads(self.card.output_schema)
-        prompt = render(self.card, item.inputs, output_schema=shown)
+        prompt = render(
+            self.card, item.inputs, output_schema=shown, max_input_chars=self.max_input_chars
+        )
         return CompletionRequest(
             model=self.provider.model,
             messages=(Message("user", prompt.user),),
@@ -420,7 +430,7 @@ class Judge:
         )
 
     def _input_error(
-        self, item: Mapping[str, Any], item_id: str | None, error: MissingInput
+        self, item: Mapping[str, Any], item_id: str | None, error: InvalidInput
     ) -> JudgeResult:
         key = _digest(
             [self.card.hash, self.model, self.params, item_id, dict(item), "input-error"]

@@ -1,30 +1,36 @@
-"""Render a card with inputs. Inputs are data: Jinja never compiles them, and they cannot close
-the tags that delimit them.
+"""Render a card with inputs. Inputs are data: Jinja never compiles them, they cannot close the
+tags that delimit them, and they have a size limit.
 
-Only the card body is a template (sandboxed, ``StrictUndefined``). Input values are passed as
-variables, so ``{{ 7*7 }}`` inside a model output is printed literally. Before rendering, every
-tag name the body uses as a delimiter (``<model_output>``, ``</gold_answer>``…) is neutralised
-inside input values (``</model_output>`` → ``</model_output_>``), so an output cannot end its own
-block and pose as instructions.
+Only the card body is a template, run in the bounded sandbox (`judgecards.sandbox`) with
+``StrictUndefined``. Input values are passed as variables, so ``{{ 7*7 }}`` inside a model output
+is printed literally. Before rendering, every tag name the body uses as a delimiter
+(``<model_output>``, ``</gold_answer>``…) is neutralised inside input values, whatever its case,
+spacing, attributes or Unicode look-alikes (`judgecards.delimiters`), so an output cannot end
+its own block and pose as instructions.
+
+An input longer than ``max_input_chars`` characters (default `DEFAULT_MAX_INPUT_CHARS`) is
+refused by `check_inputs`, which `Judge` runs on every item before any call: a 50 MB line would
+otherwise become a prompt of millions of tokens, paid for or failed at the provider.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
-from jinja2 import StrictUndefined, Template, UndefinedError
-from jinja2.sandbox import SandboxedEnvironment
+from jinja2 import UndefinedError
+from jinja2.exceptions import SecurityError
 
 from judgecards.cards import Card
-from judgecards.errors import MissingInput, RenderError
+from judgecards.delimiters import neutralise
+from judgecards.errors import InputTooLarge, MissingInput, RenderError
+from judgecards.sandbox import RenderLimitExceeded, render_bounded, template_line, weight
 
-__all__ = ["RenderedPrompt", "environment", "render"]
+__all__ = ["DEFAULT_MAX_INPUT_CHARS", "RenderedPrompt", "check_inputs", "input_size", "render"]
 
-_TAG = re.compile(r"</?\s*([A-Za-z_][\w-]*)\s*>")
+DEFAULT_MAX_INPUT_CHARS = 200_000
+"""Per input, in characters: about 50,000 tokens of English, room for a long document."""
 
 
 @dataclass(frozen=True)
@@ -33,75 +39,91 @@ class RenderedPrompt:
     user: str
 
 
-@lru_cache(maxsize=1)
-def environment() -> SandboxedEnvironment:
-    """The one Jinja environment for card bodies."""
-    return SandboxedEnvironment(
-        undefined=StrictUndefined,
-        autoescape=False,
-        keep_trailing_newline=False,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
+def input_size(value: Any) -> int:
+    """An input's size in characters: a string's length; for lists and mappings, about the
+    length of their text (every string inside plus a little per item)."""
+    return len(value) if isinstance(value, str) else weight(value, 10**12)
 
 
-_templates: dict[str, tuple[Template, re.Pattern[str] | None]] = {}
+def check_inputs(
+    card: Card, inputs: Mapping[str, Any], *, max_input_chars: int | None = DEFAULT_MAX_INPUT_CHARS
+) -> None:
+    """Check an item's inputs against the card before anything is paid for.
 
+    Args:
+        max_input_chars: the longest input accepted, in characters; ``None`` for no limit.
 
-def _compiled(card: Card) -> tuple[Template, re.Pattern[str] | None]:
-    cached = _templates.get(card.sha256)
-    if cached is None:
-        template = environment().from_string(card.body)
-        tags = sorted({m.group(1) for m in _TAG.finditer(card.body)}, key=len, reverse=True)
-        neutraliser = (
-            re.compile(
-                r"<(/?)\s*(" + "|".join(re.escape(t) for t in tags) + r")\s*>", re.IGNORECASE
-            )
-            if tags
-            else None
-        )
-        cached = _templates[card.sha256] = (template, neutraliser)
-    return cached
-
-
-def _neutralise(value: Any, pattern: re.Pattern[str] | None) -> Any:
-    if pattern is None:
-        return value
-    if isinstance(value, str):
-        return pattern.sub(r"<\1\2_>", value)
-    if isinstance(value, Mapping):
-        return {k: _neutralise(v, pattern) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_neutralise(v, pattern) for v in value]
-    return value
-
-
-def check_inputs(card: Card, inputs: Mapping[str, Any]) -> None:
-    """Raise `MissingInput` naming the card and the variable when a required input is absent."""
+    Raises:
+        MissingInput: a required input is absent or ``None`` (names the card and the input).
+        InputTooLarge: an input is longer than ``max_input_chars`` (names the card, the input,
+            its size and the limit).
+    """
     for name, spec in card.spec.inputs.items():
-        if spec.required and inputs.get(name) is None:
-            raise MissingInput(
-                f"card {card.ref} needs input {name!r}, which was not given "
-                f"(inputs: {', '.join(card.spec.inputs)})",
-                card=card.ref,
-                variable=name,
-            )
+        value = inputs.get(name)
+        if value is None:
+            if spec.required:
+                raise MissingInput(
+                    f"card {card.ref} needs input {name!r}, which was not given "
+                    f"(inputs: {', '.join(card.spec.inputs)})",
+                    card=card.ref,
+                    variable=name,
+                )
+            continue
+        if max_input_chars is not None:
+            size = input_size(value)
+            if size > max_input_chars:
+                raise InputTooLarge(
+                    f"card {card.ref}: input {name!r} has {size:,} characters, over the limit "
+                    f"of {max_input_chars:,} (raise it with max_input_chars= or "
+                    "--max-input-chars)",
+                    card=card.ref,
+                    variable=name,
+                    size=size,
+                    limit=max_input_chars,
+                )
 
 
 def render(
-    card: Card, inputs: Mapping[str, Any], *, output_schema: str | None = None
+    card: Card,
+    inputs: Mapping[str, Any],
+    *,
+    output_schema: str | None = None,
+    max_input_chars: int | None = DEFAULT_MAX_INPUT_CHARS,
 ) -> RenderedPrompt:
     """Render the card's body with ``inputs`` (keys the card does not declare are ignored).
 
     ``output_schema`` replaces the card's static schema text where the schema depends on the
     item (a rubric's criteria; see `judgecards.schemas.item_schema`).
+
+    Raises:
+        MissingInput, InputTooLarge: from `check_inputs`.
+        RenderError: the body failed with these inputs (an undefined attribute, a sandbox
+            refusal, a render budget exceeded); the message names the card and the body line.
     """
-    check_inputs(card, inputs)
-    template, neutraliser = _compiled(card)
-    variables = {name: _neutralise(inputs.get(name), neutraliser) for name in card.spec.inputs}
+    check_inputs(card, inputs, max_input_chars=max_input_chars)
+    variables = {name: neutralise(inputs.get(name), card.tags) for name in card.spec.inputs}
     variables["output_schema"] = card.output_schema if output_schema is None else output_schema
+    size = sum(input_size(value) for value in variables.values() if value is not None)
     try:
-        user = template.render(variables)
-    except UndefinedError as error:
-        raise RenderError(f"card {card.ref}: {error.message}", card=card.ref) from None
+        user = render_bounded(card.template, variables, input_chars=size)
+    except Exception as error:  # the body is card code: whatever it raises, name the card
+        raise _render_error(card, error) from None
     return RenderedPrompt(system=card.spec.system, user=user.strip() + "\n")
+
+
+def _render_error(card: Card, error: Exception) -> RenderError:
+    line = template_line(error)
+    where = f"card {card.ref}" + (
+        f" ({card.path}:{card.body_line + line - 1})" if line is not None else ""
+    )
+    if isinstance(error, UndefinedError):
+        reason = error.message or str(error)
+    elif isinstance(error, SecurityError):
+        reason = f"the sandbox refused: {error}"
+    elif isinstance(error, RenderLimitExceeded):
+        reason = f"rendering stopped: {error}"
+    elif isinstance(error, RecursionError):
+        reason = "rendering stopped: calls nested too deeply"
+    else:
+        reason = f"{type(error).__name__}: {error}"
+    return RenderError(f"{where}: {reason}", card=card.ref)

@@ -166,9 +166,18 @@ def test_the_same_version_defined_differently_twice_is_an_error(tmp_path: Path) 
     (tmp_path / "reference.md.j2").write_text(
         text.replace("careful, impartial grader", "strict grader")
     )
-    with pytest.raises(CardValidationError) as caught:
-        list_cards(cards_dir=tmp_path)
-    assert "reference@1 is also defined, differently" in str(caught.value)
+    library = CardLibrary(tmp_path)
+    assert "reference@1" not in {card.ref for card in library.cards()}
+    [broken] = library.broken()
+    assert (
+        broken.ref == "reference@1"
+        and broken.path == builtin_cards_dir() / "reference" / "v1.md.j2"
+    )
+    for ref in ("reference@1", "reference"):
+        with pytest.raises(CardValidationError) as caught:
+            load_card(ref, cards_dir=tmp_path)
+        assert "reference@1 is also defined, differently" in str(caught.value)
+    assert load_card("pairwise", cards_dir=tmp_path).ref == "pairwise@1"  # the others still load
 
 
 def test_a_locked_user_card_is_released(tmp_path: Path) -> None:
@@ -220,11 +229,49 @@ def test_version_must_be_a_positive_yaml_integer(tmp_path: Path, version: str) -
     assert (caught.value.line, caught.value.field) == (3, "version")
 
 
-def test_a_bad_card_in_a_user_dir_fails_loading_with_its_file(tmp_path: Path) -> None:
+def test_a_bad_card_in_a_user_dir_fails_only_when_it_is_used(tmp_path: Path) -> None:
     shutil.copy(BAD_CARDS / "unused_input.md.j2", tmp_path / "helpfulness.md.j2")
+    shutil.copytree(USER_CARDS / "rating", tmp_path / "rating")
+
+    assert load_card("reference", cards_dir=tmp_path).ref == "reference@1"
+    assert load_card("rating@1", cards_dir=tmp_path).ref == "rating@1"
+    assert "helpfulness@1" not in {card.ref for card in list_cards(cards_dir=tmp_path)}
+    for ref in ("helpfulness", "helpfulness@1", "helpfulness@latest"):
+        with pytest.raises(CardValidationError) as caught:
+            load_card(ref, cards_dir=tmp_path)
+        assert caught.value.file == str(tmp_path / "helpfulness.md.j2") and caught.value.line == 8
+    [broken] = CardLibrary(tmp_path).broken()
+    assert (broken.name, broken.version, broken.error.line) == ("helpfulness", 1, 8)
+
+
+def test_a_broken_older_version_does_not_block_the_newest(tmp_path: Path) -> None:
+    text = (USER_CARDS / "helpfulness" / "v2.md.j2").read_text()
+    (tmp_path / "helpfulness").mkdir()
+    (tmp_path / "helpfulness" / "v2.md.j2").write_text(text)
+    (tmp_path / "helpfulness" / "v1.md.j2").write_text("---\nname: [unclosed\n---\nbody\n")
+
+    assert load_card("helpfulness", cards_dir=tmp_path).ref == "helpfulness@2"
     with pytest.raises(CardValidationError) as caught:
-        load_card("reference", cards_dir=tmp_path)
-    assert caught.value.file == str(tmp_path / "helpfulness.md.j2") and caught.value.line == 8
+        load_card("helpfulness@1", cards_dir=tmp_path)  # identified by its path: v1 of helpfulness
+    assert caught.value.file == str(tmp_path / "helpfulness" / "v1.md.j2")
+    with pytest.raises(CardNotFound):
+        load_card("helpfulness@3", cards_dir=tmp_path)
+
+
+def test_a_broken_card_without_front_matter_is_known_by_its_file_name(tmp_path: Path) -> None:
+    shutil.copytree(USER_CARDS / "rating", tmp_path / "rating")
+    (tmp_path / "rating" / "draft.md.j2").write_text("no front-matter {{ x }}\n")
+    assert load_card("rating@1", cards_dir=tmp_path).ref == "rating@1"
+    with pytest.raises(CardValidationError) as caught:
+        load_card("draft", cards_dir=tmp_path)
+    assert caught.value.file == str(tmp_path / "rating" / "draft.md.j2") and caught.value.line == 1
+
+    # A broken file whose version cannot be told could be any version of its name: using that
+    # name fails rather than silently judging with another version.
+    (tmp_path / "rating.md.j2").write_text("---\nname: rating\nversion: [\n---\n")
+    with pytest.raises(CardValidationError) as caught:
+        load_card("rating@1", cards_dir=tmp_path)
+    assert caught.value.file == str(tmp_path / "rating.md.j2")
 
 
 @pytest.mark.parametrize(

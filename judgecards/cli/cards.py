@@ -7,8 +7,7 @@ from pathlib import Path
 
 import click
 
-from judgecards.cli._common import cards_dir_option, db_option, fail
-from judgecards.errors import JudgecardsError
+from judgecards.cli._common import cards_dir_option, db_option
 
 
 @click.group()
@@ -20,14 +19,16 @@ def cards() -> None:
 @cards_dir_option
 @db_option
 def list_command(cards_dirs: tuple[Path, ...], db: Path) -> None:
-    """Every card version with its status, description and latest calibration per judge model."""
-    from calibration.status import calibrations
-    from judgecards.cards import list_cards
+    """Every card version with its status, description and latest calibration per judge model.
 
-    try:
-        found = list_cards(cards_dir=list(cards_dirs) or None)
-    except JudgecardsError as error:
-        fail(error)
+    A card file that fails to load is listed as broken with its error (file:line); it fails
+    only the commands that use it.
+    """
+    from calibration.status import calibrations
+    from judgecards.cards import CardLibrary
+
+    library = CardLibrary(list(cards_dirs) or None)
+    found = library.cards()
     calibrated = calibrations(db)  # read-only: listing never creates a database
     for card in found:
         status = "released" if card.released else "unreleased"
@@ -37,6 +38,8 @@ def list_command(cards_dirs: tuple[Path, ...], db: Path) -> None:
             click.echo(f"{'':<24} calibrated: {calibration.describe()}")
         if not mine:
             click.echo(f"{'':<24} not calibrated against human labels (judgecards audit sample)")
+    for broken in library.broken():
+        click.echo(f"{broken.ref:<24} {'broken':<10} {broken.error}")
 
 
 @cards.command("show")
@@ -46,10 +49,7 @@ def show_command(ref: str, cards_dirs: tuple[Path, ...]) -> None:
     """Show a card: inputs, verdict rule, defaults, template and output schema."""
     from judgecards.cards import load_card
 
-    try:
-        card = load_card(ref, cards_dir=list(cards_dirs) or None)
-    except JudgecardsError as error:
-        fail(error)
+    card = load_card(ref, cards_dir=list(cards_dirs) or None)
     spec = card.spec
     click.echo(f"{card.ref}  {card.hash}  ({'released' if card.released else 'unreleased'})")
     click.echo(f"file: {card.path}")
@@ -91,16 +91,21 @@ def show_command(ref: str, cards_dirs: tuple[Path, ...]) -> None:
 )
 @cards_dir_option
 def lock_command(check: bool, cards_dirs: tuple[Path, ...]) -> None:
-    """Print the cards.lock lines of every card (add new versions' lines to the lock to release them)."""
-    from judgecards.cards import list_cards, lock_lines
+    """Print the cards.lock lines of every card (add new versions' lines to the lock to release them).
 
-    try:
-        found = list_cards(cards_dir=list(cards_dirs) or None)
-    except JudgecardsError as error:
-        fail(error)
+    Broken cards get no line: each is reported on stderr with its error, and the exit status is 1.
+    """
+    from judgecards.cards import CardLibrary, lock_lines
+
+    library = CardLibrary(list(cards_dirs) or None)
+    found = library.cards()
     for line in lock_lines(found):
         click.echo(line)
+    broken = library.broken()
+    for card in broken:
+        click.echo(f"broken: {card.error}", err=True)
     unreleased = [card.ref for card in found if not card.released]
     if check and unreleased:
         click.echo(f"unreleased: {', '.join(unreleased)}", err=True)
+    if broken or (check and unreleased):
         sys.exit(1)

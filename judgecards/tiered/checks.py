@@ -7,7 +7,6 @@ return an ``error`` result rather than raise. `judgecards.tiered.pipeline` runs 
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
 import re
@@ -325,16 +324,14 @@ class JsonCheck:
 
 
 def _import_model(reference: str) -> type[_PydanticModel]:
-    module_name, _, attribute = reference.partition(":")
-    if not module_name or not attribute:
-        raise CheckArgumentError(f"{reference!r} is not of the form module:Model", "schema")
+    # The rule cards follow: judgecards.schemas and installed packages only, decided before
+    # the module runs (a config may come with the items, from anywhere).
+    from judgecards.schema_import import import_schema_model
+
     try:
-        model = getattr(importlib.import_module(module_name), attribute)
-    except (ImportError, AttributeError) as error:
+        return import_schema_model(reference)
+    except ValueError as error:
         raise CheckArgumentError(f"cannot import {reference!r}: {error}", "schema") from None
-    if not (isinstance(model, type) and hasattr(model, "model_validate")):
-        raise CheckArgumentError(f"{reference!r} is not a pydantic model", "schema")
-    return model
 
 
 def _reject_constant(name: str) -> Any:

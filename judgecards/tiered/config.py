@@ -152,7 +152,7 @@ class ConfigSource:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.data: Any = None
-        self._node: Any = None
+        self._yaml: Any = None  # judgecards._yaml.YamlDocument, for YAML configs
         self._toml_lines: dict[tuple[str, ...], int] | None = None
         try:
             text = path.read_text("utf-8")
@@ -171,20 +171,11 @@ class ConfigSource:
             )
 
     def _parse_yaml(self, text: str) -> None:
-        import yaml
+        # The one bounded loader cards use too: an alias bomb in an inline schema is refused.
+        from judgecards._yaml import load_yaml
 
-        try:
-            self.data = yaml.safe_load(text)
-            self._node = yaml.compose(text)
-        except yaml.YAMLError as error:
-            mark = getattr(error, "problem_mark", None)
-            problem = getattr(error, "problem", None) or str(error)
-            column = f" at column {mark.column + 1}" if mark is not None else ""
-            raise InputError(
-                f"invalid YAML: {problem}{column}",
-                file=self.path,
-                line=mark.line + 1 if mark is not None else None,
-            ) from None
+        self._yaml = load_yaml(text, file=self.path, error=InputError)
+        self.data = self._yaml.data
 
     def _parse_toml(self, text: str) -> None:
         try:
@@ -222,7 +213,7 @@ class ConfigSource:
                 if tuple(path[:end]) in self._toml_lines:
                     return self._toml_lines[tuple(path[:end])]
             return None
-        return _yaml_line(self._node, path)
+        return self._yaml.line_of(path) if self._yaml is not None else None
 
 
 def _clean_loc(data: Any, loc: Sequence[str | int]) -> list[str]:
@@ -245,35 +236,6 @@ def _clean_loc(data: Any, loc: Sequence[str | int]) -> list[str]:
             current = None
         out.append(str(part))
     return out
-
-
-def _yaml_line(node: Any, path: Sequence[str]) -> int | None:
-    """1-based line of a key path in a YAML document (of the nearest enclosing key if missing)."""
-    import yaml
-
-    if node is None:
-        return None
-    current = node
-    line: int = node.start_mark.line
-    for key in path:
-        if isinstance(current, yaml.MappingNode):
-            pair = next(
-                ((k, v) for k, v in current.value if getattr(k, "value", None) == key), None
-            )
-            if pair is None:
-                break  # a missing key: point at the mapping that should hold it
-            line = pair[0].start_mark.line
-            current = pair[1]
-        elif (
-            isinstance(current, yaml.SequenceNode)
-            and key.isdigit()
-            and int(key) < len(current.value)
-        ):
-            current = current.value[int(key)]
-            line = current.start_mark.line
-        else:
-            break
-    return line + 1
 
 
 def _pydantic_message(error: Mapping[str, Any]) -> str:
