@@ -87,7 +87,7 @@ def _normalised(text: str) -> tuple[str, list[int] | None]:
 
 def neutralise_text(text: str, tags: frozenset[str]) -> str:
     """``text`` with every occurrence of one of ``tags`` made into a different name."""
-    if not tags or _openers().isdisjoint(text):
+    if not tags or ("<" not in text if text.isascii() else _openers().isdisjoint(text)):
         return text
     pattern = _pattern(tags)
     # Inserting "_" can turn one tag name into another ("answer" → "answer_" when the card also

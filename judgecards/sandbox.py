@@ -345,8 +345,11 @@ class BoundedEnvironment(ImmutableSandboxedEnvironment):
 
     def jc_emit(self, value: Any) -> str:
         budget = _active()
-        budget.checked(value, "emitted text")
-        text = str(value)
+        if type(value) is str:
+            text = value  # its size is counted below
+        else:
+            budget.checked(value, "emitted text")
+            text = str(value)
         budget.emitted += len(text)
         if budget.emitted > budget.size_limit:
             raise RenderLimitExceeded(f"the body emits more than {budget.size_limit:,} characters")
