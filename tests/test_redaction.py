@@ -146,7 +146,6 @@ def test_cli_run_against_a_server_that_echoes_the_key_leaks_it_nowhere(
         cwd=REPO, env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
 
-    assert done.returncode != 0  # every item failed (400) or the run stopped (401)
     assert server.requests >= 1
     assert CLI_KEY not in done.stdout and CLI_KEY not in done.stderr
     assert REDACTED in done.stderr + done.stdout + (output.read_text() if output.exists() else "")
@@ -156,3 +155,4 @@ def test_cli_run_against_a_server_that_echoes_the_key_leaks_it_nowhere(
         with closing(sqlite3.connect(db)) as connection:
             errors = [row[0] for row in connection.execute("SELECT error FROM results")]
         assert all(CLI_KEY not in (error or "") for error in errors)
+    assert done.returncode != 0  # every item failed (400) or the run stopped (401)
