@@ -515,11 +515,7 @@ class Judge:
         return {**self.params, **sent}
 
     def _save(
-        self,
-        item: _Item,
-        result: JudgeResult,
-        entries: list[CacheEntry],
-        params: dict[str, Any],
+        self, item: _Item, result: JudgeResult, entries: list[CacheEntry], params: dict[str, Any]
     ) -> None:
         # Only replies that led to a valid judgment are cached (the runners pass none for a
         # failed item), so a failed item is tried afresh next time instead of replaying failure.
