@@ -21,8 +21,15 @@ _FORMAT = click.Choice(["csv", "jsonl"])
 
 def _audit(db: Path, cards_dirs: tuple[Path, ...] = (), resamples: int = 2000) -> Any:
     from calibration.audit import Audit
+    from judgecards.errors import StoreError
 
     try:
+        if not db.is_file():  # every audit command works on stored results: never start a new file
+            raise StoreError(
+                f"cannot open database {db}: no such file (pass --db with the judged results)",
+                path=db,
+                operation="open the database",
+            )
         return Audit(db, cards_dir=list(cards_dirs) or None, n_resamples=resamples)
     except JudgecardsError as error:
         fail(error)

@@ -248,15 +248,19 @@ def test_anchor_set_reruns_catch_a_silent_model_update(tmp_path: Path, server: F
 
 def test_cli_errors_name_the_place_and_exit_2(tmp_path: Path, server: FakeServer) -> None:
     run = Cli(tmp_path / "errors.db")
-    result = run("audit", "report")
-    assert result.exit_code == 2 and "no audits" in result.output
-    result = run("audit", "sample", "--card", "reference", "--model", MODEL)
-    assert result.exit_code == 2 and "no successful results" in result.output
+    for command in (("audit", "report"), ("audit", "list"), ("audit", "anchor", "list")):
+        result = run(*command)  # no database yet: an error, and none is created
+        assert result.exit_code == 2 and "errors.db: no such file" in result.output
+    assert not (tmp_path / "errors.db").exists()
 
     items = write_items(tmp_path / "items.jsonl", 6)
     with pytest.warns(UncalibratedJudgeWarning):
         run("score", "--card", "reference", "--model", MODEL, "--input", items,
             "--output", tmp_path / "out.jsonl", "--base-url", server.base_url)  # fmt: skip
+    result = run("audit", "report")
+    assert result.exit_code == 2 and "no audits" in result.output
+    result = run("audit", "sample", "--card", "reference", "--model", "openai:nobody")
+    assert result.exit_code == 2 and "no successful results" in result.output
     sheet = tmp_path / "s.csv"
     assert (
         run(
