@@ -347,3 +347,27 @@ def test_card_filter_matches_a_name_exactly_not_as_a_pattern() -> None:
     assert [r.id for r, _ in store.results(card="my_card@1")] == ["a"]
     assert card_filter(None) == ([], [])
     assert store.card_refs("my_card") == ["my_card@1"]
+
+
+def test_only_the_store_and_the_calibration_repository_hold_sql() -> None:
+    """The lock that makes a Store thread-safe only helps if every statement goes through it."""
+    import re
+
+    root = Path(__file__).resolve().parents[1]
+    allowed = {
+        "judgecards/database.py", "judgecards/store.py", "calibration/repository.py",
+        "calibration/migrations.py",  # the calibration schema, applied through Store.migrate
+    }  # fmt: skip
+    sql = re.compile(
+        r"\b(SELECT\s.+\sFROM|INSERT\s+(OR\s+\w+\s+)?INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM)\b"
+        r"|import sqlite3|\.conn\b|\._conn\b"
+    )
+    offenders = [
+        f"{path.relative_to(root)}:{number}"
+        for package in ("judgecards", "calibration")
+        for path in sorted((root / package).rglob("*.py"))
+        if path.relative_to(root).as_posix() not in allowed
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if sql.search(line)
+    ]
+    assert offenders == []
