@@ -7,22 +7,17 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import Any, TypeVar
 
 import click
-
-from judgecards.errors import JudgecardsError
-from judgecards.jsonl import read_jsonl
 
 __all__ = [
     "ErrorBudget",
     "cards_dir_option",
     "db_option",
-    "fail",
     "finish_run",
     "max_errors_option",
     "mock_banner",
-    "read_jsonl",
     "warn_if_uncalibrated",
 ]
 
@@ -139,14 +134,6 @@ def finish_run(
         err=True,
     )
     raise click.exceptions.Exit(EXIT_ERRORS)
-
-
-def fail(error: JudgecardsError) -> NoReturn:
-    """Transitional: re-raise for the one handler in `judgecards.cli` (``Error: ...``, exit 2).
-
-    Commands need not catch `JudgecardsError` at all; this goes once no command calls it.
-    """
-    raise error
 
 
 def warn_if_uncalibrated(judge: Any) -> None:

@@ -1,6 +1,7 @@
 """``judgecards audit``: spot-check judge drift against human labels, and re-run anchor sets.
 
-Exit codes: 0 ok (gate passed), 1 a gate failed, 2 an error (bad input, unknown audit, ...).
+Exit codes: 0 ok (gate passed), 1 a gate failed, 2 an error (bad input, unknown audit, ...),
+which `judgecards.cli` prints as ``Error: ...`` for every command.
 """
 
 from __future__ import annotations
@@ -13,26 +14,23 @@ from typing import Any
 
 import click
 
-from judgecards.cli._common import cards_dir_option, db_option, fail, mock_banner
-from judgecards.errors import JudgecardsError
+from judgecards.cli._common import cards_dir_option, db_option, mock_banner
 
 _FORMAT = click.Choice(["csv", "jsonl"])
+_KAPPA = click.FloatRange(-1.0, 1.0)  # Cohen's kappa is at most 1: a gate above it always fails
 
 
 def _audit(db: Path, cards_dirs: tuple[Path, ...] = (), resamples: int = 2000) -> Any:
     from calibration.audit import Audit
     from judgecards.errors import StoreError
 
-    try:
-        if not db.is_file():  # every audit command works on stored results: never start a new file
-            raise StoreError(
-                f"cannot open database {db}: no such file (pass --db with the judged results)",
-                path=db,
-                operation="open the database",
-            )
-        return Audit(db, cards_dir=list(cards_dirs) or None, n_resamples=resamples)
-    except JudgecardsError as error:
-        fail(error)
+    if not db.is_file():  # every audit command works on stored results: never start a new file
+        raise StoreError(
+            f"cannot open database {db}: no such file (pass --db with the judged results)",
+            path=db,
+            operation="open the database",
+        )
+    return Audit(db, cards_dir=list(cards_dirs) or None, n_resamples=resamples)
 
 
 def _resamples_option(function: Any) -> Any:
@@ -92,14 +90,9 @@ def sample_command(
     verdict or scores.
     """
     with _audit(db, cards_dirs) as api:
-        try:
-            drawn = api.sample(
-                card=card, model=model, n=n, since=since, stratify=stratify, seed=seed
-            )
-            target = sheet or Path(f"audit-{drawn.audit.id}.{format_ or 'csv'}")
-            path = api.write_sheet(drawn.audit.id, target, format=format_)
-        except JudgecardsError as error:
-            fail(error)
+        drawn = api.sample(card=card, model=model, n=n, since=since, stratify=stratify, seed=seed)
+        target = sheet or Path(f"audit-{drawn.audit.id}.{format_ or 'csv'}")
+        path = api.write_sheet(drawn.audit.id, target, format=format_)
         record = drawn.audit
         click.echo(
             f"Audit #{record.id}: {record.n} of {drawn.population} results of {record.card} by {record.model} "
@@ -135,12 +128,9 @@ def sheet_command(
 ) -> None:
     """Write an audit's labelling sheet again (e.g. one per labeler)."""
     with _audit(db, cards_dirs) as api:
-        try:
-            path = api.write_sheet(
-                audit_id, sheet or Path(f"audit-{audit_id}.{format_ or 'csv'}"), format=format_
-            )
-        except JudgecardsError as error:
-            fail(error)
+        path = api.write_sheet(
+            audit_id, sheet or Path(f"audit-{audit_id}.{format_ or 'csv'}"), format=format_
+        )
         click.echo(f"Sheet: {path}")
 
 
@@ -172,14 +162,11 @@ def ingest_command(
     Rows left empty are skipped; any invalid row stores nothing (exit 2) unless --skip-invalid.
     """
     with _audit(db, cards_dirs) as api:
-        try:
-            report = api.ingest(
-                sheet, labeler=labeler, audit_id=audit_id, skip_invalid=skip_invalid,
-                replace=replace, format=format_,
-            )  # fmt: skip
-            summary = api.summary(report.audit_id) if report.labels_written else None
-        except JudgecardsError as error:
-            fail(error)
+        report = api.ingest(
+            sheet, labeler=labeler, audit_id=audit_id, skip_invalid=skip_invalid,
+            replace=replace, format=format_,
+        )  # fmt: skip
+        summary = api.summary(report.audit_id) if report.labels_written else None
         replaced = f" ({report.labels_replaced} replaced)" if report.labels_replaced else ""
         click.echo(
             f"Audit #{report.audit_id}: stored {report.labels_written} label(s){replaced} by {labeler} from "
@@ -202,8 +189,8 @@ def ingest_command(
     "--min-kappa",
     default=0.6,
     show_default=True,
-    type=float,
-    help="Fail when the newest audit's kappa is below this.",
+    type=_KAPPA,
+    help="Fail when the newest audit's kappa is below this (-1 to 1).",
 )
 @click.option(
     "--baseline",
@@ -233,10 +220,7 @@ def report_command(
     difference lies entirely below zero.
     """
     with _audit(db, cards_dirs, resamples) as api:
-        try:
-            result = api.report(card=card, model=model, min_kappa=min_kappa, baseline=baseline)
-        except JudgecardsError as error:
-            fail(error)
+        result = api.report(card=card, model=model, min_kappa=min_kappa, baseline=baseline)
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2, default=str))
     else:
@@ -252,8 +236,8 @@ def report_command(
     "--min-kappa",
     default=0.6,
     show_default=True,
-    type=float,
-    help="Fail when this run's kappa is below this.",
+    type=_KAPPA,
+    help="Fail when this run's kappa is below this (-1 to 1).",
 )
 @click.option(
     "--max-flip-rate",
@@ -285,12 +269,7 @@ def rerun_command(
         options["base_url"] = base_url
     mock_banner(model)
     with _audit(db, cards_dirs, resamples) as api:
-        try:
-            summary = api.rerun(
-                anchor_set, model=model, card=card, concurrency=concurrency, **options
-            )
-        except JudgecardsError as error:
-            fail(error)
+        summary = api.rerun(anchor_set, model=model, card=card, concurrency=concurrency, **options)
     failures: list[str] = []
     kappa = summary.kappa
     if kappa is None or math.isnan(kappa.value):
@@ -358,10 +337,7 @@ def anchor() -> None:
 def anchor_create_command(name: str, from_audit: int, description: str | None, db: Path) -> None:
     """Freeze the human-labelled items of an audit as anchor set NAME."""
     with _audit(db) as api:
-        try:
-            created = api.create_anchor(name, from_audit=from_audit, description=description)
-        except JudgecardsError as error:
-            fail(error)
+        created = api.create_anchor(name, from_audit=from_audit, description=description)
     click.echo(
         f"Anchor set {created.name}: {created.n} items of {created.card} from audit #{created.source_audit}"
     )

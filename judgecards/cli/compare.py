@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import sys
 import time
 from collections import Counter
 from collections.abc import Mapping
@@ -14,8 +12,19 @@ from typing import Any
 
 import click
 
-from judgecards.cli._common import cards_dir_option, db_option, fail, mock_banner, read_jsonl
-from judgecards.errors import InputError, JudgecardsError
+from judgecards.cli._common import (
+    ErrorBudget,
+    cards_dir_option,
+    db_option,
+    finish_run,
+    max_errors_option,
+    mock_banner,
+    warn_if_uncalibrated,
+)
+from judgecards.cli._output import OutputFile
+from judgecards.cli._progress import for_judge, reporting
+from judgecards.errors import InputError, WrongCardKind
+from judgecards.jsonl import problems_error, read_jsonl
 
 _SHOWN_UNMATCHED = 20
 
@@ -108,6 +117,7 @@ class _Joined:
     type=int,
     help="Seed of the report's bootstrap intervals.",
 )
+@max_errors_option
 @db_option
 @cards_dir_option
 def compare(
@@ -125,6 +135,7 @@ def compare(
     base_url: str | None,
     timeout: float,
     seed: int,
+    max_errors: ErrorBudget,
     db: Path,
     cards_dirs: tuple[Path, ...],
 ) -> None:
@@ -134,52 +145,55 @@ def compare(
     else is a tie. Lines are joined on 'id' and every line is checked before any call; ids found
     in one file only are reported, not dropped silently. Prints wins, losses, ties, win-rates with
     bootstrap intervals, a sign test, position consistency and bias checks.
+
+    Exit status: 0 every pair was judged in both orders (or the failed pairs are within
+    --max-errors); 1 more failed pairs than that; 2 a usage or input error, nothing judged;
+    130 interrupted (what was saved is printed).
     """
+    from judgecards.cards import load_card
     from judgecards.judge import Judge
     from judgecards.pairwise.compare import compare_many
     from judgecards.pairwise.report import comparison_report
 
+    # Cheap checks first: nothing below opens the database or calls the provider.
+    card = load_card(card_ref, cards_dir=list(cards_dirs) or None)
+    if "answer_a" not in card.spec.inputs or "answer_b" not in card.spec.inputs:
+        raise WrongCardKind(
+            f"{card.ref} is not a pairwise card (it has no answer_a/answer_b inputs)",
+            file=card.path,
+            field="inputs",
+        )
+    joined = _join(_read_side(a_path), _read_side(b_path), model_a, model_b)
+    output = OutputFile(output_path)
+    output.check()
+
     options: dict[str, Any] = {"timeout": timeout}
     if base_url:
         options["base_url"] = base_url
-    try:
-        joined = _join(_read_side(a_path), _read_side(b_path), model_a, model_b)
-        judge = Judge(
-            card_ref, model, cards_dir=list(cards_dirs) or None, db=db, cache=not no_cache,
-            max_attempts=max_attempts, **options,
-        )  # fmt: skip
-        if "answer_a" not in judge.card.spec.inputs or "answer_b" not in judge.card.spec.inputs:
-            raise InputError(
-                f"{judge.card.ref} is not a pairwise card (it has no answer_a/answer_b inputs)",
-                field="card",
-            )
-    except JudgecardsError as error:
-        fail(error)
-    mock_banner(model)
-    _warn_unmatched(joined, a_path, b_path)
-    total = 2 * len(joined.pairs)
-    click.echo(
-        f"Comparing {len(joined.pairs)} pairs ({total} judgments, both orders) with {judge.card.ref} on {model} (db {db})",
-        err=True,
-    )
-    started = time.perf_counter()
-    with click.progressbar(length=total, label="judging", file=sys.stderr, show_pos=True) as bar:
-        try:
+    with Judge(
+        card, model, db=db, cache=not no_cache, max_attempts=max_attempts, **options
+    ) as judge:
+        mock_banner(model)
+        warn_if_uncalibrated(judge)
+        _warn_unmatched(joined, a_path, b_path)
+        total = 2 * len(joined.pairs)
+        click.echo(
+            f"Comparing {len(joined.pairs)} pairs ({total} judgments, both orders) with {card.ref} on {model} (db {db})",
+            err=True,
+        )
+        started = time.perf_counter()
+        reporter = for_judge(judge, "judging (both orders)", unit="judgments")
+        with reporting(reporter, where=str(db)) as progress:
             comparisons = compare_many(
-                judge,
-                joined.pairs,
-                concurrency=concurrency,
-                progress=lambda done, total, result: bar.update(1),
+                judge, joined.pairs, concurrency=concurrency, progress=progress
             )
-        except JudgecardsError as error:
-            fail(error)
-    elapsed = time.perf_counter() - started
+        elapsed = time.perf_counter() - started
 
-    tmp = output_path.with_name(output_path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as handle:
-        for comparison in comparisons:
-            handle.write(json.dumps(comparison.to_row()) + "\n")
-    os.replace(tmp, output_path)
+    output.write_lines(
+        (json.dumps(comparison.to_row()) for comparison in comparisons),
+        note=f"; the judgments are stored in {db}: run the same command again to write the file "
+        "without new calls",
+    )
 
     report = comparison_report(comparisons, judge_model=model, seed=seed)
     failed = [c for c in comparisons if not c.ok]
@@ -221,6 +235,12 @@ def compare(
         )
         click.echo("\n".join(lines))
     mock_banner(model)
+    finish_run(
+        Counter(str(c.first_order.error_kind or c.second_order.error_kind) for c in failed),
+        len(comparisons),
+        max_errors,
+        unit="pairs",
+    )
 
 
 def _read_side(path: Path) -> _Side:
@@ -326,11 +346,7 @@ def _shared_field(
 
 def _raise(problems: list[InputError], path: Path | None) -> None:
     if problems:
-        shown = "\n".join(f"  {p}" for p in problems[:20])
-        more = f"\n  … and {len(problems) - 20} more" if len(problems) > 20 else ""
-        raise InputError(
-            f"{len(problems)} bad line(s), nothing was judged:\n{shown}{more}", file=path
-        )
+        raise problems_error(problems, path)
 
 
 def _warn_unmatched(joined: _Joined, a_path: Path, b_path: Path) -> None:

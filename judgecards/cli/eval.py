@@ -7,35 +7,22 @@ The config's keys and its loader are in `judgecards.tiered.config`; the pipeline
 from __future__ import annotations
 
 import json
-import os
-import sys
 import time
+from collections import Counter
 from pathlib import Path
-from typing import Any
 
 import click
 
-from judgecards.cli._common import db_option, fail, mock_banner
-from judgecards.errors import InputError, JudgecardsError
-
-
-class _LazyBar:
-    """A progress bar for the judge tier, opened on the first judged item (its total is known then)."""
-
-    def __init__(self) -> None:
-        self.bar: Any = None
-
-    def __call__(self, done: int, total: int, result: Any) -> None:
-        if self.bar is None:
-            self.bar = click.progressbar(
-                length=total, label="judging", file=sys.stderr, show_pos=True
-            )
-            self.bar.__enter__()
-        self.bar.update(1)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.__exit__(None, None, None)
+from judgecards.cli._common import (
+    ErrorBudget,
+    db_option,
+    finish_run,
+    max_errors_option,
+    mock_banner,
+    warn_if_uncalibrated,
+)
+from judgecards.cli._output import OutputFile
+from judgecards.cli._progress import for_judge, reporting
 
 
 @click.command("eval")
@@ -61,35 +48,53 @@ class _LazyBar:
     help="Judge model as provider:model for every judge tier, replacing the config's "
     "(e.g. run a config written for mock:judge on openai:gpt-4o).",
 )
+@max_errors_option
 @db_option
 def eval_command(
-    config_path: Path, output_path: Path | None, as_json: bool, model: str | None, db: Path
+    config_path: Path,
+    output_path: Path | None,
+    as_json: bool,
+    model: str | None,
+    max_errors: ErrorBudget,
+    db: Path,
 ) -> None:
     """Tiered evaluation: format checks, then metrics, then a judge on the survivors only.
 
     CONFIG is a YAML or TOML file naming the items (JSONL) and the tiers; see `judgecards.tiered.config`
     or the README for its keys. Each tier sees only the items the earlier tiers passed, so every
-    item a cheap check decides is a judge call saved. The config and every item line are checked
-    before any call. Exit status: 0 when the run completed, 2 for a bad config or items file.
+    item a cheap check decides is a judge call saved. The config, every item line and the output
+    path are checked before the database is opened or any call is made.
+
+    Exit status: 0 no item ended as an error (failing a tier is an outcome, not an error), or the
+    errors are within --max-errors; 1 more errors than that; 2 a bad config, items file or
+    output path, nothing evaluated; 130 interrupted (what the judge saved is printed).
     """
+    from judgecards.store import Store
     from judgecards.tiered.config import build_pipeline, check_fields, load_config, read_items
 
-    try:
-        if output_path is not None and not output_path.resolve().parent.is_dir():
-            raise InputError("the output's directory does not exist", file=output_path)
-        config, source = load_config(config_path)
-        items_path = Path(config.items)
-        if not items_path.is_absolute():
-            items_path = config_path.parent / items_path
-        pipeline = build_pipeline(config, source, db=db, model=model)
-        items = read_items(items_path, source)
-        check_fields(config, source, pipeline, items, items_path)
-    except JudgecardsError as error:
-        fail(error)
+    config, source = load_config(config_path)
+    items_path = Path(config.items)
+    if not items_path.is_absolute():
+        items_path = config_path.parent / items_path
+    items = read_items(items_path, source)
+    output = OutputFile(output_path) if output_path is not None else None
+    if output is not None:
+        output.check()
+    # Every check, card and judge setting is validated by building the pipeline against a
+    # scratch in-memory store first: a bad config must not create or migrate the database.
+    with Store(":memory:") as scratch:
+        trial = build_pipeline(config, source, db=scratch, model=model)
+        try:
+            check_fields(config, source, trial, items, items_path)
+        finally:
+            if trial.judge is not None:
+                trial.judge.judge.close()
+    pipeline = build_pipeline(config, source, db=db, model=model)
     judge = pipeline.judge
     model = judge.judge.model if judge is not None else None
-    if model:
+    if judge is not None and model:
         mock_banner(model)
+        warn_if_uncalibrated(judge.judge)
     stages = " -> ".join(stage.name for stage in pipeline.tiers)
     click.echo(
         f"Evaluating {len(items)} items from {items_path}: {stages}"
@@ -98,21 +103,23 @@ def eval_command(
     )
 
     started = time.perf_counter()
-    bar = _LazyBar()
     try:
-        report = pipeline.run(items, progress=bar)
-    except JudgecardsError as error:
-        bar.close()
-        fail(error)
-    bar.close()
+        if judge is None:
+            report = pipeline.run(items)
+        else:
+            with reporting(for_judge(judge.judge, "judge tier"), where=str(db)) as progress:
+                report = pipeline.run(items, progress=progress)
+    finally:
+        if judge is not None:
+            judge.judge.close()
     elapsed = time.perf_counter() - started
 
-    if output_path is not None:
-        tmp = output_path.with_name(output_path.name + ".tmp")
-        with tmp.open("w", encoding="utf-8") as handle:
-            for outcome in report.items:
-                handle.write(json.dumps(outcome.to_dict()) + "\n")
-        os.replace(tmp, output_path)
+    if output is not None:
+        output.write_lines(
+            (json.dumps(outcome.to_dict()) for outcome in report.items),
+            note=f"; the judge's results are stored in {db}: run the same command again to "
+            "write the file without new calls",
+        )
     if as_json:
         data = {"config": str(config_path), "items_file": str(items_path), "output": str(output_path) if output_path else None,
                 "elapsed_s": round(elapsed, 3), **report.to_dict()}  # fmt: skip
@@ -127,3 +134,11 @@ def eval_command(
         click.echo(f"\n{len(items)} items in {elapsed:.1f}s{where}")
     if model:
         mock_banner(model)
+    errors = Counter(
+        f"{outcome.tier}: {outcome.judge.error_kind}"
+        if outcome.judge is not None and outcome.judge.error_kind
+        else outcome.tier
+        for outcome in report.items
+        if outcome.outcome == "error"
+    )
+    finish_run(errors, len(report.items), max_errors)

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import click
 
-from judgecards.cli._common import cards_dir_option, db_option, fail
-from judgecards.errors import JudgecardsError
+from judgecards.cli._common import cards_dir_option, db_option
 
 _FORMAT = click.Choice(["csv", "jsonl"])
 
@@ -59,13 +58,10 @@ def import_command(
     """
     from calibration.labels import import_labels
 
-    try:
-        report = import_labels(
-            file, labeler=labeler, db=db, skip_invalid=skip_invalid, replace=replace,
-            format=format_, cards_dir=list(cards_dirs) or None,  # type: ignore[arg-type]
-        )  # fmt: skip
-    except JudgecardsError as error:
-        fail(error)
+    report = import_labels(
+        file, labeler=labeler, db=db, skip_invalid=skip_invalid, replace=replace,
+        format=format_, cards_dir=list(cards_dirs) or None,  # type: ignore[arg-type]
+    )  # fmt: skip
     replaced = f" ({report.labels_replaced} replaced)" if report.labels_replaced else ""
     click.echo(
         f"Imported {report.labels_written} label(s){replaced} from {report.rows_written} of "
@@ -97,30 +93,27 @@ def export_command(
     """Write stored labels to FILE ('-' for stdout) in the format `labels import` reads."""
     from calibration.labels import export_labels
 
-    try:
-        if str(file) == "-":
-            if format_ is None:
-                raise click.UsageError("pass --format csv|jsonl when writing to stdout")
-            count = export_labels(
-                sys.stdout,
-                db=db,
-                card=card,
-                model=model,
-                labeler=labeler,
-                audit_id=audit_id,
-                format=format_,  # type: ignore[arg-type]
-            )
-        else:
-            count = export_labels(
-                file,
-                db=db,
-                card=card,
-                model=model,
-                labeler=labeler,
-                audit_id=audit_id,
-                format=format_,  # type: ignore[arg-type]
-            )
-    except JudgecardsError as error:
-        fail(error)
+    if str(file) == "-":
+        if format_ is None:
+            raise click.UsageError("pass --format csv|jsonl when writing to stdout")
+        count = export_labels(
+            sys.stdout,
+            db=db,
+            card=card,
+            model=model,
+            labeler=labeler,
+            audit_id=audit_id,
+            format=format_,  # type: ignore[arg-type]
+        )
+    else:
+        count = export_labels(
+            file,
+            db=db,
+            card=card,
+            model=model,
+            labeler=labeler,
+            audit_id=audit_id,
+            format=format_,  # type: ignore[arg-type]
+        )
     if str(file) != "-":
         click.echo(f"Exported {count} row(s) to {file}")

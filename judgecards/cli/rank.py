@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import click
 
-from judgecards.cli._common import db_option, fail
+from judgecards.cli._common import db_option
 
 
 @click.command()
@@ -73,28 +72,19 @@ def rank(
     labels; --models picks a group of models or an older labelling. Comparisons without both model
     labels cannot be ranked and are counted as skipped.
     """
-    from judgecards.errors import JudgecardsError
     from judgecards.pairwise.stored import rankable_comparisons
     from judgecards.store import Store
 
-    if not db.exists():
-        click.echo(f"Error: no database at {db}", err=True)
-        sys.exit(2)
-    try:
-        store = Store(db)
+    # Read-only: ranking never creates, migrates or writes a database (StoreError if missing).
+    with Store(db, read_only=True) as store:
         wanted = [name.strip() for value in models for name in value.split(",") if name.strip()]
         selection = rankable_comparisons(
             store, card=card, judge_model=judge_model, models=wanted or None
         )
-        options: dict[str, object] = {"bootstrap": bootstrap, "seed": seed}
-        if method == "bt":
-            options["ties"] = ties
-        ratings = selection.rate("bt" if method == "bt" else "elo", **options)
-    except JudgecardsError as error:
-        fail(error)
-    except ValueError as error:
-        click.echo(f"Error: {error}", err=True)
-        sys.exit(2)
+    options: dict[str, object] = {"bootstrap": bootstrap, "seed": seed}
+    if method == "bt":
+        options["ties"] = ties
+    ratings = selection.rate("bt" if method == "bt" else "elo", **options)
     if as_json:
         data = ratings.to_dict()
         data.update(

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from judgecards.errors import WrongCardKind
 from judgecards.pairwise.rules import VERDICTS, PairOutcome, Verdict, resolve_pair
 from judgecards.pairwise.stored import save_comparisons
 from judgecards.results import JudgeResult
@@ -164,7 +165,7 @@ def compare(
         The `ComparisonResult`, also stored in the ``comparisons`` table.
 
     Raises:
-        ValueError: the judge's card is not a pairwise card.
+        WrongCardKind: the judge's card is not a pairwise card (a `ValueError`).
     """
     pair = {
         "id": pair_id,
@@ -194,7 +195,8 @@ def compare_many(
     ``progress`` is called after each of the 2·N single judgments.
 
     Raises:
-        ValueError: the judge's card is not a pairwise card (no ``answer_a``/``answer_b`` inputs).
+        WrongCardKind: the judge's card is not a pairwise card (no ``answer_a``/``answer_b``
+            inputs; a `ValueError`).
     """
     try:
         asyncio.get_running_loop()
@@ -226,9 +228,11 @@ async def acompare_many(
     """Async twin of `compare_many`."""
     inputs = judge.card.spec.inputs
     if "answer_a" not in inputs or "answer_b" not in inputs:
-        raise ValueError(
+        raise WrongCardKind(
             f"compare needs a pairwise card with answer_a and answer_b inputs; {judge.card.ref} has "
-            f"{', '.join(inputs)}"
+            f"{', '.join(inputs)}",
+            file=judge.card.path,
+            field="inputs",
         )
     pairs = list(pairs)
     items: list[dict[str, Any]] = []

@@ -48,6 +48,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from judgecards.errors import RankingError
 from judgecards.pairwise._bradley_terry_fit import fit_bradley_terry
 from judgecards.pairwise.rules import VERDICTS
 
@@ -262,9 +263,9 @@ def bradley_terry(
         `Ratings` with ``method="bradley_terry"``.
 
     Raises:
-        ValueError: no comparisons, an unknown winner, a model compared with itself, an unknown
-            ``anchor``, or a comparison graph that splits into groups never compared with each
-            other (their ratings would not be on one scale).
+        RankingError: no comparisons, or a comparison graph that splits into groups never
+            compared with each other (their ratings would not be on one scale); a `ValueError`.
+        ValueError: an unknown winner, a model compared with itself, or an unknown ``anchor``.
     """
     if ties not in ("half", "davidson"):
         raise ValueError(f"ties must be 'half' or 'davidson', got {ties!r}")
@@ -353,7 +354,8 @@ def elo(
         `Ratings` with ``method="elo"`` and ``ties="half"``.
 
     Raises:
-        ValueError: no comparisons, an unknown winner or a model compared with itself.
+        RankingError: no comparisons (a `ValueError`).
+        ValueError: an unknown winner or a model compared with itself.
     """
     data = _encode(comparisons)
     n_models = len(data.models)
@@ -427,7 +429,7 @@ class _Encoded:
 
 def _encode(comparisons: Sequence[Comparison]) -> _Encoded:
     if len(comparisons) == 0:
-        raise ValueError("no comparisons to rate")
+        raise RankingError("no comparisons to rate")
     names: set[str] = set()
     for row, (model_a, model_b, winner) in enumerate(comparisons):
         if winner not in VERDICTS:
@@ -484,7 +486,7 @@ def _check_connected(comparisons: Sequence[Comparison]) -> None:
     groups = comparison_groups(comparisons)
     if len(groups) > 1:
         listed = "; ".join(", ".join(g) for g in groups)
-        raise ValueError(
+        raise RankingError(
             f"the comparisons split into {len(groups)} groups never compared with each other "
             f"({listed}); their ratings would not be on one scale — rate each group separately"
         )

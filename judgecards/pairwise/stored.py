@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from judgecards.errors import RankingError
+
 if TYPE_CHECKING:
     from judgecards.pairwise.compare import ComparisonResult
     from judgecards.pairwise.ratings import Comparison, Ratings
@@ -120,7 +122,7 @@ def rankable_comparisons(
             labelling among the rows selected).
 
     Raises:
-        ValueError: no labelled comparisons (within ``models``); a label in ``models`` that no
+        RankingError: no labelled comparisons (within ``models``); a label in ``models`` that no
             stored comparison has; comparisons from several judge models or card versions; or
             models that split into groups never compared with each other (ratings would not be on
             one scale). Each message says which option chooses.
@@ -131,7 +133,7 @@ def rankable_comparisons(
     labelled = [r for r in rows if r["model_a"] and r["model_b"] and r["model_a"] != r["model_b"]]
     by = f" by {judge_model}" if judge_model else ""
     if not labelled:
-        raise ValueError(
+        raise RankingError(
             f"no stored {card} comparisons with model labels{by} in {store.path} "
             "(label A and B with model_a/model_b or --model-a/--model-b)"
         )
@@ -141,19 +143,19 @@ def rankable_comparisons(
         known = {r[side] for r in labelled for side in ("model_a", "model_b")}
         unknown = sorted(wanted - known)
         if unknown:
-            raise ValueError(
+            raise RankingError(
                 f"no stored {card} comparison{by} has the label(s) {', '.join(unknown)} "
                 f"(labels: {', '.join(sorted(known))})"
             )
         selected = [r for r in labelled if r["model_a"] in wanted and r["model_b"] in wanted]
         if not selected:
-            raise ValueError(
+            raise RankingError(
                 f"no stored {card} comparison{by} is between two of {', '.join(sorted(wanted))}"
             )
     judges = sorted({(r["card"], r["model"]) for r in selected})
     if len(judges) > 1:
         listed = "; ".join(f"{c} by {m}" for c, m in judges)
-        raise ValueError(
+        raise RankingError(
             f"stored comparisons come from {len(judges)} judges ({listed}); rank one at a time: "
             "choose it with --judge-model MODEL and/or --card NAME@VERSION"
         )
@@ -175,7 +177,7 @@ def rankable_comparisons(
     if len(groups) > 1:
         listed = "; ".join(", ".join(group) for group in groups)
         choices = " or ".join(f"--models {','.join(group)}" for group in groups)
-        raise ValueError(
+        raise RankingError(
             f"the stored comparisons split into {len(groups)} groups of models never compared "
             f"with each other ({listed}); their ratings would not be on one scale. Rank one group "
             f"at a time: {choices}"
@@ -209,7 +211,8 @@ def rank_stored(
     first judged.
 
     Raises:
-        ValueError: as `rankable_comparisons`, or an unknown ``method``.
+        RankingError: as `rankable_comparisons`.
+        ValueError: an unknown ``method``.
     """
     selection = rankable_comparisons(store, card=card, judge_model=judge_model, models=models)
     return selection.rate(method, **options)

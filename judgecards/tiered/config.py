@@ -50,6 +50,7 @@ from judgecards.tiered.pipeline import JudgeCheck, Tier, TieredEval
 
 if TYPE_CHECKING:
     from judgecards.judge import Judge
+    from judgecards.store import Store
 
 __all__ = [
     "ConfigSource",
@@ -286,7 +287,11 @@ def _combined(problems: Sequence[InputError], path: Path, what: str) -> InputErr
 
 
 def build_pipeline(
-    config: EvalConfig, source: ConfigSource, *, db: Path | None = None, model: str | None = None
+    config: EvalConfig,
+    source: ConfigSource,
+    *,
+    db: Store | Path | None = None,
+    model: str | None = None,
 ) -> TieredEval:
     """The `TieredEval` a config describes; the judge, if any, stores its results in ``db``.
 
@@ -349,7 +354,7 @@ def _build_judge(
     source: ConfigSource,
     loc: tuple[str | int, ...],
     base: Path,
-    db: Path | None,
+    db: Store | Path | None,
     model: str | None,
 ) -> Judge:
     from judgecards.judge import Judge
