@@ -8,15 +8,18 @@ from __future__ import annotations
 
 import codecs
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 from judgecards.errors import InputError
 
-__all__ = ["problems_error", "read_items", "read_jsonl"]
+__all__ = ["ItemCheck", "problems_error", "read_items", "read_jsonl"]
 
 E = TypeVar("E", bound=InputError)
+
+ItemCheck = Callable[[Mapping[str, Any]], Iterable[tuple[str, str]]]
+"""An extra check of one item: its problems as ``(field, message)`` pairs."""
 
 
 def read_jsonl(
@@ -102,11 +105,13 @@ def read_items(
     required_by: str = "",
     action: str = "nothing was judged",
     shown: int = 20,
+    check: ItemCheck | None = None,
 ) -> list[dict[str, Any]]:
     """Every item of a JSONL file, checked before anything is done with any of them.
 
     Each line must be a JSON object with a non-empty ``id`` unique in the file and every input in
-    ``required``. All bad lines are reported together, each with its line and field.
+    ``required``, and pass ``check`` (e.g. the per-input size limit). All bad lines are reported
+    together, each with its line and field.
 
     Raises:
         InputError: naming the file and listing up to ``shown`` problems; nothing has been done.
@@ -142,6 +147,8 @@ def read_items(
                         field=name,
                     )
                 )
+        for field, message in check(item) if check is not None else ():
+            problems.append(InputError(message, file=path, line=number, field=field))
         items.append(item)
     if problems:
         raise problems_error(problems, path, action=action, shown=shown)

@@ -110,3 +110,14 @@ def test_an_unusable_output_is_refused_before_any_call(fake: FakeServer, tmp_pat
     assert result.exit_code == 2
     assert "--output's directory" in result.stderr and "does not exist" in result.stderr
     assert fake.requests == 0 and not (tmp_path / "c.db").exists()
+
+
+def test_an_answer_over_max_input_chars_is_located(fake: FakeServer, tmp_path: Path) -> None:
+    a, b = sides(tmp_path)
+    write(b, [{"id": "q0", "answer": "B 0"}, {"id": "q1", "output": "z" * 40}])
+    result = compare(fake, tmp_path, a, b, "--max-input-chars", "30")
+    assert result.exit_code == 2, result.output
+    assert f"{b}:2, field 'output': 40 characters (input 'answer'), over --max-input-chars 30" in (
+        result.stderr
+    )
+    assert fake.requests == 0 and not (tmp_path / "c.db").exists()

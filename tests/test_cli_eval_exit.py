@@ -92,3 +92,16 @@ def test_an_unwritable_output_is_refused_first(fake: FakeServer, tmp_path: Path)
     assert f"Error: {output}: --output's directory" in result.stderr
     assert "is not a directory" in result.stderr
     assert not (tmp_path / "e.db").exists() and fake.requests == 0
+
+
+def test_a_judged_input_over_max_input_chars_is_an_error_record(
+    fake: FakeServer, tmp_path: Path
+) -> None:
+    config = setup(tmp_path, n=3)
+    rows = [json.loads(line) for line in (tmp_path / "items.jsonl").read_text().splitlines()]
+    rows[1]["model_output"] = "long answer " * 10  # 120 characters, and no longer BROKEN
+    (tmp_path / "items.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    result = evaluate(fake, tmp_path, config, "--max-input-chars", "100")
+    assert result.exit_code == 1, result.output
+    assert "1 of 3 items ended as error records (judge: input 1)" in result.stderr
+    assert fake.requests == 1  # only q2 was sent: q0 failed the format tier, q1 was refused

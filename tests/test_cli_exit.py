@@ -269,3 +269,25 @@ def test_ctrl_c_exits_130_says_what_was_saved_and_a_rerun_resumes(
     )
     assert again.stderr.count(warning) == 1
     assert "UncalibratedJudgeWarning" not in again.stderr and "warn(" not in again.stderr
+
+
+def test_an_input_over_max_input_chars_is_refused_before_anything(tmp_path: Path) -> None:
+    rows = items(3)
+    rows[1]["model_output"] = "x" * 25
+    rows[2]["gold_answer"] = "y" * 21
+    data = write_jsonl(tmp_path / "items.jsonl", rows)
+    db = tmp_path / "s.db"
+    common = ["score", "--card", "reference", "--model", "mock:judge", "--input", str(data),
+              "--output", str(tmp_path / "o.jsonl"), "--db", str(db)]  # fmt: skip
+    result = CliRunner().invoke(cli, [*common, "--max-input-chars", "20"])
+    assert result.exit_code == 2, result.output
+    assert "2 problem(s) on 2 line(s), nothing was judged" in result.stderr
+    assert f"{data}:2, field 'model_output': 25 characters, over --max-input-chars 20" in (
+        result.stderr
+    )
+    assert f"{data}:3, field 'gold_answer': 21 characters, over --max-input-chars 20" in (
+        result.stderr
+    )
+    assert not db.exists()
+    unlimited = CliRunner().invoke(cli, [*common, "--max-input-chars", "0"])
+    assert unlimited.exit_code == 0, unlimited.output

@@ -16,8 +16,11 @@ __all__ = [
     "cards_dir_option",
     "db_option",
     "finish_run",
+    "input_limit",
     "max_errors_option",
+    "max_input_chars_option",
     "mock_banner",
+    "oversized_inputs",
     "warn_if_uncalibrated",
 ]
 
@@ -109,6 +112,52 @@ def max_errors_option(function: F) -> F:
         show_default=True,
         help="Error records tolerated before the exit status is 1: a count (3) or a share (5%).",
     )(function)
+
+
+def max_input_chars_option(function: F) -> F:
+    from judgecards.render import DEFAULT_MAX_INPUT_CHARS
+
+    return click.option(
+        "--max-input-chars",
+        "max_input_chars",
+        type=click.IntRange(0),
+        default=DEFAULT_MAX_INPUT_CHARS,
+        show_default=True,
+        help="Longest input accepted, in characters (0: no limit). Longer inputs are refused "
+        "before any call.",
+    )(function)
+
+
+def input_limit(max_input_chars: int) -> int | None:
+    """The option's value as `judgecards.Judge` takes it (``None``: no limit)."""
+    return max_input_chars or None
+
+
+def oversized_inputs(
+    fields: Mapping[str, str], limit: int | None
+) -> Callable[[Mapping[str, Any]], list[tuple[str, str]]]:
+    """An item check (`judgecards.jsonl.read_items`) naming every input over ``limit``.
+
+    Args:
+        fields: line field -> the card input it becomes (for messages).
+        limit: characters; ``None`` checks nothing.
+    """
+    from judgecards.render import input_size
+
+    def check(item: Mapping[str, Any]) -> list[tuple[str, str]]:
+        if limit is None:
+            return []
+        problems = []
+        for field, name in fields.items():
+            value = item.get(field)
+            if value is not None and (size := input_size(value)) > limit:
+                target = "" if name == field else f" (input {name!r})"
+                problems.append(
+                    (field, f"{size:,} characters{target}, over --max-input-chars {limit:,}")
+                )
+        return problems
+
+    return check
 
 
 def finish_run(

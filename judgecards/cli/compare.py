@@ -17,8 +17,11 @@ from judgecards.cli._common import (
     cards_dir_option,
     db_option,
     finish_run,
+    input_limit,
     max_errors_option,
+    max_input_chars_option,
     mock_banner,
+    oversized_inputs,
     warn_if_uncalibrated,
 )
 from judgecards.cli._output import OutputFile
@@ -117,6 +120,7 @@ class _Joined:
     type=int,
     help="Seed of the report's bootstrap intervals.",
 )
+@max_input_chars_option
 @max_errors_option
 @db_option
 @cards_dir_option
@@ -135,6 +139,7 @@ def compare(
     base_url: str | None,
     timeout: float,
     seed: int,
+    max_input_chars: int,
     max_errors: ErrorBudget,
     db: Path,
     cards_dirs: tuple[Path, ...],
@@ -163,7 +168,8 @@ def compare(
             file=card.path,
             field="inputs",
         )
-    joined = _join(_read_side(a_path), _read_side(b_path), model_a, model_b)
+    limit = input_limit(max_input_chars)
+    joined = _join(_read_side(a_path, limit), _read_side(b_path, limit), model_a, model_b)
     output = OutputFile(output_path)
     output.check()
 
@@ -171,8 +177,9 @@ def compare(
     if base_url:
         options["base_url"] = base_url
     with Judge(
-        card, model, db=db, cache=not no_cache, max_attempts=max_attempts, **options
-    ) as judge:
+        card, model, db=db, cache=not no_cache, max_attempts=max_attempts,
+        max_input_chars=limit, **options,
+    ) as judge:  # fmt: skip
         mock_banner(model)
         warn_if_uncalibrated(judge)
         _warn_unmatched(joined, a_path, b_path)
@@ -243,10 +250,20 @@ def compare(
     )
 
 
-def _read_side(path: Path) -> _Side:
+# A line's fields and the pairwise card inputs they become (the answer: answer_a or answer_b).
+_SIDE_INPUTS = {
+    "answer": "answer",
+    "output": "answer",
+    "question": "question",
+    "reference": "reference",
+}
+
+
+def _read_side(path: Path, limit: int | None) -> _Side:
     """Every line of one outputs file, checked; all problems are reported at once."""
     side = _Side(path)
     problems: list[InputError] = []
+    too_long = oversized_inputs(_SIDE_INPUTS, limit)
     for number, line in read_jsonl(path):
         if isinstance(line, InputError):
             problems.append(line)
@@ -281,6 +298,8 @@ def _read_side(path: Path) -> _Side:
         for name in ("question", "reference", "model"):
             if line.get(name) is not None and not isinstance(line[name], str):
                 problems.append(InputError("must be a string", file=path, line=number, field=name))
+        for name, message in too_long(line):
+            problems.append(InputError(message, file=path, line=number, field=name))
         side.rows[key] = (number, answer, line)
     _raise(problems, path)
     if not side.rows:

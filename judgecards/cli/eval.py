@@ -17,7 +17,9 @@ from judgecards.cli._common import (
     ErrorBudget,
     db_option,
     finish_run,
+    input_limit,
     max_errors_option,
+    max_input_chars_option,
     mock_banner,
     warn_if_uncalibrated,
 )
@@ -48,6 +50,7 @@ from judgecards.cli._progress import for_judge, reporting
     help="Judge model as provider:model for every judge tier, replacing the config's "
     "(e.g. run a config written for mock:judge on openai:gpt-4o).",
 )
+@max_input_chars_option
 @max_errors_option
 @db_option
 def eval_command(
@@ -55,6 +58,7 @@ def eval_command(
     output_path: Path | None,
     as_json: bool,
     model: str | None,
+    max_input_chars: int,
     max_errors: ErrorBudget,
     db: Path,
 ) -> None:
@@ -77,19 +81,20 @@ def eval_command(
     if not items_path.is_absolute():
         items_path = config_path.parent / items_path
     items = read_items(items_path, source)
+    limit = input_limit(max_input_chars)  # a longer judged input makes that item an error
     output = OutputFile(output_path) if output_path is not None else None
     if output is not None:
         output.check()
     # Every check, card and judge setting is validated by building the pipeline against a
     # scratch in-memory store first: a bad config must not create or migrate the database.
     with Store(":memory:") as scratch:
-        trial = build_pipeline(config, source, db=scratch, model=model)
+        trial = build_pipeline(config, source, db=scratch, model=model, max_input_chars=limit)
         try:
             check_fields(config, source, trial, items, items_path)
         finally:
             if trial.judge is not None:
                 trial.judge.judge.close()
-    pipeline = build_pipeline(config, source, db=db, model=model)
+    pipeline = build_pipeline(config, source, db=db, model=model, max_input_chars=limit)
     judge = pipeline.judge
     model = judge.judge.model if judge is not None else None
     if judge is not None and model:

@@ -14,8 +14,11 @@ from judgecards.cli._common import (
     cards_dir_option,
     db_option,
     finish_run,
+    input_limit,
     max_errors_option,
+    max_input_chars_option,
     mock_banner,
+    oversized_inputs,
     warn_if_uncalibrated,
 )
 from judgecards.cli._output import OutputFile
@@ -59,6 +62,7 @@ from judgecards.jsonl import read_items
     "--base-url", default=None, help="Server URL (else OPENAI_BASE_URL / ANTHROPIC_BASE_URL)."
 )
 @click.option("--timeout", default=60.0, show_default=True, type=float, help="Seconds per request.")
+@max_input_chars_option
 @max_errors_option
 @db_option
 @cards_dir_option
@@ -72,6 +76,7 @@ def score(
     no_cache: bool,
     base_url: str | None,
     timeout: float,
+    max_input_chars: int,
     max_errors: ErrorBudget,
     db: Path,
     cards_dirs: tuple[Path, ...],
@@ -92,7 +97,13 @@ def score(
     # Cheap checks first: nothing below opens the database or calls the provider.
     card = load_card(card_ref, cards_dir=list(cards_dirs) or None)
     required = [name for name, spec in card.spec.inputs.items() if spec.required]
-    items = read_items(input_path, required=required, required_by=card.ref)
+    limit = input_limit(max_input_chars)
+    items = read_items(
+        input_path,
+        required=required,
+        required_by=card.ref,
+        check=oversized_inputs({name: name for name in card.spec.inputs}, limit),
+    )
     output = OutputFile(output_path)
     output.check()
 
@@ -100,8 +111,9 @@ def score(
     if base_url:
         options["base_url"] = base_url
     with Judge(
-        card, model, db=db, cache=not no_cache, max_attempts=max_attempts, **options
-    ) as judge:
+        card, model, db=db, cache=not no_cache, max_attempts=max_attempts,
+        max_input_chars=limit, **options,
+    ) as judge:  # fmt: skip
         mock_banner(model)
         warn_if_uncalibrated(judge)
         click.echo(f"Judging {len(items)} items with {card.ref} on {model} (db {db})", err=True)

@@ -44,6 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from judgecards.errors import CardNotFound, InputError
 from judgecards.jsonl import read_items as read_checked_items
+from judgecards.render import DEFAULT_MAX_INPUT_CHARS
 from judgecards.tiered._toml_lines import toml_key_lines
 from judgecards.tiered.checks import JsonCheck, LengthCheck, MetricCheck, RegexCheck
 from judgecards.tiered.pipeline import JudgeCheck, Tier, TieredEval
@@ -292,13 +293,15 @@ def build_pipeline(
     *,
     db: Store | Path | None = None,
     model: str | None = None,
+    max_input_chars: int | None = DEFAULT_MAX_INPUT_CHARS,
 ) -> TieredEval:
     """The `TieredEval` a config describes; the judge, if any, stores its results in ``db``.
 
     ``model`` (``judgecards eval --model``) replaces every judge tier's model, so one config runs
     offline on ``mock:judge`` and for real without editing it. A judge tier's ``base_url`` is kept
     when the replacement uses the same provider, and dropped when it names another (the URL
-    belongs to the configured provider's server).
+    belongs to the configured provider's server). ``max_input_chars`` is every judge's per-input
+    limit (`judgecards.Judge`; ``None``: none): a longer input makes that item an error record.
 
     Raises:
         InputError: a check, card or judge setting the config names is invalid (with its line),
@@ -321,7 +324,7 @@ def build_pipeline(
     for position, tier in enumerate(config.tiers):
         if tier.judge is not None:
             loc: tuple[str | int, ...] = ("tiers", position, "judge")
-            judge = _build_judge(tier.judge, source, loc, base, db, model)
+            judge = _build_judge(tier.judge, source, loc, base, db, model, max_input_chars)
             try:
                 stages.append(
                     JudgeCheck(
@@ -356,11 +359,12 @@ def _build_judge(
     base: Path,
     db: Store | Path | None,
     model: str | None,
+    max_input_chars: int | None,
 ) -> Judge:
     from judgecards.judge import Judge
 
     directories = [spec.cards_dir] if isinstance(spec.cards_dir, str) else spec.cards_dir
-    options: dict[str, Any] = {"timeout": spec.timeout}
+    options: dict[str, Any] = {"timeout": spec.timeout, "max_input_chars": max_input_chars}
     same_provider = model is None or model.partition(":")[0] == spec.model.partition(":")[0]
     if spec.base_url and same_provider:
         options["base_url"] = spec.base_url
