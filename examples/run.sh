@@ -4,8 +4,8 @@
 # ranking, and print each summary.
 #
 # The judge model is chosen from what this machine has:
-#   JUDGE_MODEL if set (e.g. openai:gpt-4o, anthropic:claude-sonnet-4-5, openai:qwen2.5:7b);
-#   else anthropic:claude-sonnet-4-5 when ANTHROPIC_API_KEY is set;
+#   JUDGE_MODEL if set (e.g. openai:gpt-4o, anthropic:claude-sonnet-5-5, openai:qwen2.5:7b);
+#   else anthropic:claude-sonnet-5-5 when ANTHROPIC_API_KEY is set;
 #   else openai:gpt-4o-mini when OPENAI_API_KEY or OPENAI_BASE_URL is set;
 #   else the offline mock provider, with a banner saying its scores are synthetic.
 set -euo pipefail
@@ -19,7 +19,7 @@ fi
 if [ -n "${JUDGE_MODEL:-}" ]; then
   model=$JUDGE_MODEL
 elif [ -n "${ANTHROPIC_API_KEY:-}" ]; then
-  model=anthropic:claude-sonnet-4-5
+  model=anthropic:claude-sonnet-5-5
 elif [ -n "${OPENAI_API_KEY:-}" ] || [ -n "${OPENAI_BASE_URL:-}" ]; then
   model=openai:gpt-4o-mini
 else

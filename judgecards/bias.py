@@ -195,7 +195,7 @@ def model_family(model: str) -> str:
     family ``"mock"``. Anything else gives the model name lowercased, without provider or org.
 
     Examples:
-        ``"openai:gpt-4o"`` → ``"gpt"``; ``"anthropic:claude-sonnet-4-5"`` → ``"claude"``;
+        ``"openai:gpt-4o"`` → ``"gpt"``; ``"anthropic:claude-sonnet-5-5"`` → ``"claude"``;
         ``"mock:x"`` → ``"mock"``; ``"ollama:qwen2.5:7b"`` → ``"qwen"``; ``"my-model"`` →
         ``"my-model"``.
     """

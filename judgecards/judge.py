@@ -24,7 +24,13 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from judgecards.cards import Card, load_card
-from judgecards.errors import InvalidInput, JudgeOutputError, MissingInput, TransportError
+from judgecards.errors import (
+    InvalidInput,
+    JudgeOutputError,
+    MissingInput,
+    RenderError,
+    TransportError,
+)
 from judgecards.parse import parse_reply
 from judgecards.providers import make_provider, split_model
 from judgecards.providers.base import Completion, CompletionRequest, Message, Provider, Usage
@@ -81,12 +87,19 @@ class _Attempts:
     last_reply: str | None = None
     last_problems: list[str] = field(default_factory=list)
     transport_retries: int = 0
+    render_error: RenderError | None = None
 
     def next_request(self) -> CompletionRequest | None:
         if self.attempts >= self.judge.max_attempts:
             return None
         if self.request is None:
-            self.request = self.judge._first_request(self.item)
+            try:
+                self.request = self.judge._first_request(self.item)
+            except RenderError as error:
+                # This item's data breaks the card (a budget, a sandbox refusal): its own
+                # error record, never a stop for the whole batch.
+                self.render_error = error
+                return None
         self.attempts += 1
         return self.request
 
@@ -133,6 +146,10 @@ class _Attempts:
         return self._result(status="error", error_kind=error.kind, error=str(error), cached=False)
 
     def exhausted(self) -> JudgeResult:
+        if self.render_error is not None:
+            return self._result(
+                status="error", error_kind="input", error=str(self.render_error), cached=False
+            )
         problems = "; ".join(self.last_problems) or "invalid output"
         return self._result(
             status="error",
@@ -165,7 +182,7 @@ class Judge:
 
     Args:
         card: ``name``, ``name@version`` or a loaded `Card`.
-        model: ``provider:model``, e.g. ``anthropic:claude-sonnet-4-5``, ``openai:gpt-4o``, or
+        model: ``provider:model``, e.g. ``anthropic:claude-sonnet-5-5``, ``openai:gpt-4o``, or
             ``mock:judge`` for an offline dry run (synthetic scores, labelled as such).
         cards_dir: extra card directories (else ``JUDGECARDS_CARDS_DIR``).
         db: a `Store` or a database path (else ``JUDGECARDS_DB``, else ``./judgecards.db``).

@@ -45,7 +45,8 @@ class JudgeResult(BaseModel):
             timeout, connection error, a rejected parameter) for this item, summed over its
             attempts; 0 for cached results.
         cached: served from the results store or response cache without a provider call.
-        error_kind: ``invalid_output``, ``rate_limit``, ``transient``, ``fatal`` or ``input``.
+        error_kind: ``invalid_output``, ``rate_limit``, ``transient``, ``fatal`` or ``input`` (the
+            item is missing an input, has one over the size limit, or its data breaks the card).
     """
 
     model_config = ConfigDict(extra="forbid")

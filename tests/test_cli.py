@@ -7,6 +7,7 @@ import re
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
 
@@ -211,22 +212,21 @@ def test_score_checks_a_user_cards_own_inputs(tmp_path: Path) -> None:
     assert result.stderr.count("field 'answer'") == 2
 
 
-def test_score_summary_counts_errors_against_a_server(tmp_path: Path) -> None:
+def test_score_summary_counts_errors_against_a_server(
+    tmp_path: Path, serve: Callable[..., FakeServer]
+) -> None:
     def reply(prompt: str) -> str:
         return "I refuse to answer in JSON." if "River through Vienna?" in prompt else DEFAULT_REPLY
 
-    server = FakeServer(reply=reply).serve_in_thread()
-    try:
-        items = write_items(tmp_path / "items.jsonl", ITEMS)  # type: ignore[arg-type]
-        output = tmp_path / "o.jsonl"
-        result = CliRunner(env={"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": None}).invoke(
-            cli,
-            ["score", "--card", "reference", "--model", "openai:local-judge", "--input", str(items),
-             "--output", str(output), "--db", str(tmp_path / "s.db"), "--max-attempts", "2"],
-            catch_exceptions=False,
-        )  # fmt: skip
-    finally:
-        server.stop()
+    server = serve(reply=reply)
+    items = write_items(tmp_path / "items.jsonl", ITEMS)  # type: ignore[arg-type]
+    output = tmp_path / "o.jsonl"
+    result = CliRunner(env={"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": None}).invoke(
+        cli,
+        ["score", "--card", "reference", "--model", "openai:local-judge", "--input", str(items),
+         "--output", str(output), "--db", str(tmp_path / "s.db"), "--max-attempts", "2"],
+        catch_exceptions=False,
+    )  # fmt: skip
 
     # One item is an error record: the run finished, but not cleanly.
     assert result.exit_code == 1, result.output

@@ -196,3 +196,20 @@ def test_builtin_cards_render_as_before() -> None:
         {"name": "relevance", "description": "On topic.", "scale_min": 1, "scale_max": 5},
     ]})  # fmt: skip
     assert "- relevance (scale 1 to 5): On topic.\n</criteria>" in prompt.user
+
+
+def test_an_item_whose_data_breaks_the_card_is_its_own_error_record(tmp_path: Path) -> None:
+    from judgecards import Judge
+
+    card = data_card(tmp_path, "\n{{ question * (answer|int) }}\n")
+    items = [
+        {"id": "fine", "question": "ab", "answer": "3"},
+        {"id": "bomb", "question": "ab", "answer": "1000000000"},
+        {"id": "also-fine", "question": "cd", "answer": "2"},
+    ]
+    with Judge(card, "mock:judge", db=tmp_path / "j.db") as judge:
+        results = judge.score_many(items, concurrency=2)
+    assert [r.status for r in results] == ["ok", "error", "ok"]
+    assert results[1].error_kind == "input"
+    assert results[1].error is not None and "rendering stopped" in results[1].error
+    assert results[1].attempts == 0

@@ -58,7 +58,7 @@ class _Joined:
 @click.option(
     "--model",
     required=True,
-    help="Judge model as provider:model, e.g. openai:gpt-4o, anthropic:claude-sonnet-4-5, mock:judge.",
+    help="Judge model as provider:model, e.g. openai:gpt-4o, anthropic:claude-sonnet-5-5, mock:judge.",
 )
 @click.option(
     "--a",

@@ -31,7 +31,7 @@ from judgecards.jsonl import read_items
 @click.option(
     "--model",
     required=True,
-    help="provider:model, e.g. openai:gpt-4o, anthropic:claude-sonnet-4-5, mock:judge.",
+    help="provider:model, e.g. openai:gpt-4o, anthropic:claude-sonnet-5-5, mock:judge.",
 )
 @click.option(
     "--input",

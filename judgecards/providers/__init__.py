@@ -46,7 +46,7 @@ def split_model(model: str) -> tuple[str, str]:
     if not sep or not prefix:
         raise ProviderConfigError(
             f"Model {model!r} must look like 'provider:model', e.g. 'openai:gpt-4o', "
-            f"'anthropic:claude-sonnet-4-5' or 'mock:judge'. Known providers: "
+            f"'anthropic:claude-sonnet-5-5' or 'mock:judge'. Known providers: "
             f"{', '.join(sorted(_FACTORIES))}.",
             provider=prefix or "?",
             model=model,

@@ -22,7 +22,7 @@ class AnthropicProvider(SDKProvider):
     """Claude models through the official ``anthropic`` SDK (``max_retries=0``; we retry).
 
     Args:
-        model: e.g. ``claude-sonnet-4-5``.
+        model: e.g. ``claude-sonnet-5-5``.
         api_key: defaults to ``ANTHROPIC_API_KEY``.
         base_url: defaults to ``ANTHROPIC_BASE_URL``, else Anthropic's API.
         http_client / async_http_client: ``httpx2`` clients (tests inject a MockTransport).
