@@ -41,8 +41,9 @@ under `judgecards.JudgecardsError`. The calibration tables' SQL is all in `calib
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from judgecards._lazy import lazy_exports
 
 # Names are imported on first use (PEP 562): the command line imports `calibration.status` on
 # every run, and that must not pay for numpy, scipy and scikit-learn. To add a name,
@@ -144,17 +145,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'calibration' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_exports("calibration", globals(), _EXPORTS, __all__)
 
 
 if TYPE_CHECKING:

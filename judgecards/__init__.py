@@ -7,8 +7,9 @@ Jinja or the provider SDKs.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from judgecards._lazy import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -131,17 +132,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'judgecards' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_exports("judgecards", globals(), _EXPORTS, __all__)
 
 
 if TYPE_CHECKING:

@@ -27,8 +27,9 @@ Names are imported on first use (PEP 562): ``from judgecards.metrics import boot
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from judgecards._lazy import lazy_exports
 
 # `rouge` is both a submodule and a function: imported here, before anything can import the
 # submodule, so that the package attribute is the function (a lazy lookup would find the module).
@@ -150,17 +151,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'judgecards.metrics' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_exports("judgecards.metrics", globals(), _EXPORTS, __all__)
 
 
 if TYPE_CHECKING:
