@@ -2,9 +2,10 @@
 
 **Formula cells.** Labels, notes, item ids and a sheet's inputs are untrusted text, and a
 spreadsheet runs a cell that starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return
-as a formula. Every CSV cell written here goes through `spreadsheet_cell`, which prefixes such a
-cell with ``'`` (a plain number such as ``-1`` is left alone); reading strips that one ``'``
-again (`from_spreadsheet_cell`), so an export or a sheet reads back to exactly what was written.
+as a formula. Every CSV cell written here goes through `spreadsheet_cell`
+(`judgecards.csv_safety`, shared with the core's exports), which prefixes such a cell with
+``'`` (a plain number such as ``-1`` is left alone); reading strips that one ``'`` again
+(`from_spreadsheet_cell`), so an export or a sheet reads back to exactly what was written.
 JSONL is written verbatim.
 
 **Broken quoting.** CSV is read strictly: a quote that is never closed (which would otherwise
@@ -17,12 +18,12 @@ from __future__ import annotations
 import csv
 import json
 import os
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
+from judgecards.csv_safety import from_spreadsheet_cell, spreadsheet_cell
 from judgecards.errors import AuditError, LabelImportError, OutputError
 from judgecards.jsonl import read_jsonl
 
@@ -40,9 +41,6 @@ __all__ = [
 
 Format = Literal["csv", "jsonl"]
 
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
-
 
 @dataclass
 class LabelRow:
@@ -57,28 +55,6 @@ class LabelRow:
     line: int
     values: dict[str, Any]
     text: bool
-
-
-def _runs_as_formula(text: str) -> bool:
-    bare = text.lstrip("'")
-    return bare.startswith(_FORMULA_START) and not _NUMBER.match(bare)
-
-
-def spreadsheet_cell(value: Any) -> Any:
-    """A CSV cell value a spreadsheet shows as text: ``'`` before a would-be formula.
-
-    Cells starting (after any ``'``) with ``= + - @``, a tab or a carriage return get one more
-    leading ``'``, unless they are a plain number (``-1``, ``+2.5``); other values are returned
-    unchanged. `from_spreadsheet_cell` undoes it exactly.
-    """
-    if isinstance(value, str) and _runs_as_formula(value):
-        return "'" + value
-    return value
-
-
-def from_spreadsheet_cell(text: str) -> str:
-    """The value a `spreadsheet_cell` was made from (one leading ``'`` before a formula dropped)."""
-    return text[1:] if text.startswith("'") and _runs_as_formula(text) else text
 
 
 def format_of(path: Path) -> Format:
