@@ -336,8 +336,10 @@ class Judge:
         *,
         concurrency: int = 8,
         progress: Progress | None = None,
+        pool: asyncio.Semaphore | None = None,
     ) -> list[JudgeResult]:
-        """Async twin of `score_many`."""
+        """Async twin of `score_many`; ``pool`` (instead of ``concurrency``) bounds the calls
+        in flight together with other batches that share it (a `calibration.Jury`'s judges)."""
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
         prepared: list[_Item | JudgeResult] = []
@@ -366,7 +368,7 @@ class Judge:
             elif entry.key in stored:
                 report(stored[entry.key])
 
-        semaphore = asyncio.Semaphore(concurrency)
+        semaphore = pool or asyncio.Semaphore(concurrency)
         stopped = False
 
         async def run(item: _Item) -> None:
