@@ -32,6 +32,8 @@ Trustworthy numbers once labels exist:
 * `majority_vote` (`MajorityVote`), `fit_jury` (`FittedJury`, `JudgeReliability`),
   `dawid_skene` (`DawidSkeneResult`), `evaluate_jury` (`JuryEvaluation`) — several judges
   aggregated, and whether the jury beats its best judge.
+* `Jury` (`JuryRun`, `JuryVerdict`, `JurorReliability`) — several `judgecards.Judge`s run on the
+  same items through one bounded pool and aggregated per item by one of those methods.
 
 Every measure warns with `SmallSampleWarning` below 30 items. Intervals come from
 `judgecards.metrics.stats.bootstrap_ci` and are returned as `judgecards.metrics.stats.Estimate`.
@@ -62,7 +64,11 @@ _EXPORTS: dict[str, str] = {
     "FittedJury": "calibration.jury",
     "InterAnnotatorReport": "calibration.interrater",
     "JudgeReliability": "calibration.jury",
+    "JurorReliability": "calibration.jury_run",
+    "Jury": "calibration.jury_run",
     "JuryEvaluation": "calibration.jury",
+    "JuryRun": "calibration.jury_run",
+    "JuryVerdict": "calibration.jury_run",
     "LabelImportError": "judgecards.errors",
     "LabelImportReport": "calibration.labels",
     "MajorityVote": "calibration.jury",
@@ -110,7 +116,11 @@ __all__ = [
     "FittedJury",
     "InterAnnotatorReport",
     "JudgeReliability",
+    "JurorReliability",
+    "Jury",
     "JuryEvaluation",
+    "JuryRun",
+    "JuryVerdict",
     "LabelImportError",
     "LabelImportReport",
     "MajorityVote",
@@ -170,6 +180,7 @@ if TYPE_CHECKING:
         fit_jury,
         majority_vote,
     )
+    from calibration.jury_run import JurorReliability, Jury, JuryRun, JuryVerdict
     from calibration.labels import (
         LabelImportReport,
         export_labels,
