@@ -44,6 +44,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "rank",
         "Bradley–Terry or Elo ratings over stored pairwise comparisons.",
     ),
+    "import": (
+        "judgecards.cli.import_",
+        "import_group",
+        "Turn OpenAI Evals graders or a promptfoo config into judge cards and eval configs.",
+    ),
     "labels": ("judgecards.cli.labels", "labels", "Import and export human labels (CSV or JSONL)."),
     "score": (
         "judgecards.cli.score",
