@@ -391,7 +391,9 @@ class Audit:
         summaries, notes = self._measures.summaries(records, seed=seed)
         series: dict[tuple[str, str], list[int]] = defaultdict(list)
         for index, s in enumerate(summaries):
-            series[(s.audit.card_name, s.audit.model)].append(index)
+            # A cascade's escalated items were chosen for being hard: not the judge's kappa.
+            if s.audit.kind != "escalated":
+                series[(s.audit.card_name, s.audit.model)].append(index)
         checks: list[GateCheck] = []
         for (card_name, series_model), indexes in series.items():
             labelled = [i for i in indexes if summaries[i].kappa is not None]

@@ -375,6 +375,8 @@ def _summary_lines(s: AuditSummary, max_disagreements: int) -> list[str]:
     origin = (
         f"anchor set {a.anchor_set}"
         if a.kind == "rerun"
+        else "escalated by a cascade (not gated)"
+        if a.kind == "escalated"
         else f"seed {a.seed}"
         + (f", since {a.since}" if a.since else "")
         + (", stratified by verdict" if a.stratify else "")

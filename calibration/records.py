@@ -69,7 +69,8 @@ class AuditRecord:
 
     Attributes:
         id: audit number (1, 2, ...).
-        kind: ``sample`` (a spot-check of stored results) or ``rerun`` (an anchor set re-judged).
+        kind: ``sample`` (a spot-check of stored results), ``rerun`` (an anchor set re-judged)
+            or ``escalated`` (items no judge of a `calibration.Cascade` was trusted to decide).
         card: ``name@version`` judged.
         card_hash: ``sha256:<hex>`` of the card the results were judged with.
         model: the judge model, ``provider:model``.
@@ -87,7 +88,7 @@ class AuditRecord:
     """
 
     id: int
-    kind: Literal["sample", "rerun"]
+    kind: Literal["sample", "rerun", "escalated"]
     card: str
     card_hash: str
     model: str

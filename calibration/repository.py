@@ -242,7 +242,8 @@ class CalibrationRepository:
         """
         if not self._has("audits"):
             return []
-        clauses = ["n_labeled > 0"]
+        # A cascade's escalated items were chosen for being hard: their kappa is not the judge's.
+        clauses = ["n_labeled > 0", "kind != 'escalated'"]
         params: list[Any] = []
         for column, value in (("card", card), ("model", model)):
             if value:

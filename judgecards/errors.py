@@ -19,7 +19,8 @@ JudgecardsError
 │   └── TransportError        the call failed after retries (kind, status, retries, url)
 ├── JudgeOutputError       (raw reply, problems)  internal to the re-ask loop
 ├── RankingError           stored comparisons cannot be rated (none, or disconnected groups)
-├── AuditError             an audit cannot be made or read (nothing to sample, unknown audit)
+├── AuditError             an audit cannot be made or read (nothing to sample, unknown audit,
+│                          a cascade without enough labels)
 └── StoreError             (path, operation)     the database cannot be opened, read or written
 ```
 
@@ -262,4 +263,5 @@ class LabelImportError(InputError):
 
 
 class AuditError(JudgecardsError):
-    """An audit cannot be made or read: nothing to sample, an unknown audit or anchor set."""
+    """An audit cannot be made or read: nothing to sample, an unknown audit or anchor set, or
+    a cascade's judges without enough human labels to calibrate (the message says what to label)."""

@@ -311,7 +311,13 @@ def list_command(card: str | None, model: str | None, db: Path) -> None:
             else ("kappa undefined" if n_labeled else "not labelled")
         )
         latest = "  (latest calibration)" if record.id in latest_ids else ""
-        origin = f"anchor {record.anchor_set}" if record.kind == "rerun" else f"seed {record.seed}"
+        origin = (
+            f"anchor {record.anchor_set}"
+            if record.kind == "rerun"
+            else "cascade"
+            if record.kind == "escalated"
+            else f"seed {record.seed}"
+        )
         click.echo(
             f"#{record.id:<4} {record.created_at:%Y-%m-%d}  {record.kind:<6} {record.card:<14} {record.model:<24} "
             f"n={record.n:<4} {origin:<18} {headline} (n={n_labeled}){latest}"

@@ -1,0 +1,385 @@
+"""A cascade of judges, cheap to strong, each trusted only where its agreement is guaranteed.
+
+"Trust or Escalate" (Jung, Brahman and Choi, ICLR 2025): every judge gets its own confidence
+threshold, calibrated by `calibration.selective_threshold` on the human labels stored for
+(card@version, that judge's model) — a calibration item agrees when the judge's answer on the
+label field equals the labelers' majority. An item goes to the first judge; when that judge's
+confidence (`calibration.confidence.judgment_confidence`) is below its threshold, or its
+result is an error record, the item goes to the next judge, and so on. Items no judge trusts go
+to people: they become one audit of kind ``escalated`` (the newest result of each, by the last
+judge that saw it), ready for ``judgecards audit sheet`` and ``audit ingest``.
+
+With probability at least ``1 - delta`` *per judge*, that judge agrees with people on at least
+``target`` of the items it decides, so the items the cascade decides meet the target too (a
+mix of shares each ≥ target); with m judges the joint probability is at least ``1 - m·delta``.
+A judge without a threshold decides nothing and is not called (there is no fallback that would
+break the guarantee); when no judge has one, nothing is called and `AuditError` says so.
+
+Calibration labels come from random samples (``audit sample``, ``labels import``); labels
+given in an ``escalated`` audit are left out, since those items were chosen for being hard and
+would bias the thresholds.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from calibration.audit_analysis import humans_by_result, primary_order
+from calibration.confidence import judgment_confidence
+from calibration.label_fields import judge_labels, label_fields
+from calibration.migrations import open_store
+from calibration.records import AuditItem
+from calibration.repository import CalibrationRepository
+from calibration.selective import SelectiveThreshold, selective_threshold
+from judgecards.errors import AuditError
+from judgecards.results import JudgeResult
+
+if TYPE_CHECKING:
+    from judgecards.judge import Judge, Progress
+
+__all__ = ["Cascade", "CascadeDecision", "CascadeRun", "CascadeStage", "minimum_labels"]
+
+
+def minimum_labels(target: float, delta: float) -> int:
+    """The fewest agreeing labelled items that can show agreement ≥ ``target`` at level 1 − δ.
+
+    With n items and no disagreement the one-sided Clopper–Pearson bound is δ^(1/n), so n must
+    be at least log δ / log target (15 for target 0.85 and δ 0.1). More are needed as soon as
+    the judge gets any of them wrong.
+    """
+    return math.ceil(math.log(delta) / math.log(target) - 1e-9)
+
+
+@dataclass(frozen=True)
+class CascadeStage:
+    """One judge of a cascade, as calibrated, and what it did in a run.
+
+    Attributes:
+        model: the judge model, ``provider:model``.
+        selective: its calibrated threshold (``selective.threshold`` is ``None``: it decides
+            nothing and is never called).
+        n_labels: labelled results its threshold was calibrated on.
+        sent: items sent to it in the run (cached ones included).
+        calls: of those, judged with a provider call (not served from the store or cache).
+        decided: items it decided.
+    """
+
+    model: str
+    selective: SelectiveThreshold
+    n_labels: int
+    sent: int = 0
+    calls: int = 0
+    decided: int = 0
+
+    @property
+    def threshold(self) -> float | None:
+        """Its confidence threshold, or ``None``."""
+        return self.selective.threshold
+
+
+@dataclass(frozen=True)
+class CascadeDecision:
+    """Who decided one item.
+
+    Attributes:
+        item_id: the item's ``id``, if it had one.
+        result: the result of the judge that decided it, else of the last judge that saw it
+            (``None`` only if no judge was called).
+        decided_by: the model that decided it; ``None``: it went to people (or every judge
+            returned an error record: see ``result.status``).
+        stage: that judge's position in the cascade (0 first), else ``None``.
+        threshold: the threshold it passed, else ``None``.
+        confidence: the deciding (or last) judge's confidence on it.
+        audit_id: the ``escalated`` audit it was queued in for people, else ``None``.
+    """
+
+    item_id: str | None
+    result: JudgeResult | None
+    decided_by: str | None
+    stage: int | None
+    threshold: float | None
+    confidence: float | None
+    audit_id: int | None = None
+
+    @property
+    def escalated(self) -> bool:
+        """True when people must decide it."""
+        return self.decided_by is None
+
+    def record(self) -> dict[str, Any]:
+        """The ``cascade`` entry written beside the result: who decided, at what threshold."""
+        return {
+            "decided_by": self.decided_by or "human",
+            "stage": self.stage,
+            "threshold": self.threshold,
+            "confidence": self.confidence,
+            "audit_id": self.audit_id,
+        }
+
+    def annotated(self) -> JudgeResult | None:
+        """The result with ``output["cascade"]`` set to `record` (the stored row is unchanged)."""
+        if self.result is None:
+            return None
+        output = {**(self.result.output or {}), "cascade": self.record()}
+        return self.result.model_copy(update={"output": output})
+
+
+@dataclass(frozen=True)
+class CascadeRun:
+    """The outcome of `Cascade.run`.
+
+    Attributes:
+        decisions: one per item, in input order.
+        stages: every judge with its threshold, calls and decisions.
+        field: the label field the guarantee is about.
+        target / delta: the guarantee: agreement ≥ target on decided items, per judge with
+            probability ≥ 1 − delta.
+        audit_id: the ``escalated`` audit holding the items for people, if any.
+    """
+
+    decisions: tuple[CascadeDecision, ...]
+    stages: tuple[CascadeStage, ...]
+    field: str
+    target: float
+    delta: float
+    audit_id: int | None
+
+    @property
+    def coverage(self) -> float:
+        """Share of items some judge decided (``nan`` for no items)."""
+        if not self.decisions:
+            return math.nan
+        return sum(not d.escalated for d in self.decisions) / len(self.decisions)
+
+    @property
+    def escalated(self) -> int:
+        """Items left to people (error records included)."""
+        return sum(d.escalated for d in self.decisions)
+
+    def summary(self) -> str:
+        """Lines for a closing summary: the guarantee, coverage, and calls per judge."""
+        lines = [
+            f"cascade:   agreement with people ≥ {self.target:.0%} on decided items "
+            f"({self.field}), per judge with probability ≥ {1 - self.delta:.0%}",
+            f"coverage:  {self.coverage:.0%} decided by a judge, {self.escalated} to people"
+            + (f" (audit #{self.audit_id})" if self.audit_id is not None else ""),
+        ]
+        for stage in self.stages:
+            if stage.threshold is None:
+                what = f"no threshold ({stage.n_labels} labels): decides nothing, not called"
+            else:
+                what = (
+                    f"threshold {stage.threshold:.4g} ({stage.n_labels} labels): "
+                    f"{stage.sent} sent, {stage.calls} calls, {stage.decided} decided"
+                )
+            lines.append(f"  {stage.model:<28} {what}")
+        return "\n".join(lines)
+
+
+class Cascade:
+    """Judges of one card from cheapest to strongest, each trusted above its own threshold.
+
+    Args:
+        judges: `judgecards.Judge` objects of the same card version, in the order to try them.
+        target: agreement with people to guarantee on the items each judge decides, in (0, 1).
+        delta: allowed probability, per judge, that its guarantee fails, in (0, 1).
+        field: the label field agreement is about; default the card's primary field (its
+            verdict, else its first score axis).
+
+    Raises:
+        ValueError: no judges, judges of different cards, a bad target/delta or field.
+    """
+
+    def __init__(
+        self,
+        judges: Sequence[Judge],
+        *,
+        target: float,
+        delta: float = 0.1,
+        field: str | None = None,
+    ) -> None:
+        if not judges:
+            raise ValueError("a cascade needs at least one judge")
+        first = judges[0].card
+        for judge in judges[1:]:
+            if (judge.card.ref, judge.card.hash) != (first.ref, first.hash):
+                raise ValueError(
+                    f"every judge of a cascade must use one card: {first.ref} and "
+                    f"{judge.card.ref} ({judge.card.hash[:15]}…) differ"
+                )
+        for name, value in (("target", target), ("delta", delta)):
+            if not 0.0 < value < 1.0:
+                raise ValueError(f"{name} must be in (0, 1), got {value}")
+        self.judges = tuple(judges)
+        self.card = first
+        self.target = target
+        self.delta = delta
+        self.fields = label_fields(first)
+        order = [name for name in primary_order(self.fields) if self.fields[name].kind != "winner"]
+        if field is None:
+            if not order:
+                raise ValueError(f"{first.ref} has no verdict or score axis to cascade on")
+            field = order[0]
+        elif field not in order:
+            raise ValueError(f"{first.ref} has no field {field!r} (fields: {', '.join(order)})")
+        self.field = field
+        self._stages: tuple[CascadeStage, ...] | None = None
+
+    def calibrate(self) -> tuple[CascadeStage, ...]:
+        """Each judge's threshold from the labels stored for (card@version, its model).
+
+        Nothing is called. Labels of several labelers on one result count as their majority;
+        a tie leaves the result out.
+
+        Raises:
+            AuditError: a judge has fewer usable labels than `minimum_labels` (the message
+                names the card, the model and how to label more), or no judge can meet the
+                target.
+        """
+        stages = tuple(self._calibrate(judge) for judge in self.judges)
+        if all(stage.threshold is None for stage in stages):
+            detail = "; ".join(f"{s.model}: {s.selective}" for s in stages)
+            raise AuditError(
+                f"no judge of the cascade can guarantee agreement ≥ {self.target:.0%} on "
+                f"{self.card.ref} ({self.field}); nothing was judged. Label more results or "
+                f"lower the target. {detail}"
+            )
+        self._stages = stages
+        return stages
+
+    def _calibrate(self, judge: Judge) -> CascadeStage:
+        repository = CalibrationRepository(judge.store)
+        ref, model = self.card.ref, judge.model
+        escalated = {
+            a.id for a in repository.audits(card=ref, model=model) if a.kind == "escalated"
+        }
+        labels = [
+            label
+            for label in repository.labels(card=ref, model=model)
+            if label.field == self.field and label.audit_id not in escalated
+        ]
+        confidence: list[float] = []
+        agrees: list[bool] = []
+        for result_id, by_labeler in sorted(humans_by_result(labels).items()):
+            ranked = Counter(values[self.field] for values in by_labeler.values()).most_common(2)
+            if len(ranked) > 1 and ranked[0][1] == ranked[1][1]:
+                continue  # the labelers tie: no reference
+            stored = judge.store.get(result_id)
+            if stored is None or stored[0].status != "ok":
+                continue
+            said = judge_labels(self.fields, stored[0]).get(self.field)
+            if said is None:
+                continue
+            confidence.append(judgment_confidence(stored[0], self.field))
+            agrees.append(said == ranked[0][0])
+        need = minimum_labels(self.target, self.delta)
+        if len(confidence) < need:
+            raise AuditError(
+                f"the cascade needs at least {need} human labels of {self.field!r} on results of "
+                f"{ref} judged by {model} (target {self.target}, delta {self.delta}); it has "
+                f"{len(confidence)}. Judge a random sample with that model, then label it: "
+                f"judgecards audit sample --card {ref} --model {model} --n {max(need, 50)} "
+                "--sheet SHEET, fill in the sheet, judgecards audit ingest SHEET --labeler NAME"
+            )
+        return CascadeStage(
+            model, selective_threshold(confidence, agrees, target=self.target, delta=self.delta),
+            len(confidence),
+        )  # fmt: skip
+
+    @property
+    def stages(self) -> tuple[CascadeStage, ...]:
+        """The calibrated judges (calibrating on first use)."""
+        return self._stages if self._stages is not None else self.calibrate()
+
+    def run(
+        self,
+        items: Sequence[Mapping[str, Any]],
+        *,
+        concurrency: int = 8,
+        progress: Progress | None = None,
+        queue: bool = True,
+    ) -> CascadeRun:
+        """Judge items down the cascade; record the ones no judge trusts as an audit for people.
+
+        Args:
+            items: mappings of the card's inputs, optionally with an ``id`` (as for
+                `Judge.score_many`).
+            concurrency: calls in flight per judge.
+            progress: passed to each judge's `score_many`.
+            queue: record the escalated items as an ``escalated`` audit (in the database of
+                the last judge that saw them); ``False`` only reports them.
+
+        Raises:
+            AuditError: from `calibrate`, before any call.
+        """
+        stages = list(self.stages)
+        decisions: dict[int, CascadeDecision] = {}
+        last: dict[int, tuple[JudgeResult, float]] = {}
+        remaining = list(range(len(items)))
+        queue_judge: Judge | None = None
+        for index, (judge, stage) in enumerate(zip(self.judges, stages)):
+            if stage.threshold is None or not remaining:
+                continue
+            results = judge.score_many(
+                [items[i] for i in remaining], concurrency=concurrency, progress=progress
+            )
+            confidence = [judgment_confidence(r, self.field) for r in results]
+            trusted = stage.selective.trusts(confidence)
+            passed: list[int] = []
+            for i, result, conf, trust in zip(remaining, results, confidence, trusted):
+                last[i] = (result, conf)
+                if trust and result.status == "ok":
+                    passed.append(i)
+                    decisions[i] = CascadeDecision(
+                        result.item_id, result, judge.model, index, stage.threshold, conf
+                    )
+            stages[index] = CascadeStage(
+                stage.model, stage.selective, stage.n_labels, sent=len(results),
+                calls=sum(not r.cached for r in results), decided=len(passed),
+            )  # fmt: skip
+            done = set(passed)
+            remaining = [i for i in remaining if i not in done]
+            queue_judge = judge
+        audit_id = None
+        to_people = [i for i in remaining if i in last and last[i][0].status == "ok"]
+        if queue and to_people and queue_judge is not None:
+            audit_id = self._queue(queue_judge, [last[i][0] for i in to_people])
+        queued = set(to_people) if audit_id is not None else set()
+        for i in remaining:
+            seen = last.get(i)
+            decisions[i] = CascadeDecision(
+                _item_id(items[i]) if seen is None else seen[0].item_id,
+                None if seen is None else seen[0], None, None, None,
+                None if seen is None else seen[1], audit_id if i in queued else None,
+            )  # fmt: skip
+        return CascadeRun(
+            tuple(decisions[i] for i in range(len(items))), tuple(stages), self.field,
+            self.target, self.delta, audit_id,
+        )  # fmt: skip
+
+    def _queue(self, judge: Judge, results: Sequence[JudgeResult]) -> int:
+        """One ``escalated`` audit of these results, as `Audit.sample` records a sample."""
+        repository = CalibrationRepository(open_store(judge.store))
+        items = [
+            AuditItem(position, r.id, r.item_id, judge_labels(self.fields, r))
+            for position, r in enumerate(results, start=1)
+        ]
+        return repository.add_audit(
+            {
+                "kind": "escalated", "card": self.card.ref, "card_hash": self.card.hash,
+                "model": judge.model, "seed": None, "n_requested": len(items), "n": len(items),
+                "since": None, "stratify": None,
+                "created_at": datetime.now(timezone.utc).isoformat(),
+            },
+            items,
+        )  # fmt: skip
+
+
+def _item_id(item: Mapping[str, Any]) -> str | None:
+    value = item.get("id")
+    return None if value is None else str(value)

@@ -1,0 +1,309 @@
+"""Cascades of judges: per-judge thresholds from stored labels, escalation, the human queue.
+
+The judges are real `Judge` objects on the real OpenAI SDK over a scripted transport: each
+item's answer text says what each judge replies (``cheap=6@0.55``: rating 6, probability 0.55
+on the rating token), so the G-Eval confidence each judge reports is known.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import numpy as np
+import pytest
+
+from calibration import Audit, import_labels, latest_calibration, selective_threshold
+from calibration.cascade import Cascade, minimum_labels
+from calibration.confidence import judgment_confidence, order_consistency, sample_agreement
+from judgecards import Judge
+from judgecards.errors import AuditError
+from judgecards.results import JudgeResult
+from judgecards.store import Store
+from tests.fakes.http import Script, openai_chat, token_logprobs
+from tests.fakes.judges import openai_judge
+
+HUMAN = 5  # every item's human rating
+
+
+def reply_for(model: str) -> Any:
+    """A reply function: the rating and its probability this model gives, read from the item."""
+
+    def reply(request: httpx2.Request) -> httpx2.Response:
+        prompt = json.loads(request.content)["messages"][-1]["content"]
+        match = re.search(rf"{model}=(\d)@([0-9.]+)", prompt)
+        assert match, prompt
+        rating, p = match.group(1), float(match.group(2))
+        text = f"Fine.\nRating: [[{rating}]]"
+        other = "3" if rating != "3" else "4"
+        alternatives = {text.index(rating, 8): [(rating, math.log(p)), (other, math.log(1 - p))]}
+        return openai_chat(text, logprobs=token_logprobs(text, alternatives))
+
+    return reply
+
+
+def item(item_id: str, **said: tuple[int, float]) -> dict[str, Any]:
+    # The id in the text keeps the prompts apart (identical prompts share one cached reply).
+    answer = " ".join([item_id, *(f"{model}={rating}@{p}" for model, (rating, p) in said.items())])
+    return {"id": item_id, "question": "Rate it.", "answer": answer}
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    with Store(tmp_path / "cascade.db") as opened:
+        yield opened
+
+
+def judges(store: Store) -> tuple[Judge, Judge, Script, Script]:
+    cheap_script, strong_script = (
+        Script(default=reply_for("cheap")),
+        Script(default=reply_for("strong")),
+    )
+    cheap = openai_judge(cheap_script, "single", model="cheap", db=store, top_logprobs=5)
+    strong = openai_judge(strong_script, "single", model="strong", db=store, top_logprobs=5)
+    return cheap, strong, cheap_script, strong_script
+
+
+def calibration_items() -> list[dict[str, Any]]:
+    """40 items. cheap: right and sure (0.95) on 25, wrong and unsure (0.55) on 15.
+    strong: right and sure (0.99) on 30; unsure (0.6) on 10, of which it gets 5 wrong."""
+    items = []
+    for i in range(40):
+        cheap = (HUMAN, 0.95) if i < 25 else (HUMAN + 1, 0.55)
+        strong = (HUMAN, 0.99) if i < 30 else ((HUMAN, 0.6) if i < 35 else (HUMAN + 1, 0.6))
+        items.append(item(f"c{i}", cheap=cheap, strong=strong))
+    return items
+
+
+def label(store: Store, tmp_path: Path, results: list[JudgeResult], name: str) -> None:
+    """Import a human rating for each result, as a labels file would bring them in."""
+    path = tmp_path / f"{name}.jsonl"
+    path.write_text(
+        "".join(json.dumps({"result_id": r.id, "rating": HUMAN}) + "\n" for r in results)
+    )
+    report = import_labels(path, labeler="ann", db=store)
+    assert report.labels_written == len(results)
+
+
+def calibrated(store: Store, tmp_path: Path) -> tuple[Judge, Judge, Script, Script]:
+    cheap, strong, cheap_script, strong_script = judges(store)
+    items = calibration_items()
+    label(store, tmp_path, cheap.score_many(items), "cheap")
+    label(store, tmp_path, strong.score_many(items), "strong")
+    return cheap, strong, cheap_script, strong_script
+
+
+# ---------------------------------------------------------------- confidence
+
+
+def test_confidence_is_the_probability_of_the_written_score(store: Store) -> None:
+    cheap, _, _, _ = judges(store)
+    result = cheap.score(**{k: v for k, v in item("x", cheap=(7, 0.8)).items() if k != "id"})
+    assert result.scores == {"rating": 7}
+    assert judgment_confidence(result, "rating") == pytest.approx(0.8)
+    # A verdict's confidence is the product over the axes: one axis here.
+    assert judgment_confidence(result) == pytest.approx(0.8)
+    sampled = result.model_copy(update={"output": {"scoring": {"rating": {"method": "sampled"}}}})
+    assert judgment_confidence(sampled, "rating") == 0.0
+    failed = result.model_copy(update={"status": "error"})
+    assert judgment_confidence(failed, "rating") == 0.0
+
+
+def test_order_consistency_and_sample_agreement() -> None:
+    assert order_consistency("A", "A") == 1.0 and order_consistency("A", "tie") == 0.5
+    assert sample_agreement(["A", "A", "B", None]) == 0.5
+    assert sample_agreement([None, None]) == 0.0
+    with pytest.raises(ValueError):
+        sample_agreement([])
+
+
+# ---------------------------------------------------------------- the cascade end to end
+
+
+def test_items_go_to_the_first_judge_trusted_on_them_and_the_rest_to_people(
+    store: Store, tmp_path: Path
+) -> None:
+    cheap, strong, cheap_script, strong_script = calibrated(store, tmp_path)
+    cascade = Cascade([cheap, strong], target=0.85, delta=0.1)
+    stages = cascade.calibrate()
+    # cheap: 25 sure items, none wrong: bound 0.1 ** (1/25) = 0.912 ≥ 0.85 passes at 0.95;
+    # adding the 15 unsure wrong ones fails. strong: 30 sure right items pass at 0.99
+    # (0.1 ** (1/30) = 0.926); all 40 with 5 wrong (bound < 0.8) fail.
+    assert stages[0].threshold == pytest.approx(0.95) and stages[0].n_labels == 40
+    assert stages[1].threshold == pytest.approx(0.99) and stages[1].n_labels == 40
+    assert stages[0].selective.coverage == pytest.approx(25 / 40)
+
+    before = len(cheap_script.requests), len(strong_script.requests)
+    run = cascade.run([
+        item("t1", cheap=(HUMAN, 0.95), strong=(HUMAN, 0.99)),
+        item("t2", cheap=(HUMAN + 1, 0.55), strong=(HUMAN, 0.99)),
+        item("t3", cheap=(HUMAN + 1, 0.55), strong=(HUMAN + 2, 0.6)),
+        item("t4", cheap=(HUMAN, 0.95), strong=(HUMAN, 0.99)),
+    ])  # fmt: skip
+    # The strong judge only saw the two items the cheap one was not trusted on.
+    assert len(cheap_script.requests) - before[0] == 4
+    assert len(strong_script.requests) - before[1] == 2
+    assert [d.decided_by for d in run.decisions] == [
+        "openai:cheap",
+        "openai:strong",
+        None,
+        "openai:cheap",
+    ]
+    assert [s.sent for s in run.stages] == [4, 2] and [s.decided for s in run.stages] == [2, 1]
+    assert [s.calls for s in run.stages] == [4, 2]
+    assert run.coverage == pytest.approx(0.75) and run.escalated == 1
+
+    # Each result records who decided it and at what threshold.
+    t2 = run.decisions[1].annotated()
+    assert t2 is not None and t2.output is not None
+    assert t2.output["cascade"]["decided_by"] == "openai:strong"
+    assert t2.output["cascade"]["threshold"] == pytest.approx(0.99)
+    assert t2.scores == {"rating": HUMAN}
+
+    # The item nobody was trusted on is an audit for people, with the strong judge's result.
+    t3 = run.decisions[2]
+    assert t3.escalated and t3.audit_id == run.audit_id is not None
+    queued_result = t3.annotated()
+    assert queued_result is not None and queued_result.output is not None
+    assert queued_result.output["cascade"]["decided_by"] == "human"
+    with Audit(store) as audit:
+        record = audit.get(run.audit_id)
+        assert (record.kind, record.model, record.n, record.card) == (
+            "escalated",
+            "openai:strong",
+            1,
+            "single@1",
+        )
+        queued = audit.repository.audit_items(run.audit_id)
+        assert [(q.item_id, q.result_id) for q in queued] == [("t3", t3.result.id)]  # type: ignore[union-attr]
+    assert "coverage:  75% decided by a judge, 1 to people (audit #" in run.summary()
+
+
+def test_labels_given_to_escalated_items_do_not_move_the_thresholds(
+    store: Store, tmp_path: Path
+) -> None:
+    # Escalated items were picked for being hard; counting their labels would bias calibration.
+    cheap, strong, _, _ = calibrated(store, tmp_path)
+    cascade = Cascade([cheap, strong], target=0.85, delta=0.1)
+    before = [stage.threshold for stage in cascade.calibrate()]
+    run = cascade.run(
+        [item(f"h{i}", cheap=(HUMAN, 0.55), strong=(HUMAN + 1, 0.6)) for i in range(20)]
+    )
+    assert run.escalated == 20 and run.audit_id is not None
+    sheet = tmp_path / "sheet.jsonl"
+    with Audit(store) as audit:
+        audit.write_sheet(run.audit_id, sheet)
+        rows = [json.loads(line) for line in sheet.read_text().splitlines()]
+        sheet.write_text("".join(json.dumps({**row, "rating": HUMAN}) + "\n" for row in rows))
+        assert audit.ingest(sheet, labeler="ann").labels_written == 20
+        # Nor are they the judge's calibration status, nor gated as a drift audit.
+        assert audit.summary(run.audit_id).n_labeled == 20
+        assert latest_calibration(store, card="single@1", model="openai:strong") is None
+        assert audit.report(card="single@1").checks == ()
+    again = Cascade([cheap, strong], target=0.85, delta=0.1).calibrate()
+    assert [stage.threshold for stage in again] == before
+    assert [stage.n_labels for stage in again] == [40, 40]
+
+
+def test_a_judge_without_a_threshold_decides_nothing_and_is_never_called(
+    store: Store, tmp_path: Path
+) -> None:
+    cheap, strong, cheap_script, strong_script = calibrated(store, tmp_path)
+    # At 0.92 (28 labels needed) the cheap judge's 25 sure items are too few, and all 40
+    # have 15 wrong; the strong judge's 30 pass (0.1 ** (1/30) = 0.926).
+    cascade = Cascade([cheap, strong], target=0.92, delta=0.1)
+    stages = cascade.calibrate()
+    assert stages[0].threshold is None and stages[1].threshold == pytest.approx(0.99)
+    before = len(cheap_script.requests), len(strong_script.requests)
+    run = cascade.run([item("t1", cheap=(HUMAN, 0.95), strong=(HUMAN, 0.99))])
+    assert len(cheap_script.requests) == before[0]  # not paid for
+    assert len(strong_script.requests) == before[1] + 1
+    assert run.decisions[0].decided_by == "openai:strong"
+    assert run.stages[0].sent == 0 and "decides nothing, not called" in run.summary()
+
+
+def test_too_few_labels_is_an_error_naming_what_to_label_before_any_call(
+    store: Store, tmp_path: Path
+) -> None:
+    cheap, strong, cheap_script, strong_script = judges(store)
+    items = calibration_items()
+    label(store, tmp_path, cheap.score_many(items), "cheap")
+    label(store, tmp_path, strong.score_many(items[:10]), "strong")  # 10 < 15 needed
+    sent = len(cheap_script.requests), len(strong_script.requests)
+    cascade = Cascade([cheap, strong], target=0.85, delta=0.1)
+    with pytest.raises(AuditError) as caught:
+        cascade.run([item("t1", cheap=(HUMAN, 0.95), strong=(HUMAN, 0.99))])
+    message = str(caught.value)
+    assert "at least 15 human labels of 'rating'" in message and "openai:strong" in message
+    assert (
+        "it has 10" in message and "audit sample --card single@1 --model openai:strong" in message
+    )
+    assert (len(cheap_script.requests), len(strong_script.requests)) == sent
+
+
+def test_no_judge_able_to_meet_the_target_is_an_error(store: Store, tmp_path: Path) -> None:
+    cheap, strong, cheap_script, _ = calibrated(store, tmp_path)
+    # At 0.94 (38 labels needed) neither judge's sure items are enough, and all 40 have errors.
+    sent = len(cheap_script.requests)
+    with pytest.raises(AuditError, match="no judge of the cascade can guarantee agreement ≥ 94%"):
+        Cascade([cheap, strong], target=0.94, delta=0.1).run([item("t", cheap=(5, 0.9))])
+    assert len(cheap_script.requests) == sent
+
+
+def test_judges_of_different_cards_are_refused(store: Store) -> None:
+    cheap, _, _, _ = judges(store)
+    other = openai_judge(Script(), "reference", model="strong", db=store)
+    with pytest.raises(ValueError, match="must use one card"):
+        Cascade([cheap, other], target=0.85)
+    with pytest.raises(ValueError, match="no field 'verdict'"):
+        Cascade([cheap], target=0.85, field="verdict")
+
+
+def test_minimum_labels_is_the_smallest_sample_that_can_pass() -> None:
+    # 0.85 ** 14 = 0.103 > 0.1 (cannot pass), 0.85 ** 15 = 0.087 ≤ 0.1.
+    assert minimum_labels(0.85, 0.1) == 15
+    assert minimum_labels(0.9, 0.1) == 22
+
+
+# ---------------------------------------------------------------- the guarantee, simulated
+
+
+def test_a_two_judge_cascade_keeps_the_target_on_decided_items() -> None:
+    """200 calibration/test splits of a population where a cheap judge is right with
+    probability 0.5 + 0.5·conf and a strong one with 0.7 + 0.3·conf: on the test items the
+    cascade decides, agreement must reach the target in at least 1 − δ of the splits."""
+    rng = np.random.default_rng(12)
+    target, delta, splits = 0.85, 0.1, 200
+    size = 6000
+    conf = rng.uniform(size=(2, size))
+    right = np.stack([
+        rng.uniform(size=size) < 0.5 + 0.5 * conf[0],
+        rng.uniform(size=size) < 0.7 + 0.3 * conf[1],
+    ])  # fmt: skip
+    held, per_judge, coverage, cheap_share = 0, [0, 0], [], []
+    for _ in range(splits):
+        order = rng.permutation(size)
+        cal, test = order[:400], order[400:]
+        trusted = []
+        for j in range(2):
+            chosen = selective_threshold(conf[j, cal], right[j, cal], target=target, delta=delta)
+            trusted.append(chosen.trusts(conf[j, test]))
+        by_cheap = trusted[0]
+        by_strong = ~by_cheap & trusted[1]
+        decided = by_cheap | by_strong
+        correct = np.where(by_cheap, right[0, test], right[1, test])[decided]
+        held += bool(decided.sum() == 0 or correct.mean() >= target)
+        for j, mine in enumerate((by_cheap, by_strong)):
+            per_judge[j] += bool(mine.sum() == 0 or right[j, test][mine].mean() >= target)
+        coverage.append(decided.mean())
+        cheap_share.append(by_cheap.sum() / max(decided.sum(), 1))
+    assert held / splits >= 1 - delta
+    # Each judge keeps it on the items it decides, too (what the per-judge guarantee says).
+    assert min(per_judge) / splits >= 1 - delta
+    # It is not vacuous: most items are decided, and the cheap judge takes a real share.
+    assert np.mean(coverage) > 0.5 and np.mean(cheap_share) > 0.1
