@@ -14,6 +14,8 @@ from typing import Any
 
 import click
 
+from judgecards.cli._ci_output import CiOutputs, ci_output_options
+from judgecards.cli._ci_runs import audit_run
 from judgecards.cli._common import cards_dir_option, db_option, mock_banner
 
 _FORMAT = click.Choice(["csv", "jsonl"])
@@ -206,11 +208,13 @@ def ingest_command(
     help="Disagreements to list per audit.",
 )
 @_resamples_option
+@ci_output_options
 @db_option
 @cards_dir_option
 def report_command(
     card: str | None, model: str | None, min_kappa: float, baseline: int | None, as_json: bool,
-    show: int, resamples: int, db: Path, cards_dirs: tuple[Path, ...],
+    show: int, resamples: int, junit: Path | None, summary_md: Path | None, output_format: str,
+    db: Path, cards_dirs: tuple[Path, ...],
 ) -> None:  # fmt: skip
     """Agreement and kappa per audit over time, and a gate for CI or cron.
 
@@ -219,12 +223,16 @@ def report_command(
     undefined, or significantly below the baseline audit: the 95% bootstrap interval of the
     difference lies entirely below zero.
     """
+    ci = CiOutputs(junit, summary_md, output_format)
+    ci.check(as_json=as_json, others=[db])
     with _audit(db, cards_dirs, resamples) as api:
         result = api.report(card=card, model=model, min_kappa=min_kappa, baseline=baseline)
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2, default=str))
     else:
         click.echo(result.as_text(max_disagreements=show))
+    subject = " ".join(f"--{k} {v}" for k, v in (("card", card), ("model", model)) if v)
+    ci.emit(audit_run(result, subject=subject or "every card and model"))
     sys.exit(0 if result.passed else 1)
 
 

@@ -12,6 +12,8 @@ from typing import Any
 
 import click
 
+from judgecards.cli._ci_output import CiOutputs, ci_output_options
+from judgecards.cli._ci_runs import compare_run
 from judgecards.cli._common import (
     ErrorBudget,
     cards_dir_option,
@@ -122,6 +124,7 @@ class _Joined:
 )
 @max_input_chars_option
 @max_errors_option
+@ci_output_options
 @db_option
 @cards_dir_option
 def compare(
@@ -141,6 +144,9 @@ def compare(
     seed: int,
     max_input_chars: int,
     max_errors: ErrorBudget,
+    junit: Path | None,
+    summary_md: Path | None,
+    output_format: str,
     db: Path,
     cards_dirs: tuple[Path, ...],
 ) -> None:
@@ -172,6 +178,8 @@ def compare(
     joined = _join(_read_side(a_path, limit), _read_side(b_path, limit), model_a, model_b)
     output = OutputFile(output_path)
     output.check()
+    ci = CiOutputs(junit, summary_md, output_format)
+    ci.check(as_json=as_json, others=[output_path, db])
 
     options: dict[str, Any] = {"timeout": timeout}
     if base_url:
@@ -241,6 +249,7 @@ def compare(
             f"cache:     {len(orders) - calls} of {len(orders)} judgments served without a call"
         )
         click.echo("\n".join(lines))
+    ci.emit(compare_run(comparisons, subject=f"{judge.card.ref} on {model}", seconds=elapsed))
     mock_banner(model)
     finish_run(
         Counter(str(c.first_order.error_kind or c.second_order.error_kind) for c in failed),

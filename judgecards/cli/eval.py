@@ -13,6 +13,8 @@ from pathlib import Path
 
 import click
 
+from judgecards.cli._ci_output import CiOutputs, ci_output_options
+from judgecards.cli._ci_runs import eval_run
 from judgecards.cli._common import (
     ErrorBudget,
     db_option,
@@ -52,6 +54,7 @@ from judgecards.cli._progress import for_judge, reporting
 )
 @max_input_chars_option
 @max_errors_option
+@ci_output_options
 @db_option
 def eval_command(
     config_path: Path,
@@ -60,6 +63,9 @@ def eval_command(
     model: str | None,
     max_input_chars: int,
     max_errors: ErrorBudget,
+    junit: Path | None,
+    summary_md: Path | None,
+    output_format: str,
     db: Path,
 ) -> None:
     """Tiered evaluation: format checks, then metrics, then a judge on the survivors only.
@@ -85,6 +91,8 @@ def eval_command(
     output = OutputFile(output_path) if output_path is not None else None
     if output is not None:
         output.check()
+    ci = CiOutputs(junit, summary_md, output_format)
+    ci.check(as_json=as_json, others=[output_path, db])
     # Every check, card and judge setting is validated by building the pipeline against a
     # scratch in-memory store first: a bad config must not create or migrate the database.
     with Store(":memory:") as scratch:
@@ -137,6 +145,7 @@ def eval_command(
             else " (--output FILE keeps one row per item)"
         )
         click.echo(f"\n{len(items)} items in {elapsed:.1f}s{where}")
+    ci.emit(eval_run(report, subject=config_path.name, seconds=elapsed))
     if model:
         mock_banner(model)
     errors = Counter(

@@ -9,6 +9,8 @@ from typing import Any
 
 import click
 
+from judgecards.cli._ci_output import CiOutputs, ci_output_options
+from judgecards.cli._ci_runs import score_run
 from judgecards.cli._common import (
     ErrorBudget,
     cards_dir_option,
@@ -64,6 +66,7 @@ from judgecards.jsonl import read_items
 @click.option("--timeout", default=60.0, show_default=True, type=float, help="Seconds per request.")
 @max_input_chars_option
 @max_errors_option
+@ci_output_options
 @db_option
 @cards_dir_option
 def score(
@@ -78,6 +81,9 @@ def score(
     timeout: float,
     max_input_chars: int,
     max_errors: ErrorBudget,
+    junit: Path | None,
+    summary_md: Path | None,
+    output_format: str,
     db: Path,
     cards_dirs: tuple[Path, ...],
 ) -> None:
@@ -106,6 +112,8 @@ def score(
     )
     output = OutputFile(output_path)
     output.check()
+    ci = CiOutputs(junit, summary_md, output_format)
+    ci.check(others=[output_path, db])
 
     options: dict[str, Any] = {"timeout": timeout}
     if base_url:
@@ -130,6 +138,7 @@ def score(
     )
     click.echo(_summary(results, elapsed, output_path))
     click.echo(_verbosity(items, results))
+    ci.emit(score_run(results, subject=f"{card.ref} on {model}", seconds=elapsed))
     mock_banner(model)
     errors = Counter(str(r.error_kind) for r in results if r.status == "error")
     finish_run(errors, len(results), max_errors)

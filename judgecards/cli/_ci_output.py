@@ -1,0 +1,342 @@
+"""What a run tells a CI system: JUnit XML, a Markdown step summary and GitHub annotations.
+
+``score``, ``compare``, ``eval`` and ``audit report`` describe their run as a `CiRun`: one
+`CiCase` per item, pair or gate. A case is an *error* when the item ended as an error record and
+a *failure* only where the command itself has a pass/fail notion: an item a tier of ``eval``
+failed, or an audit gate that failed. A verdict of ``score`` or a winner of ``compare`` is a
+measurement, not a test outcome; a run that should fail on verdicts is an ``eval`` with a judge
+tier. The exit status stays the CLI's (README, "Exit status"): these files only describe the run.
+
+Everything shown comes from untrusted text (item ids, judge replies, error messages), so each
+format escapes it its own way: XML through `xml.etree` with the characters XML 1.0 forbids
+removed, Markdown with every ASCII punctuation character backslash-escaped (no HTML, no links,
+no broken tables), annotations with GitHub's workflow-command escaping.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+import click
+
+from judgecards.cli._output import OutputFile
+from judgecards.errors import OutputError
+
+__all__ = [
+    "CiCase",
+    "CiOutputs",
+    "CiRun",
+    "Outcome",
+    "ci_output_options",
+    "github_annotations",
+    "junit_xml",
+    "markdown_summary",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+Outcome = Literal["passed", "failure", "error"]
+
+# XML 1.0 allows tab, LF, CR and these ranges only; anything else (NUL, ESC, lone surrogates
+# from a JSON "\ud800") would make the file unreadable, so it is dropped.
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# Control characters other than tab, LF and CR: kept out of Markdown and terminal annotations.
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
+
+_DETAILS_CHARS = 4000
+_CELL_CHARS = 200
+_TABLE_ROWS = 50
+# GitHub shows at most 10 annotations of each level per step; the last one says what was cut.
+_ANNOTATIONS_PER_LEVEL = 10
+
+
+@dataclass(frozen=True)
+class CiCase:
+    """One item, pair or gate of a run, as a CI system sees it.
+
+    Attributes:
+        name: the item's id (or its position when it has none).
+        outcome: ``passed``, ``failure`` or ``error``.
+        kind: why, in one word (an ``error_kind``, the deciding tier): the JUnit ``type``.
+        message: one line saying what happened.
+        details: longer text (an error, the judge's raw reply), cut to a few thousand characters.
+        seconds: time spent on it, when known.
+        properties: facts worth a column (verdict, scores, deciding tier, result id).
+    """
+
+    name: str
+    outcome: Outcome = "passed"
+    kind: str = ""
+    message: str = ""
+    details: str = ""
+    seconds: float = 0.0
+    properties: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class CiRun:
+    """A finished run of one command.
+
+    Attributes:
+        command: ``score``, ``compare``, ``eval`` or ``audit report``.
+        subject: what was run, e.g. ``reference@1 on openai:gpt-4o``.
+        cases: one per item, pair or gate, in input order.
+        seconds: the run's wall time.
+        facts: headline numbers for the Markdown summary, as (label, value).
+    """
+
+    command: str
+    subject: str
+    cases: tuple[CiCase, ...]
+    seconds: float = 0.0
+    facts: tuple[tuple[str, str], ...] = ()
+
+    def count(self, outcome: Outcome) -> int:
+        return sum(1 for case in self.cases if case.outcome == outcome)
+
+
+# --------------------------------------------------------------------------- JUnit XML
+
+
+def _xml_text(text: str, limit: int | None = None) -> str:
+    clean = _NOT_XML.sub("", text)
+    if limit is not None and len(clean) > limit:
+        clean = clean[:limit] + f" … ({len(clean) - limit} more characters)"
+    return clean
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def junit_xml(run: CiRun, *, timestamp: datetime | None = None) -> str:
+    """The run as JUnit XML, in the shape pytest's ``--junitxml`` writes.
+
+    ``<testsuites>`` holds one ``<testsuite>`` with ``tests``, ``failures``, ``errors``,
+    ``skipped``, ``time``, ``timestamp`` and ``hostname``; each case is a ``<testcase>`` with
+    ``classname``, ``name`` and ``time``, its facts as ``<properties>``, and an ``<error>`` or
+    ``<failure>`` (``message`` and ``type`` attributes, details as text) when it did not pass.
+    """
+    when = timestamp or datetime.now(timezone.utc)
+    classname = "judgecards." + run.command.replace(" ", ".")
+    root = ET.Element("testsuites", {"name": "judgecards"})
+    suite = ET.SubElement(
+        root,
+        "testsuite",
+        {
+            "name": _xml_text(f"judgecards {run.command}: {run.subject}"),
+            "errors": str(run.count("error")),
+            "failures": str(run.count("failure")),
+            "skipped": "0",
+            "tests": str(len(run.cases)),
+            "time": f"{run.seconds:.3f}",
+            "timestamp": when.isoformat(),
+            "hostname": _xml_text(platform.node()),
+        },
+    )
+    for case in run.cases:
+        element = ET.SubElement(
+            suite,
+            "testcase",
+            {"classname": classname, "name": _xml_text(case.name), "time": f"{case.seconds:.3f}"},
+        )
+        if case.properties:
+            properties = ET.SubElement(element, "properties")
+            for name, value in case.properties:
+                ET.SubElement(
+                    properties, "property", {"name": _xml_text(name), "value": _xml_text(value)}
+                )
+        if case.outcome != "passed":
+            problem = ET.SubElement(
+                element,
+                case.outcome,
+                {"message": _xml_text(_one_line(case.message)), "type": _xml_text(case.kind)},
+            )
+            problem.text = _xml_text(case.details or case.message, _DETAILS_CHARS)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode")
+
+
+# --------------------------------------------------------------------------- Markdown
+
+
+def _md(text: str, limit: int = _CELL_CHARS) -> str:
+    """Literal text in a Markdown table cell: one line, no HTML, no markup, no ``|``."""
+    clean = _one_line(_CONTROL.sub(" ", text))
+    if len(clean) > limit:
+        clean = clean[:limit] + "…"
+    return _PUNCTUATION.sub(r"\\\1", clean)
+
+
+def markdown_summary(run: CiRun) -> str:
+    """A GitHub step summary: a headline, the run's numbers and the cases that did not pass."""
+    errors, failures = run.count("error"), run.count("failure")
+    status = "passed" if not (errors or failures) else f"{errors} error(s), {failures} failure(s)"
+    lines = [
+        f"### judgecards {run.command}: {_md(run.subject)}",
+        "",
+        f"**{_md(status)}** in {len(run.cases)} case(s), {run.seconds:.1f} s",
+        "",
+        "| | |",
+        "|---|---|",
+    ]
+    lines += [f"| {_md(label)} | {_md(value)} |" for label, value in run.facts]
+    problems = [case for case in run.cases if case.outcome != "passed"]
+    if problems:
+        lines += ["", "| case | outcome | kind | message |", "|---|---|---|---|"]
+        for case in problems[:_TABLE_ROWS]:
+            lines.append(
+                f"| {_md(case.name)} | {case.outcome} | {_md(case.kind)} | {_md(case.message)} |"
+            )
+        if len(problems) > _TABLE_ROWS:
+            lines.append(f"\n{len(problems) - _TABLE_ROWS} more not listed (see the JUnit file).")
+    return "\n".join(lines) + "\n\n"
+
+
+# --------------------------------------------------------------------------- annotations
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def _annotation(level: str, title: str, message: str) -> str:
+    title, message = (_CONTROL.sub(" ", text) for text in (title, message))
+    return f"::{level} title={_escape_property(title)}::{_escape_data(message)}"
+
+
+def github_annotations(run: CiRun) -> list[str]:
+    """GitHub workflow commands: ``::error`` for error records and failed gates, ``::warning``
+    for items a tier of ``eval`` failed (an outcome that does not change the exit status).
+
+    At most ten of each level, GitHub's limit per step; the tenth then says how many were cut.
+    """
+    levels: dict[str, list[CiCase]] = {"error": [], "warning": []}
+    for case in run.cases:
+        if case.outcome == "error" or (case.outcome == "failure" and run.command == "audit report"):
+            levels["error"].append(case)
+        elif case.outcome == "failure":
+            levels["warning"].append(case)
+    lines: list[str] = []
+    for level, cases in levels.items():
+        shown = cases
+        if len(cases) > _ANNOTATIONS_PER_LEVEL:
+            shown = cases[: _ANNOTATIONS_PER_LEVEL - 1]
+        for case in shown:
+            title = f"judgecards {run.command}: {case.name}" + (
+                f" ({case.kind})" if case.kind else ""
+            )
+            lines.append(_annotation(level, title, case.message or case.outcome))
+        if len(shown) < len(cases):
+            more = len(cases) - len(shown)
+            lines.append(
+                _annotation(
+                    level,
+                    f"judgecards {run.command}: {more} more",
+                    f"{more} more case(s) at this level are not annotated; see the run's output.",
+                )
+            )
+    return lines
+
+
+# --------------------------------------------------------------------------- the options
+
+
+def ci_output_options(function: F) -> F:
+    """``--junit``, ``--summary-md`` and ``--format`` for a command that ends with a `CiRun`."""
+    function = click.option(
+        "--format",
+        "output_format",
+        type=click.Choice(["text", "github"]),
+        default="text",
+        show_default=True,
+        help="github: also print ::error / ::warning annotations for GitHub Actions.",
+    )(function)
+    function = click.option(
+        "--summary-md",
+        "summary_md",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=None,
+        help='Append a Markdown summary here (e.g. "$GITHUB_STEP_SUMMARY").',
+    )(function)
+    return click.option(
+        "--junit",
+        "junit",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=None,
+        help="Write JUnit XML here: one test case per item (pair, gate).",
+    )(function)
+
+
+class CiOutputs:
+    """The CI outputs one run asked for, checked before any call and written after the run.
+
+    Args:
+        junit: ``--junit``, replaced atomically.
+        summary_md: ``--summary-md``, appended to (GitHub collects a step's summary that way).
+        output_format: ``--format``: ``github`` prints annotations to stdout.
+    """
+
+    def __init__(self, junit: Path | None, summary_md: Path | None, output_format: str) -> None:
+        self.junit = OutputFile(junit, option="--junit") if junit is not None else None
+        self.summary = (
+            OutputFile(summary_md, option="--summary-md") if summary_md is not None else None
+        )
+        self.github = output_format == "github"
+
+    def check(self, *, as_json: bool = False, others: Sequence[Path | None] = ()) -> None:
+        """Refuse unusable paths and combinations before anything is opened or called.
+
+        Args:
+            as_json: the command prints JSON, which annotation lines would break.
+            others: the command's other output paths, which these must not overwrite.
+
+        Raises:
+            click.UsageError: ``--format github`` with ``--json``.
+            OutputError: a path cannot be written, or two outputs are the same file.
+        """
+        if as_json and self.github:
+            raise click.UsageError("--format github prints annotations, which would break --json")
+        seen = {os.path.abspath(path) for path in others if path is not None}
+        for output in (self.junit, self.summary):
+            if output is None:
+                continue
+            where = os.path.abspath(output.path)
+            if where in seen:
+                raise OutputError(
+                    f"{output.option} is also another output of this run", file=output.path
+                )
+            seen.add(where)
+            output.check()
+
+    def emit(self, run: CiRun) -> None:
+        """Write the JUnit file, append the summary and print the annotations."""
+        if self.junit is not None:
+            self.junit.write_lines([junit_xml(run)])
+        if self.summary is not None:
+            _append(self.summary, markdown_summary(run))
+        if self.github:
+            for line in github_annotations(run):
+                click.echo(line)
+
+
+def _append(output: OutputFile, text: str) -> None:
+    # One write of the whole section: a summary is never interleaved with another step's.
+    try:
+        with output.path.open("a", encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError as error:
+        raise OutputError(f"cannot append: {error.strerror or error}", file=output.path) from None
