@@ -27,6 +27,9 @@ _EXPORTS: dict[str, str] = {
     "ComparisonResult": "judgecards.pairwise.compare",
     "Criterion": "judgecards.schemas",
     "elo": "judgecards.pairwise.ratings",
+    "import_openai_graders": "judgecards.importers.openai_graders",
+    "import_promptfoo": "judgecards.importers.promptfoo",
+    "ImportResult": "judgecards.importers._output",
     "InputError": "judgecards.errors",
     "InputTooLarge": "judgecards.errors",
     "InvalidInput": "judgecards.errors",
@@ -86,6 +89,9 @@ __all__ = [
     "ComparisonResult",
     "Criterion",
     "elo",
+    "import_openai_graders",
+    "import_promptfoo",
+    "ImportResult",
     "InputError",
     "InputTooLarge",
     "InvalidInput",
@@ -172,6 +178,15 @@ if TYPE_CHECKING:
     )
     from judgecards.geval import (
         weighted_scores,
+    )
+    from judgecards.importers._output import (
+        ImportResult,
+    )
+    from judgecards.importers.openai_graders import (
+        import_openai_graders,
+    )
+    from judgecards.importers.promptfoo import (
+        import_promptfoo,
     )
     from judgecards.judge import (
         Judge,

@@ -237,3 +237,16 @@ def test_promptfoo_bad_assertion_is_located(tmp_path: Path) -> None:
         import_promptfoo(config, tmp_path / "out")
     assert caught.value.line == 4 and caught.value.field == "tests.0.assert.0.value"
     assert not (tmp_path / "out").exists()
+
+
+def test_promptfoo_file_values_are_listed_and_ids_stay_unique(tmp_path: Path) -> None:
+    config = write(
+        tmp_path / "p.yaml",
+        "tests:\n  - vars: {id: same}\n    assert: [{type: contains, value: a}]\n"
+        "  - vars: {id: same}\n    assert: [{type: contains, value: a}]\n"
+        "  - assert: [{type: llm-rubric, value: 'file://rubric.txt'}]\n",
+    )
+    result = import_promptfoo(config, tmp_path / "out")
+    assert [gap.what for gap in result.left_out] == ["value 'file://rubric.txt'"]
+    rows = (result.output / "promptfoo_items.jsonl").read_text().splitlines()
+    assert [json.loads(row)["id"] for row in rows] == ["test-1", "test-2"]

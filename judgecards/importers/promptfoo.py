@@ -161,7 +161,7 @@ class _Reader:
                 slug(str(description), prefix="test") if description else f"test-{index + 1}",
                 self.ids,
             )
-            groups[key].items.append({"id": item_id, **variables})
+            groups[key].items.append({**variables, "id": item_id})
         if not groups and base:
             groups["default"] = _Group("promptfoo", base, base_provider)
         return list(groups.values())
@@ -175,6 +175,11 @@ class _Reader:
         for loc, assertion in group.asserts:
             kind = str(assertion["type"])
             where = f"{'.'.join(map(str, loc))} ({kind})"
+            value = assertion.get("value")
+            if isinstance(value, str) and value.startswith("file://"):
+                self.plan.gap(where, self.line((*loc, "value")), f"value {value!r}",
+                              "values read from other files are not imported")  # fmt: skip
+                continue
             if kind in _MODEL_GRADED:
                 criteria.append((loc, assertion, kind))
                 continue
