@@ -284,9 +284,10 @@ def test_audit_report_has_one_case_per_gate(tmp_path: Path, agree: bool, exit_co
     human = {f"i{i:03d}": VERDICTS[i % 3 if agree else (i + 1) % 3] for i in range(30)}
     with Audit(db, n_resamples=200) as api:
         labelled_audit(api, tmp_path, verdicts, human, prefix="i", created_at=T0)
-    junit = tmp_path / "gate.xml"
+    junit, summary = tmp_path / "gate.xml", tmp_path / "summary.md"
     result = CliRunner().invoke(cli, ["audit", "report", "--db", str(db), "--resamples", "200",
-                                      "--junit", str(junit), "--format", "github"])  # fmt: skip
+                                      "--junit", str(junit), "--summary-md", str(summary),
+                                      "--format", "github"])  # fmt: skip
     assert result.exit_code == exit_code, result.output
     suite = suite_of(junit)
     assert suite.attrib["tests"] == "1"
@@ -294,6 +295,10 @@ def test_audit_report_has_one_case_per_gate(tmp_path: Path, agree: bool, exit_co
     assert case.attrib["name"] == "reference / openai:gpt-4o"
     failures = list(case.iter("failure"))
     assert len(failures) == (0 if agree else 1)
+    gate_row = next(line for line in summary.read_text().splitlines() if line.startswith("| gate"))
+    assert gate_row.startswith(
+        "| gate reference \\/ openai\\:gpt\\-4o | " + ("passed" if agree else "failed")
+    )
     lines = annotation_lines(result.stdout)
     if agree:
         assert lines == []

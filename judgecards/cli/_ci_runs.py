@@ -170,5 +170,10 @@ def audit_run(report: AuditReport, *, subject: str) -> CiRun:
             CiCase("gate", "failure", "gate", "no labelled audit to check (exit status 1)")
         )
     facts = [("min kappa", f"{report.min_kappa:g}"), ("audits", str(len(report.audits)))]
+    facts += [
+        (f"gate {check.card} / {check.model}",
+         ("passed" if check.passed else "failed") + (f": {'; '.join(check.reasons)}" if check.reasons else ""))
+        for check in report.checks
+    ]  # fmt: skip
     facts += [("note", note) for note in report.notes]
     return CiRun("audit report", subject, tuple(cases), 0.0, tuple(facts))
