@@ -73,7 +73,8 @@ class CardDraft:
     description: str
     inputs: Mapping[str, Mapping[str, Any]]
     body: str
-    schema: Mapping[str, Any]
+    schema: Mapping[str, Any] | None = None
+    schema_ref: str | None = None  # "module:Model" instead of an inline schema
     scores: Sequence[str] = ()
     verdict: Mapping[str, Any] | None = None
     defaults: Mapping[str, Any] = field(default_factory=dict)
@@ -181,7 +182,8 @@ def _dump(data: Any) -> str:
 
 def card_text(card: CardDraft) -> str:
     """The card file: YAML front-matter, then the body."""
-    output: dict[str, Any] = {"format": "json", "schema": dict(card.schema)}
+    schema = card.schema_ref if card.schema is None else dict(card.schema)
+    output: dict[str, Any] = {"format": "json", "schema": schema}
     if card.scores:
         output["scores"] = list(card.scores)
     front: dict[str, Any] = {
