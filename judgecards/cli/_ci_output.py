@@ -92,6 +92,8 @@ class CiRun:
         cases: one per item, pair or gate, in input order.
         seconds: the run's wall time.
         facts: headline numbers for the Markdown summary, as (label, value).
+        failure_level: the annotation a failure gets: ``error`` where a failure sets the exit
+            status (an audit gate), ``warning`` where it is an outcome (an ``eval`` item).
     """
 
     command: str
@@ -99,6 +101,7 @@ class CiRun:
     cases: tuple[CiCase, ...]
     seconds: float = 0.0
     facts: tuple[tuple[str, str], ...] = ()
+    failure_level: Literal["error", "warning"] = "warning"
 
     def count(self, outcome: Outcome) -> int:
         return sum(1 for case in self.cases if case.outcome == outcome)
@@ -226,10 +229,10 @@ def github_annotations(run: CiRun) -> list[str]:
     """
     levels: dict[str, list[CiCase]] = {"error": [], "warning": []}
     for case in run.cases:
-        if case.outcome == "error" or (case.outcome == "failure" and run.command == "audit report"):
+        if case.outcome == "error":
             levels["error"].append(case)
         elif case.outcome == "failure":
-            levels["warning"].append(case)
+            levels[run.failure_level].append(case)
     lines: list[str] = []
     for level, cases in levels.items():
         shown = cases

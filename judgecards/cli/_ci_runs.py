@@ -176,4 +176,4 @@ def audit_run(report: AuditReport, *, subject: str) -> CiRun:
         for check in report.checks
     ]  # fmt: skip
     facts += [("note", note) for note in report.notes]
-    return CiRun("audit report", subject, tuple(cases), 0.0, tuple(facts))
+    return CiRun("audit report", subject, tuple(cases), 0.0, tuple(facts), failure_level="error")
