@@ -47,12 +47,25 @@ def warn_if_small(n: int, what: str, *, stacklevel: int) -> None:
 
 
 def agreement_estimate(
-    judge: Codes, human: Codes, *, level: float, n_resamples: int, seed: int | None
+    judge: Codes,
+    human: Codes,
+    *,
+    level: float,
+    n_resamples: int,
+    seed: int | None,
+    sample_weight: NDArray[np.float64] | None = None,
 ) -> Estimate:
-    """Bootstrap `Estimate` of the agreement rate between two code arrays (no warning)."""
+    """Bootstrap `Estimate` of the agreement rate between two code arrays (no warning); with
+    ``sample_weight`` a weighted rate, the weights resampled with their items."""
+    if sample_weight is None:
+        return bootstrap_ci(
+            judge, human, statistic=_agreement_codes, level=level, n_resamples=n_resamples,
+            seed=seed,
+        )  # fmt: skip
     return bootstrap_ci(
-        judge, human, statistic=_agreement_codes, level=level, n_resamples=n_resamples, seed=seed
-    )
+        judge, human, sample_weight, statistic=_weighted_agreement_codes, level=level,
+        n_resamples=n_resamples, seed=seed,
+    )  # fmt: skip
 
 
 def kappa_estimate(
@@ -64,15 +77,18 @@ def kappa_estimate(
     level: float,
     n_resamples: int,
     seed: int | None,
+    sample_weight: NDArray[np.float64] | None = None,
 ) -> Estimate:
-    """Bootstrap `Estimate` of (weighted) Cohen's kappa between two code arrays (no warning)."""
+    """Bootstrap `Estimate` of (weighted) Cohen's kappa between two code arrays (no warning);
+    ``sample_weight`` weights the items (inverse inclusion probabilities)."""
     w = weight_matrix(n_labels, weights)
 
-    def statistic(a: Codes, b: Codes) -> float:
-        return kappa_from_codes(a, b, w)
+    def statistic(a: Codes, b: Codes, item_weight: NDArray[np.float64] | None = None) -> float:
+        return kappa_from_codes(a, b, w, item_weight)
 
+    samples = (judge, human) if sample_weight is None else (judge, human, sample_weight)
     return bootstrap_ci(
-        judge, human, statistic=statistic, level=level, n_resamples=n_resamples, seed=seed
+        *samples, statistic=statistic, level=level, n_resamples=n_resamples, seed=seed
     )
 
 
@@ -89,22 +105,46 @@ def weight_matrix(n_labels: int, weights: Weights | None) -> NDArray[np.float64]
     raise ValueError(f"weights must be None, 'linear' or 'quadratic', got {weights!r}")
 
 
-def kappa_from_codes(a: Codes, b: Codes, w: NDArray[np.float64]) -> float:
+def kappa_from_codes(
+    a: Codes,
+    b: Codes,
+    w: NDArray[np.float64],
+    sample_weight: NDArray[np.float64] | None = None,
+) -> float:
     """Weighted Cohen's kappa of two label-code arrays; ``nan`` when undefined.
 
     ``kappa = 1 - sum(w * observed) / sum(w * expected)`` with ``expected`` the outer product of
-    the two marginals divided by n; with 0/1 weights this is ``(p_o - p_e) / (1 - p_e)``.
+    the two marginals divided by n; with 0/1 weights this is ``(p_o - p_e) / (1 - p_e)``. With
+    ``sample_weight`` each item counts that much in ``observed`` (and n is the weights' sum), as
+    ``sklearn.metrics.cohen_kappa_score(sample_weight=...)``.
     """
     k = w.shape[0]
-    n = a.size
-    if n == 0:
+    if a.size == 0:
         return math.nan
-    observed = np.bincount(a * k + b, minlength=k * k).reshape(k, k)
+    observed = np.bincount(a * k + b, weights=sample_weight, minlength=k * k).reshape(k, k)
+    n = float(observed.sum())
     expected = np.outer(observed.sum(axis=1), observed.sum(axis=0)) / n
     denominator = float((w * expected).sum())
     if denominator == 0.0:
         return math.nan
     return 1.0 - float((w * observed).sum()) / denominator
+
+
+def item_weights(sample_weight: Iterable[float] | None, n: int) -> NDArray[np.float64] | None:
+    """Checked per-item weights (finite, > 0, one per item), or ``None`` for unweighted."""
+    if sample_weight is None:
+        return None
+    weight = np.asarray(list(sample_weight), dtype=np.float64)
+    if weight.shape != (n,):
+        raise ValueError(f"sample_weight must have one weight per item ({n}), got {weight.size}")
+    if not (np.isfinite(weight) & (weight > 0)).all():
+        raise ValueError("sample_weight must be finite and > 0 (an inverse inclusion probability)")
+    return weight
+
+
+def _weighted_agreement_codes(a: Codes, b: Codes, weight: NDArray[np.float64]) -> float:
+    total = float(weight.sum())
+    return float(weight[a == b].sum()) / total if total > 0 else math.nan
 
 
 def _agreement_codes(a: Codes, b: Codes) -> float:

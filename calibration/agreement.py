@@ -29,6 +29,7 @@ from calibration._core import (
     Weights,
     agreement_estimate,
     encode_pair,
+    item_weights,
     kappa_estimate,
     warn_if_small,
 )
@@ -44,6 +45,7 @@ def agreement(
     level: float = 0.95,
     n_resamples: int = 2000,
     seed: int | None = 0,
+    sample_weight: Iterable[float] | None = None,
 ) -> Estimate:
     """Fraction of items on which the judge's label equals the human label.
 
@@ -53,13 +55,18 @@ def agreement(
         level: confidence level of the bootstrap interval.
         n_resamples: bootstrap resamples.
         seed: bootstrap seed (``None`` for fresh randomness).
+        sample_weight: a weight per item, e.g. ``1/π`` for items drawn with known inclusion
+            probabilities π (`calibration.uncertainty_sampling`): the weighted share estimates
+            the agreement over the population sampled from (the weights are resampled with
+            their items).
 
     Returns:
         An `Estimate` in [0, 1] with a percentile bootstrap interval over items; ``n`` is the
         number of items. With no items the value is ``nan``.
 
     Raises:
-        ValueError: the sequences differ in length or contain a missing label.
+        ValueError: the sequences differ in length or contain a missing label, or a weight is
+            not finite and positive.
 
     Warns:
         SmallSampleWarning: fewer than 30 items.
@@ -67,8 +74,9 @@ def agreement(
     _, judge_codes, human_codes = encode_pair(judge, human)
     warn_if_small(len(judge_codes), "agreement", stacklevel=2)
     return agreement_estimate(
-        judge_codes, human_codes, level=level, n_resamples=n_resamples, seed=seed
-    )
+        judge_codes, human_codes, level=level, n_resamples=n_resamples, seed=seed,
+        sample_weight=item_weights(sample_weight, len(judge_codes)),
+    )  # fmt: skip
 
 
 def kappa(
@@ -80,6 +88,7 @@ def kappa(
     level: float = 0.95,
     n_resamples: int = 2000,
     seed: int | None = 0,
+    sample_weight: Iterable[float] | None = None,
 ) -> Estimate:
     """Cohen's kappa between the judge and the humans, optionally weighted for ordinal labels.
 
@@ -106,6 +115,8 @@ def kappa(
         level: confidence level of the bootstrap interval.
         n_resamples: bootstrap resamples.
         seed: bootstrap seed (``None`` for fresh randomness).
+        sample_weight: a weight per item (e.g. ``1/π``, as for `agreement`); equals
+            scikit-learn's ``sample_weight``.
 
     Returns:
         An `Estimate` in [-1, 1] (or ``nan``) with a percentile bootstrap interval over items.
@@ -127,4 +138,5 @@ def kappa(
         level=level,
         n_resamples=n_resamples,
         seed=seed,
+        sample_weight=item_weights(sample_weight, len(judge_codes)),
     )

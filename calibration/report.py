@@ -29,6 +29,7 @@ from calibration._core import (
     as_list,
     encode_pair,
     format_estimate,
+    item_weights,
     kappa_estimate,
     warn_if_small,
 )
@@ -170,6 +171,7 @@ def calibrate(
     level: float = 0.95,
     n_resamples: int = 2000,
     seed: int | None = 0,
+    sample_weight: Iterable[float] | None = None,
 ) -> AgreementReport:
     """Judge–human agreement report for one label field.
 
@@ -186,6 +188,9 @@ def calibrate(
         level: confidence level of every interval.
         n_resamples: bootstrap resamples per interval.
         seed: bootstrap seed.
+        sample_weight: a weight per item (``1/π`` for an audit drawn with known inclusion
+            probabilities): agreement and every kappa are weighted; the confusion matrix and
+            per-class scores still count the sampled items.
 
     Returns:
         An `AgreementReport`.
@@ -202,10 +207,13 @@ def calibrate(
     n = len(judge_codes)
     warn_if_small(n, "calibration report", stacklevel=2)
     boot: dict[str, Any] = {"level": level, "n_resamples": n_resamples, "seed": seed}
+    item_weight = item_weights(sample_weight, n)
     k = len(order)
     weighted = (
         tuple(
-            kappa_estimate(judge_codes, human_codes, k, weights=w, **boot)
+            kappa_estimate(
+                judge_codes, human_codes, k, weights=w, sample_weight=item_weight, **boot
+            )
             for w in ("linear", "quadratic")
         )
         if ordinal
@@ -239,8 +247,10 @@ def calibrate(
     return AgreementReport(
         n=n,
         labels=order,
-        agreement=agreement_estimate(judge_codes, human_codes, **boot),
-        kappa=kappa_estimate(judge_codes, human_codes, k, weights=None, **boot),
+        agreement=agreement_estimate(judge_codes, human_codes, sample_weight=item_weight, **boot),
+        kappa=kappa_estimate(
+            judge_codes, human_codes, k, weights=None, sample_weight=item_weight, **boot
+        ),
         linear_kappa=weighted[0],
         quadratic_kappa=weighted[1],
         confusion=tuple(tuple(int(c) for c in row) for row in confusion),
