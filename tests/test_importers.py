@@ -261,3 +261,27 @@ def test_select_best_becomes_a_pairwise_card_that_compare_runs(tmp_path: Path) -
         pairs = [{"id": "p1", "question": "Say hello.", "answer_a": "Hi!", "answer_b": "Go away."}]
         (comparison,) = compare_many(judge, pairs)
     assert comparison.status == "ok" and comparison.winner in ("A", "B", "tie")
+
+
+def test_list_vars_expand_like_promptfoo_and_are_bounded(tmp_path: Path) -> None:
+    config = write(
+        tmp_path / "p.yaml",
+        "tests:\n  - description: Greet\n    vars: {language: [French, German], tone: [warm, dry]}\n"
+        "    assert: [{type: contains, value: a}]\n",
+    )
+    result = import_promptfoo(config, tmp_path / "out")
+    rows = [
+        json.loads(r) for r in (result.output / "promptfoo_items.jsonl").read_text().splitlines()
+    ]
+    assert [(r["id"], r["language"], r["tone"]) for r in rows] == [
+        ("greet-1", "French", "warm"), ("greet-2", "French", "dry"),
+        ("greet-3", "German", "warm"), ("greet-4", "German", "dry"),
+    ]  # fmt: skip
+    values = ", ".join(str(n) for n in range(101))
+    bomb = write(
+        tmp_path / "bomb.yaml",
+        f"tests:\n  - vars: {{a: [{values}], b: [{values}]}}\n    assert: [{{type: contains, value: a}}]\n",
+    )
+    with pytest.raises(InputError) as caught:
+        import_promptfoo(bomb, tmp_path / "out2")
+    assert caught.value.field == "tests.0.vars" and caught.value.line == 2

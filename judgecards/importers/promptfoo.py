@@ -24,6 +24,7 @@ other files are listed as not translated.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -47,6 +48,7 @@ __all__ = ["import_promptfoo", "plan_promptfoo"]
 
 OUTPUT_FIELD = "model_output"
 DEFAULT_GRADER = "openai:gpt-4o"
+_MAX_COMBINATIONS = 10_000
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _MODEL_GRADED = ("llm-rubric", "model-graded-closedqa", "factuality")
 _CONTAINS = ("contains", "icontains", "starts-with", "equals")
@@ -160,11 +162,16 @@ class _Reader:
                 groups[key] = _Group(name, asserts, provider)
             variables = {**base_vars, **self.mapping(test.get("vars"), (*loc, "vars"))}
             description = test.get("description")
-            item_id = unique(
-                slug(str(description), prefix="test") if description else f"test-{index + 1}",
-                self.ids,
-            )
-            groups[key].items.append({**variables, "id": item_id})
+            stem = slug(str(description), prefix="test") if description else f"test-{index + 1}"
+            combinations = _expand(variables)
+            if combinations is None:
+                raise self.fail(
+                    f"the list-valued vars make more than {_MAX_COMBINATIONS:,} test cases",
+                    (*loc, "vars"),
+                )
+            for number, combination in enumerate(combinations, start=1):
+                item_id = unique(stem if len(combinations) == 1 else f"{stem}-{number}", self.ids)
+                groups[key].items.append({**combination, "id": item_id})
         if not groups and base:
             groups["default"] = _Group("promptfoo", base, base_provider)
         return list(groups.values())
@@ -491,6 +498,19 @@ class _Reader:
                       f"judgecards runs OpenAI, Anthropic and OpenAI-compatible servers; {DEFAULT_GRADER} is "
                       "configured (change it with eval --model)", left_out=False)  # fmt: skip
         return DEFAULT_GRADER
+
+
+def _expand(variables: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+    """promptfoo runs a test once per combination of its list-valued vars (None: too many)."""
+    lists = {name: value for name, value in variables.items() if isinstance(value, list) and value}
+    if math.prod(len(values) for values in lists.values()) > _MAX_COMBINATIONS:
+        return None
+    combinations: list[dict[str, Any]] = [dict(variables)]
+    for name, values in lists.items():
+        combinations = [
+            {**combination, name: value} for combination in combinations for value in values
+        ]
+    return combinations
 
 
 def _only_variable(value: str) -> str | None:
