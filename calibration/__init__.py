@@ -18,6 +18,9 @@ Human labels and drift audits:
   JSONL, validated row by row (`LabelImportError`, `LabelImportReport`).
 * `Audit` — spot-check samples, labelling sheets, ingest, the report with its CI gate
   (`AuditReport`, `AuditSummary`), anchor sets (`AnchorSet`) and their re-runs.
+* `align` — a card aligned to its people: worked examples, past disagreements or written
+  guidelines tried on held-out labels, the best written as a new card version
+  (`AlignmentResult`, `CandidateScore`); `alignment_runs` lists the stored runs (`AlignmentRun`).
 * `latest_calibration` — a card version's latest calibration for a judge model
   (`CalibrationStatus`); `warn_if_uncalibrated` warns (`UncalibratedJudgeWarning`) for a judge
   that has none, as the command line does once per run.
@@ -37,8 +40,9 @@ Trustworthy numbers once labels exist:
 
 Every measure warns with `SmallSampleWarning` below 30 items. Intervals come from
 `judgecards.metrics.stats.bootstrap_ci` and are returned as `judgecards.metrics.stats.Estimate`.
-`AuditError` and `LabelImportError` are defined in `judgecards.errors`, in the one exception tree
-under `judgecards.JudgecardsError`. The calibration tables' SQL is all in `calibration.repository`.
+`AuditError`, `AlignmentError` and `LabelImportError` are defined in `judgecards.errors`, in the
+one exception tree under `judgecards.JudgecardsError`. The calibration tables' SQL is all in
+`calibration.repository`.
 """
 
 from __future__ import annotations
@@ -52,12 +56,16 @@ from judgecards._lazy import lazy_exports
 # add it here (and to the TYPE_CHECKING imports below); `__all__` lists the same names, sorted.
 _EXPORTS: dict[str, str] = {
     "AgreementReport": "calibration.report",
+    "AlignmentError": "judgecards.errors",
+    "AlignmentResult": "calibration.align",
+    "AlignmentRun": "calibration.records",
     "AnchorSet": "calibration.records",
     "Audit": "calibration.audit",
     "AuditError": "judgecards.errors",
     "AuditReport": "calibration.audit_report",
     "AuditSummary": "calibration.audit_report",
     "CalibrationStatus": "calibration.status",
+    "CandidateScore": "calibration.align",
     "ClassScores": "calibration.report",
     "CorrectedEstimate": "calibration.ppi",
     "DawidSkeneResult": "calibration.dawid_skene",
@@ -78,6 +86,8 @@ _EXPORTS: dict[str, str] = {
     "SmallSampleWarning": "calibration._core",
     "ThresholdTest": "calibration.selective",
     "agreement": "calibration.agreement",
+    "align": "calibration.align",
+    "alignment_runs": "calibration.align",
     "calibrate": "calibration.report",
     "corrected_estimate": "calibration.ppi",
     "corrected_mean": "calibration.ppi",
@@ -104,12 +114,16 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = [
     "AgreementReport",
+    "AlignmentError",
+    "AlignmentResult",
+    "AlignmentRun",
     "AnchorSet",
     "Audit",
     "AuditError",
     "AuditReport",
     "AuditSummary",
     "CalibrationStatus",
+    "CandidateScore",
     "ClassScores",
     "CorrectedEstimate",
     "DawidSkeneResult",
@@ -130,6 +144,8 @@ __all__ = [
     "SmallSampleWarning",
     "ThresholdTest",
     "agreement",
+    "align",
+    "alignment_runs",
     "calibrate",
     "corrected_estimate",
     "corrected_mean",
@@ -161,6 +177,7 @@ __getattr__, __dir__ = lazy_exports("calibration", globals(), _EXPORTS, __all__)
 if TYPE_CHECKING:
     from calibration._core import SmallSampleWarning
     from calibration.agreement import agreement, kappa
+    from calibration.align import AlignmentResult, CandidateScore, align, alignment_runs
     from calibration.audit import Audit
     from calibration.audit_report import AuditReport, AuditSummary
     from calibration.dawid_skene import DawidSkeneResult, dawid_skene
@@ -195,8 +212,8 @@ if TYPE_CHECKING:
         corrected_rate,
     )
     from calibration.ppi_stratified import stratified_corrected_mean, stratified_corrected_rate
-    from calibration.records import AnchorSet
+    from calibration.records import AlignmentRun, AnchorSet
     from calibration.report import AgreementReport, ClassScores, calibrate
     from calibration.selective import SelectiveThreshold, ThresholdTest, selective_threshold
     from calibration.status import CalibrationStatus, latest_calibration, warn_if_uncalibrated
-    from judgecards.errors import AuditError, LabelImportError
+    from judgecards.errors import AlignmentError, AuditError, LabelImportError

@@ -17,6 +17,8 @@ Tables::
                   (a later ``cache=False`` run may overwrite the result row itself)
     anchor_sets   a named, fixed set of human-labelled items to re-judge over time
     anchor_items  its items: inputs, the source run's judge labels, and the human labels
+    alignment_runs  one `calibration.align` run: card and label-set hashes, judge model, the
+                  candidates' dev kappa, the chosen one's test kappa, the card version written
 """
 
 from __future__ import annotations
@@ -135,6 +137,43 @@ def m001_labels_audits_anchors(db: sqlite_utils.Database) -> None:
         },
         pk=("anchor_set", "position"),
         foreign_keys=[("anchor_set", "anchor_sets", "name")],
+    )
+
+
+@migrations()
+def m002_alignment_runs(db: sqlite_utils.Database) -> None:
+    db.table("alignment_runs").create(
+        {
+            "id": int,
+            "card": str,  # the card aligned, name@version
+            "card_hash": str,
+            "label_set_hash": str,  # sha256 over the human labels the run split
+            "model": str,
+            "field": str,  # the label field kappa was measured on
+            "seed": int,
+            "k": int,
+            "n_pool": int,
+            "n_dev": int,
+            "n_test": int,
+            "candidates": str,  # JSON [{name, kappa, low, high, n, errors}] on dev
+            "chosen": str,
+            "dev_kappa": float,
+            "dev_low": float,
+            "dev_high": float,
+            "test_kappa": float,
+            "test_low": float,
+            "test_high": float,
+            "test_n": int,
+            "new_card": str,  # name@version written, or null when the card as is was best
+            "new_card_hash": str,
+            "new_card_path": str,
+            "created_at": str,
+        },
+        pk="id",
+        not_null={"card", "card_hash", "label_set_hash", "model", "chosen", "created_at"},
+    )
+    db.table("alignment_runs").create_index(
+        ["card", "model", "created_at"], index_name="alignment_runs_card_model_time"
     )
 
 

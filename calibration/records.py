@@ -1,4 +1,5 @@
-"""What the calibration tables hold, as values: labels, audits, audit items, anchor sets.
+"""What the calibration tables hold, as values: labels, audits, audit items, anchor sets,
+alignment runs.
 
 `calibration.repository` reads and writes them; `calibration.labels` and `calibration.audit`
 work with them and re-export the public ones.
@@ -10,7 +11,15 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-__all__ = ["AnchorItem", "AnchorSet", "AuditItem", "AuditRecord", "Label", "NewLabel"]
+__all__ = [
+    "AlignmentRun",
+    "AnchorItem",
+    "AnchorSet",
+    "AuditItem",
+    "AuditRecord",
+    "Label",
+    "NewLabel",
+]
 
 
 @dataclass(frozen=True)
@@ -170,3 +179,51 @@ class AnchorItem:
     inputs: dict[str, Any]
     judge: dict[str, Any] = field(default_factory=dict)
     labels: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AlignmentRun:
+    """One stored `calibration.align` run.
+
+    Attributes:
+        id: row id.
+        card: the card aligned, ``name@version``, and ``card_hash`` its file hash.
+        label_set_hash: ``sha256:<hex>`` over the human labels the run split, so two runs on
+            the same labels can be told apart from runs on new ones.
+        model: the judge model.
+        field: the label field kappa was measured on (verdict, else the first score axis).
+        seed: the split's seed; ``k`` examples per example candidate.
+        n_pool, n_dev, n_test: items in the example pool, dev and test.
+        candidates: ``[{"name", "kappa", "low", "high", "n", "errors"}]`` on dev, in the
+            order they were scored (nan is stored as ``None``).
+        chosen: the name of the candidate picked on dev.
+        dev_kappa, dev_low, dev_high: its kappa on dev; ``test_*`` on test (``test_n`` items).
+        new_card, new_card_hash, new_card_path: the card version written, or ``None`` when
+            the card as is was best.
+        created_at: when the run finished, UTC.
+    """
+
+    id: int
+    card: str
+    card_hash: str
+    label_set_hash: str
+    model: str
+    field: str
+    seed: int
+    k: int
+    n_pool: int
+    n_dev: int
+    n_test: int
+    candidates: list[dict[str, Any]]
+    chosen: str
+    dev_kappa: float | None
+    dev_low: float | None
+    dev_high: float | None
+    test_kappa: float | None
+    test_low: float | None
+    test_high: float | None
+    test_n: int
+    new_card: str | None
+    new_card_hash: str | None
+    new_card_path: str | None
+    created_at: datetime

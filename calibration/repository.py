@@ -1,4 +1,5 @@
-"""Every SQL statement on the calibration tables (labels, audits, audit items, anchor sets).
+"""Every SQL statement on the calibration tables (labels, audits, audit items, anchor sets,
+alignment runs).
 
 The tables live in the results database, created by `calibration.migrations`. Statements go
 through `judgecards.Store.transaction` and `Store.query` only, so they take the store's lock
@@ -17,7 +18,15 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from calibration.records import AnchorItem, AnchorSet, AuditItem, AuditRecord, Label, NewLabel
+from calibration.records import (
+    AlignmentRun,
+    AnchorItem,
+    AnchorSet,
+    AuditItem,
+    AuditRecord,
+    Label,
+    NewLabel,
+)
 from judgecards.errors import LabelImportError
 from judgecards.store import Store, card_filter
 
@@ -30,6 +39,12 @@ _AUDIT_COLUMNS = (
 _LABEL_COLUMNS = (
     "id", "result_id", "item_id", "card", "model", "labeler", "field", "kind", "value", "note",
     "audit_id", "created_at",
+)  # fmt: skip
+_ALIGNMENT_COLUMNS = (
+    "id", "card", "card_hash", "label_set_hash", "model", "field", "seed", "k", "n_pool",
+    "n_dev", "n_test", "candidates", "chosen", "dev_kappa", "dev_low", "dev_high", "test_kappa",
+    "test_low", "test_high", "test_n", "new_card", "new_card_hash", "new_card_path",
+    "created_at",
 )  # fmt: skip
 # The headline each audit caches (see calibration.status), in the order status reads it.
 HEADLINE_COLUMNS = (
@@ -307,6 +322,39 @@ class CalibrationRepository:
             )
             for row in rows
         ]  # fmt: skip
+
+    # ------------------------------------------------------------------ alignment runs
+
+    def add_alignment_run(self, values: Mapping[str, Any]) -> int:
+        """Store one alignment run (`_ALIGNMENT_COLUMNS` but ``id``); returns its id."""
+        row = {**values, "candidates": json.dumps(values["candidates"])}
+        with self.store.transaction("store the alignment run") as tx:
+            return tx.insert("alignment_runs", row)
+
+    def alignment_runs(
+        self, *, card: str | None = None, model: str | None = None
+    ) -> list[AlignmentRun]:
+        """Stored alignment runs, oldest first; ``card`` is ``name`` or ``name@version``."""
+        if not self._has("alignment_runs"):
+            return []
+        clauses, params = card_filter(card)
+        if model:
+            clauses.append("model = ?")
+            params.append(model)
+        rows = self.store.query(
+            f"SELECT {', '.join(_ALIGNMENT_COLUMNS)} FROM alignment_runs {_where(clauses)} "
+            "ORDER BY created_at, id",
+            params,
+            doing="read alignment runs",
+        )
+        return [_alignment_run(row) for row in rows]
+
+
+def _alignment_run(row: Sequence[Any]) -> AlignmentRun:
+    values = dict(zip(_ALIGNMENT_COLUMNS, row))
+    values["candidates"] = json.loads(values["candidates"] or "[]")
+    values["created_at"] = datetime.fromisoformat(values["created_at"])
+    return AlignmentRun(**values)
 
 
 def _audit(row: Sequence[Any]) -> AuditRecord:

@@ -21,6 +21,7 @@ JudgecardsError
 ├── RankingError           stored comparisons cannot be rated (none, or disconnected groups)
 ├── AuditError             an audit cannot be made or read (nothing to sample, unknown audit,
 │                          a cascade without enough labels)
+├── AlignmentError         a judge cannot be aligned (no labels, too few to split)
 └── StoreError             (path, operation)     the database cannot be opened, read or written
 ```
 
@@ -41,6 +42,7 @@ from pathlib import Path
 from judgecards.redaction import redact
 
 __all__ = [
+    "AlignmentError",
     "AuditError",
     "CardError",
     "CardLockMismatch",
@@ -265,3 +267,9 @@ class LabelImportError(InputError):
 class AuditError(JudgecardsError):
     """An audit cannot be made or read: nothing to sample, an unknown audit or anchor set, or
     a cascade's judges without enough human labels to calibrate (the message says what to label)."""
+
+
+class AlignmentError(JudgecardsError):
+    """A judge cannot be aligned to its people: no human labels, too few to split into an example
+    pool, dev and test, no card directory to write the new version to, or a leak of example items
+    into the items scored."""

@@ -23,6 +23,11 @@ __all__ = ["main"]
 
 # name -> (module, attribute, one-line help shown by --help without importing the module)
 COMMANDS: dict[str, tuple[str, str, str]] = {
+    "align": (
+        "judgecards.cli.align",
+        "align",
+        "Align a judge card to its human labels: try examples and guidelines, write the best.",
+    ),
     "audit": (
         "judgecards.cli.audit",
         "audit",
