@@ -36,6 +36,7 @@ from judgecards.providers import make_provider, split_model
 from judgecards.providers.base import Completion, CompletionRequest, Message, Provider, Usage
 from judgecards.providers.mock import FinalLine
 from judgecards.render import DEFAULT_MAX_INPUT_CHARS, check_inputs, render
+from judgecards.replay import not_recorded, replay_stand_in
 from judgecards.results import JudgeResult, TokenUsage
 from judgecards.retry import (
     RetryPolicy,
@@ -200,6 +201,8 @@ class Judge:
         max_input_chars: the longest input accepted, in characters (default 200,000; ``None``
             for no limit). A longer input is refused before any call: `InputTooLarge` from
             `score`, an ``input`` error record from `score_many`.
+        offline: answer only from stored judgments and cached replies, with no API key; an
+            item that would need a call raises `NotRecorded` naming it (`judgecards.replay`).
         **provider_options: passed to the provider: ``api_key``, ``base_url``, ``timeout``,
             ``http_client``, ``async_http_client``.
     """
@@ -220,6 +223,7 @@ class Judge:
         provider: Provider | None = None,
         rubric: RubricPolicy | None = None,
         max_input_chars: int | None = DEFAULT_MAX_INPUT_CHARS,
+        offline: bool = False,
         **provider_options: Any,
     ) -> None:
         if max_attempts < 1:
@@ -235,6 +239,9 @@ class Judge:
         self.rubric = rubric or (RubricPolicy() if "criteria" in self.card.spec.inputs else None)
         self.model = model
         prefix, _ = split_model(model)
+        self.offline = offline
+        if offline and provider is None:
+            provider = replay_stand_in(model)  # same name and model: the same cache keys
         if provider is None:
             if prefix == "mock":
                 # The mock writes replies from structured descriptions, never from the prompt.
@@ -483,6 +490,8 @@ class Judge:
             completion = self._cached(self._cache_key(request))
             cached = completion is not None
             if completion is None:
+                if self.offline:
+                    raise not_recorded(self.card.ref, self.model, item.item_id, item.inputs)
                 try:
                     sent = call_with_retries(self.provider, request, self.retry, self._transport)
                 except TransportError as error:
@@ -501,6 +510,8 @@ class Judge:
             completion = self._cached(self._cache_key(request))
             cached = completion is not None
             if completion is None:
+                if self.offline:
+                    raise not_recorded(self.card.ref, self.model, item.item_id, item.inputs)
                 try:
                     sent = await acall_with_retries(
                         self.provider, request, self.retry, self._transport

@@ -81,13 +81,15 @@ class RetryPolicy:
 
 
 class TransportCounters:
-    """Live transport retry counts of one `Judge` (``judge.transport_counters``).
+    """Live transport counts of one `Judge` (``judge.transport_counters``).
 
-    Updated by the retry loop just before each wait, so a progress display can read them while
-    a batch runs (from any thread). ``retries`` is the total; every retry is also counted under
-    exactly one cause. Counts only grow; take a `snapshot` to compare.
+    Updated by the retry loop as each request is sent and just before each wait, so a progress
+    display can read them while a batch runs (from any thread). ``retries`` is the total; every
+    retry is also counted under exactly one cause. Counts only grow; take a `snapshot` to compare.
 
     Attributes:
+        requests: requests sent to the provider, retries included (replies served from the
+            store or the response cache send none).
         retries: requests re-sent after a retryable failure.
         rate_limited: of which after a 429.
         server_errors: after a retryable HTTP status other than 429 (5xx, 408, 409, 529).
@@ -101,6 +103,7 @@ class TransportCounters:
         "connection_errors",
         "rate_limited",
         "rejected_parameters",
+        "requests",
         "retries",
         "server_errors",
         "timeouts",
@@ -108,12 +111,18 @@ class TransportCounters:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        self.requests = 0
         self.retries = 0
         self.rate_limited = 0
         self.server_errors = 0
         self.timeouts = 0
         self.connection_errors = 0
         self.rejected_parameters = 0
+
+    def sending(self) -> None:
+        """Count one request about to be sent."""
+        with self._lock:
+            self.requests += 1
 
     def record(self, decision: RetryDecision, *, resent_without_parameter: bool) -> None:
         """Count one retry caused by ``decision``."""
@@ -356,6 +365,7 @@ def call_with_retries(
     call = _Call(provider, request, policy, state or TransportState())
 
     def attempt() -> Sent:
+        call.state.counters.sending()
         try:
             return call.succeeded(provider.complete(call.request))
         except ProviderError:
@@ -387,6 +397,7 @@ async def acall_with_retries(
     call = _Call(provider, request, policy, state or TransportState())
 
     async def attempt() -> Sent:
+        call.state.counters.sending()
         try:
             return call.succeeded(await provider.acomplete(call.request))
         except ProviderError:

@@ -417,6 +417,7 @@ def test_counters_count_every_retry_once_under_its_cause() -> None:
     )  # fmt: skip
     call_with_retries(openai_provider(script), REQUEST, Waits().policy(), state)
     assert state.counters.snapshot() == {
+        "requests": 6,
         "retries": 5,
         "rate_limited": 2,
         "server_errors": 1,
