@@ -32,6 +32,10 @@ Trustworthy numbers once labels exist:
   verdict rate corrected with human labels on a subset (prediction-powered inference, PPI++).
 * `selective_threshold` (`SelectiveThreshold`, `ThresholdTest`) — the confidence above which a
   judge's agreement with people is guaranteed (fixed-sequence testing); the rest is escalated.
+* `Cascade` (`CascadeRun`, `CascadeDecision`, `CascadeStage`) — judges from cheap to strong,
+  each deciding only above its own threshold, the rest queued for people; confidence per
+  judgment from `judgment_confidence` (G-Eval), `order_consistency` (pairwise),
+  `sample_agreement` (k samples) or `MajorityVote.confidence` (juries).
 * `majority_vote` (`MajorityVote`), `fit_jury` (`FittedJury`, `JudgeReliability`),
   `dawid_skene` (`DawidSkeneResult`), `evaluate_jury` (`JuryEvaluation`) — several judges
   aggregated, and whether the jury beats its best judge.
@@ -65,6 +69,10 @@ _EXPORTS: dict[str, str] = {
     "AuditReport": "calibration.audit_report",
     "AuditSummary": "calibration.audit_report",
     "CalibrationStatus": "calibration.status",
+    "Cascade": "calibration.cascade",
+    "CascadeDecision": "calibration.cascade",
+    "CascadeRun": "calibration.cascade",
+    "CascadeStage": "calibration.cascade",
     "CandidateScore": "calibration.align",
     "ClassScores": "calibration.report",
     "CorrectedEstimate": "calibration.ppi",
@@ -99,13 +107,16 @@ _EXPORTS: dict[str, str] = {
     "fleiss_kappa": "calibration.interrater",
     "import_labels": "calibration.labels",
     "inter_annotator": "calibration.interrater",
+    "judgment_confidence": "calibration.confidence",
     "kappa": "calibration.agreement",
     "krippendorff_alpha": "calibration.interrater",
     "latest_calibration": "calibration.status",
     "majority_vote": "calibration.jury",
+    "order_consistency": "calibration.confidence",
     "pairwise_agreement": "calibration.pairwise",
     "pairwise_human_agreement": "calibration.pairwise",
     "read_labels": "calibration.labels",
+    "sample_agreement": "calibration.confidence",
     "selective_threshold": "calibration.selective",
     "stratified_corrected_mean": "calibration.ppi_stratified",
     "stratified_corrected_rate": "calibration.ppi_stratified",
@@ -123,6 +134,10 @@ __all__ = [
     "AuditReport",
     "AuditSummary",
     "CalibrationStatus",
+    "Cascade",
+    "CascadeDecision",
+    "CascadeRun",
+    "CascadeStage",
     "CandidateScore",
     "ClassScores",
     "CorrectedEstimate",
@@ -157,13 +172,16 @@ __all__ = [
     "fleiss_kappa",
     "import_labels",
     "inter_annotator",
+    "judgment_confidence",
     "kappa",
     "krippendorff_alpha",
     "latest_calibration",
     "majority_vote",
+    "order_consistency",
     "pairwise_agreement",
     "pairwise_human_agreement",
     "read_labels",
+    "sample_agreement",
     "selective_threshold",
     "stratified_corrected_mean",
     "stratified_corrected_rate",
@@ -180,6 +198,8 @@ if TYPE_CHECKING:
     from calibration.align import AlignmentResult, CandidateScore, align, alignment_runs
     from calibration.audit import Audit
     from calibration.audit_report import AuditReport, AuditSummary
+    from calibration.cascade import Cascade, CascadeDecision, CascadeRun, CascadeStage
+    from calibration.confidence import judgment_confidence, order_consistency, sample_agreement
     from calibration.dawid_skene import DawidSkeneResult, dawid_skene
     from calibration.interrater import (
         InterAnnotatorReport,

@@ -82,6 +82,9 @@ def order_consistency(first_order: str, second_order: str) -> float:
         first_order: the verdict with A shown first.
         second_order: the verdict with B shown first, mapped back to A/B naming (as in
             `judgecards.pairwise.rules.resolve_pair`).
+
+    Returns:
+        1.0 or 0.5: a verdict that flips with the order is a guess between the two.
     """
     return 1.0 if first_order == second_order else 0.5
 
@@ -92,6 +95,9 @@ def sample_agreement(answers: Sequence[Hashable | None]) -> float:
     Args:
         answers: the judge's answer in each sample; ``None`` (a failed sample) counts as a
             sample that agrees with nothing.
+
+    Returns:
+        A share in (0, 1]; 0.0 when every sample failed.
 
     Raises:
         ValueError: no answers.

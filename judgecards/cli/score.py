@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from judgecards.cli._cascade import cascade_models, score_cascade
 from judgecards.cli._ci_output import CiOutputs, ci_output_options
 from judgecards.cli._ci_runs import score_run
 from judgecards.cli._common import (
@@ -32,8 +33,9 @@ from judgecards.jsonl import read_items
 @click.option("--card", "card_ref", required=True, help="Card as NAME or NAME@VERSION.")
 @click.option(
     "--model",
-    required=True,
-    help="provider:model, e.g. openai:gpt-4o, anthropic:claude-sonnet-5-5, mock:judge.",
+    default=None,
+    help="provider:model, e.g. openai:gpt-4o, anthropic:claude-sonnet-5-5, mock:judge "
+    "(or --cascade).",
 )
 @click.option(
     "--input",
@@ -64,6 +66,27 @@ from judgecards.jsonl import read_items
     "--base-url", default=None, help="Server URL (else OPENAI_BASE_URL / ANTHROPIC_BASE_URL)."
 )
 @click.option("--timeout", default=60.0, show_default=True, type=float, help="Seconds per request.")
+@click.option(
+    "--guarantee",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=None,
+    help="Let a judge decide an item only where its agreement with people is guaranteed to be "
+    "at least this (e.g. 0.85), from the labels stored for it; the rest go to people (an audit).",
+)
+@click.option(
+    "--cascade",
+    default=None,
+    metavar="M1,M2,...",
+    help="Judge models, cheapest first, instead of --model (needs --guarantee): an item goes to "
+    "the next one when the current one is not trusted on it.",
+)
+@click.option(
+    "--delta",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=0.1,
+    show_default=True,
+    help="With --guarantee: allowed probability, per judge, that its guarantee fails.",
+)
 @max_input_chars_option
 @max_errors_option
 @ci_output_options
@@ -71,7 +94,7 @@ from judgecards.jsonl import read_items
 @cards_dir_option
 def score(
     card_ref: str,
-    model: str,
+    model: str | None,
     input_path: Path,
     output_path: Path,
     concurrency: int,
@@ -79,6 +102,9 @@ def score(
     no_cache: bool,
     base_url: str | None,
     timeout: float,
+    guarantee: float | None,
+    cascade: str | None,
+    delta: float,
     max_input_chars: int,
     max_errors: ErrorBudget,
     junit: Path | None,
@@ -93,6 +119,12 @@ def score(
     opened or any call is made. Results are stored as each item finishes, so an interrupted run
     picks up where it stopped when started again.
 
+    With --guarantee T, each item is decided by the first model of --cascade (cheapest first;
+    else --model alone) whose agreement with people is guaranteed to be at least T on it, from
+    the labels stored for that card version and model; a model that cannot meet T is not
+    called, and items no model is trusted on become an audit for people. A model without
+    enough labels stops the run before any call (exit 2), naming what to label.
+
     Exit status: 0 every item has a valid judgment (or the error records are within
     --max-errors); 1 more error records than that; 2 a usage or input error, nothing judged;
     130 interrupted (what was saved is printed).
@@ -101,6 +133,7 @@ def score(
     from judgecards.judge import Judge
 
     # Cheap checks first: nothing below opens the database or calls the provider.
+    models = cascade_models(model, cascade, guarantee)
     card = load_card(card_ref, cards_dir=list(cards_dirs) or None)
     required = [name for name, spec in card.spec.inputs.items() if spec.required]
     limit = input_limit(max_input_chars)
@@ -118,6 +151,26 @@ def score(
     options: dict[str, Any] = {"timeout": timeout}
     if base_url:
         options["base_url"] = base_url
+    if guarantee is not None:
+        results, run, elapsed = score_cascade(
+            card, models, items, target=guarantee, delta=delta, db=db, concurrency=concurrency,
+            judge_options={
+                "cache": not no_cache, "max_attempts": max_attempts, "max_input_chars": limit,
+                **options,
+            },
+        )  # fmt: skip
+        output.write_lines(
+            (result.model_dump_json() for result in results),
+            note=f"; the results are stored in {db}: run the same command again to write the "
+            "file without new calls",
+        )
+        click.echo(_summary(results, elapsed, output_path))
+        click.echo(run.summary())
+        ci.emit(score_run(results, subject=f"{card.ref} on {' -> '.join(models)}", seconds=elapsed))
+        errors = Counter(str(r.error_kind) for r in results if r.status == "error")
+        finish_run(errors, len(results), max_errors)
+        return
+    model = models[0]
     with Judge(
         card, model, db=db, cache=not no_cache, max_attempts=max_attempts,
         max_input_chars=limit, **options,

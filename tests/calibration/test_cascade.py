@@ -10,23 +10,26 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx2
 import numpy as np
 import pytest
+from click.testing import CliRunner, Result
 
 from calibration import Audit, import_labels, latest_calibration, selective_threshold
 from calibration.cascade import Cascade, minimum_labels
 from calibration.confidence import judgment_confidence, order_consistency, sample_agreement
 from judgecards import Judge
+from judgecards.cli import cli
 from judgecards.errors import AuditError
 from judgecards.results import JudgeResult
 from judgecards.store import Store
 from tests.fakes.http import Script, openai_chat, token_logprobs
 from tests.fakes.judges import openai_judge
+from tests.fakes.server import FakeServer
 
 HUMAN = 5  # every item's human rating
 
@@ -307,3 +310,75 @@ def test_a_two_judge_cascade_keeps_the_target_on_decided_items() -> None:
     assert min(per_judge) / splits >= 1 - delta
     # It is not vacuous: most items are decided, and the cheap judge takes a real share.
     assert np.mean(coverage) > 0.5 and np.mean(cheap_share) > 0.1
+
+
+# ---------------------------------------------------------------- the command line
+
+
+def test_score_with_a_guarantee_on_the_command_line(
+    tmp_path: Path, serve: Callable[..., FakeServer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``score --guarantee 0.85 --cascade openai:cheap,openai:strong`` on a loopback server
+    that returns no logprobs (every confidence is 0.0): the cheap judge, which disagrees with
+    its labels, decides nothing and is never called; the strong one, which agrees on all 40,
+    is trusted on everything (the bound 0.1 ** (1/40) = 0.944 clears 0.85)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-4f9a7c2e1b3d5f60718293a4b5c6d7e8")
+    server = serve()
+    db = tmp_path / "cli.db"
+
+    def cli_run(*args: Any) -> Result:
+        return CliRunner().invoke(cli, [*map(str, args), "--db", str(db)])
+
+    def score(items: Path, output: Path, *models: str, guarantee: bool = False) -> Result:
+        which = ["--cascade", ",".join(models)] if guarantee else ["--model", models[0]]
+        extra = ["--guarantee", "0.85"] if guarantee else []
+        return cli_run("score", "--card", "single", *which, *extra, "--input", items,
+                       "--output", output, "--base-url", server.base_url)  # fmt: skip
+
+    cal = tmp_path / "cal.jsonl"
+    cal.write_text("".join(
+        json.dumps({"id": f"c{i}", "question": f"Question {i}?", "answer": f"Answer {i}."}) + "\n"
+        for i in range(40)
+    ))  # fmt: skip
+    rows = []
+    for model, agree in (("openai:cheap", False), ("openai:strong", True)):
+        out = tmp_path / f"{model[7:]}.jsonl"
+        assert score(cal, out, model).exit_code == 0
+        for line in out.read_text().splitlines():
+            result = json.loads(line)
+            rating = result["scores"]["rating"]
+            human = rating if agree else (rating % 10) + 1
+            rows.append({"result_id": result["id"], "rating": human})
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    assert cli_run("labels", "import", labels, "--labeler", "ann").exit_code == 0
+
+    items = tmp_path / "items.jsonl"
+    items.write_text("".join(
+        json.dumps({"id": f"t{i}", "question": f"New question {i}?", "answer": f"New {i}."}) + "\n"
+        for i in range(5)
+    ))  # fmt: skip
+    before = server.requests
+    out = tmp_path / "out.jsonl"
+    result = score(items, out, "openai:cheap", "openai:strong", guarantee=True)
+    assert result.exit_code == 0, result.output
+    assert server.requests == before + 5  # the strong judge only
+    written = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["item_id"] for r in written] == [f"t{i}" for i in range(5)]
+    assert {r["output"]["cascade"]["decided_by"] for r in written} == {"openai:strong"}
+    assert {r["output"]["cascade"]["threshold"] for r in written} == {0.0}
+    assert "coverage:  100% decided by a judge, 0 to people" in result.output
+    assert "no threshold (40 labels): decides nothing, not called" in result.output
+    assert "threshold 0 (40 labels): 5 sent, 5 calls, 5 decided" in result.output
+
+    # Too few labels for a judge: exit 2, naming what to label, and nothing called.
+    before = server.requests
+    short = score(items, out, "openai:strong", "openai:new", guarantee=True)
+    assert short.exit_code == 2
+    assert "needs at least 15 human labels of 'rating'" in short.output
+    assert "audit sample --card single@1 --model openai:new" in short.output
+    assert server.requests == before
+
+    usage = cli_run("score", "--card", "single", "--cascade", "openai:a,openai:b",
+                    "--input", items, "--output", out)  # fmt: skip
+    assert usage.exit_code == 2 and "--cascade needs --guarantee" in usage.output
