@@ -18,10 +18,10 @@ JudgecardsError
 │   ├── ProviderConfigError   missing key or unknown provider; names the variable to set
 │   └── TransportError        the call failed after retries (kind, status, retries, url)
 ├── JudgeOutputError       (raw reply, problems)  internal to the re-ask loop
-├── NotRecorded            (card, model, item_id) an offline judge would need a provider call
 ├── RankingError           stored comparisons cannot be rated (none, or disconnected groups)
 ├── AuditError             an audit cannot be made or read (nothing to sample, unknown audit,
 │                          a cascade without enough labels)
+├── AlignmentError         a judge cannot be aligned (no labels, too few to split)
 └── StoreError             (path, operation)     the database cannot be opened, read or written
 ```
 
@@ -42,6 +42,7 @@ from pathlib import Path
 from judgecards.redaction import redact
 
 __all__ = [
+    "AlignmentError",
     "AuditError",
     "CardError",
     "CardLockMismatch",
@@ -54,7 +55,6 @@ __all__ = [
     "JudgecardsError",
     "LabelImportError",
     "MissingInput",
-    "NotRecorded",
     "OutputError",
     "ProviderConfigError",
     "ProviderError",
@@ -217,21 +217,6 @@ class JudgeOutputError(JudgecardsError):
         super().__init__("; ".join(self.problems) or "invalid judge reply")
 
 
-class NotRecorded(JudgecardsError):
-    """An offline judge (``Judge(..., offline=True)``, pytest ``--judge-offline``) has no stored
-    judgment or cached reply for an item, so answering it would need a provider call.
-
-    Raised before anything is sent. The message names the card, the model and the item (its id,
-    else its inputs, shortened) and says how to record it.
-    """
-
-    def __init__(self, message: str, *, card: str | None, model: str, item_id: str | None) -> None:
-        self.card = card
-        self.model = model
-        self.item_id = item_id
-        super().__init__(message)
-
-
 class RankingError(JudgecardsError, ValueError):
     """Stored comparisons cannot be rated: none match, or they split into groups never compared."""
 
@@ -282,3 +267,9 @@ class LabelImportError(InputError):
 class AuditError(JudgecardsError):
     """An audit cannot be made or read: nothing to sample, an unknown audit or anchor set, or
     a cascade's judges without enough human labels to calibrate (the message says what to label)."""
+
+
+class AlignmentError(JudgecardsError):
+    """A judge cannot be aligned to its people: no human labels, too few to split into an example
+    pool, dev and test, no card directory to write the new version to, or a leak of example items
+    into the items scored."""
