@@ -18,6 +18,7 @@ JudgecardsError
 │   ├── ProviderConfigError   missing key or unknown provider; names the variable to set
 │   └── TransportError        the call failed after retries (kind, status, retries, url)
 ├── JudgeOutputError       (raw reply, problems)  internal to the re-ask loop
+├── NotRecorded            (card, model, item_id) an offline judge would need a provider call
 ├── RankingError           stored comparisons cannot be rated (none, or disconnected groups)
 ├── AuditError             an audit cannot be made or read (nothing to sample, unknown audit,
 │                          a cascade without enough labels)
@@ -55,6 +56,7 @@ __all__ = [
     "JudgecardsError",
     "LabelImportError",
     "MissingInput",
+    "NotRecorded",
     "OutputError",
     "ProviderConfigError",
     "ProviderError",
@@ -215,6 +217,21 @@ class JudgeOutputError(JudgecardsError):
         self.problems = list(problems)
         self.truncated = truncated
         super().__init__("; ".join(self.problems) or "invalid judge reply")
+
+
+class NotRecorded(JudgecardsError):
+    """An offline judge (``Judge(..., offline=True)``, pytest ``--judge-offline``) has no stored
+    judgment or cached reply for an item, so answering it would need a provider call.
+
+    Raised before anything is sent. The message names the card, the model and the item (its id,
+    else its inputs, shortened) and says how to record it.
+    """
+
+    def __init__(self, message: str, *, card: str | None, model: str, item_id: str | None) -> None:
+        self.card = card
+        self.model = model
+        self.item_id = item_id
+        super().__init__(message)
 
 
 class RankingError(JudgecardsError, ValueError):
