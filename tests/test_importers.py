@@ -193,7 +193,7 @@ def test_rubric_text_is_data_and_output_maps_to_the_card_input(tmp_path: Path) -
     card = parse_card_file(result.output / "cards" / "promptfoo" / "v1.md.j2")
     prompt = render(card, {"model_output": "OUT", "policy": "POLICY"}).user
     assert 'Quotes the policy "POLICY" accurately; the output (OUT) must not invent fees.' in prompt
-    assert 'Format hints like {"json": true} or {% raw %} are text.' in prompt
+    assert 'Format hints like {"json": true} are text.' in prompt
 
 
 def test_template_code_in_a_rubric_is_never_run(tmp_path: Path) -> None:
@@ -206,7 +206,10 @@ def test_template_code_in_a_rubric_is_never_run(tmp_path: Path) -> None:
     card = parse_card_file(result.cards[0])
     prompt = render(card, {"model_output": "o", "q": "Q"}).user
     assert "{{ ''.__class__ }} {% for x in range(10**9) %}x{% endfor %} Q" in prompt
-    assert "{{ ''.__class__ }}" in [gap.what.removeprefix("placeholder ") for gap in result.gaps]
+    assert [gap.what for gap in result.left_out] == [
+        "placeholder {{ ''.__class__ }}",
+        "a Nunjucks block",
+    ]
 
 
 def test_promptfoo_cli_exit_status(tmp_path: Path) -> None:
@@ -285,3 +288,35 @@ def test_list_vars_expand_like_promptfoo_and_are_bounded(tmp_path: Path) -> None
     with pytest.raises(InputError) as caught:
         import_promptfoo(bomb, tmp_path / "out2")
     assert caught.value.field == "tests.0.vars" and caught.value.line == 2
+
+
+def test_names_jinja_reserves_become_prefixed_inputs(tmp_path: Path) -> None:
+    config = write(
+        tmp_path / "p.yaml",
+        "tests:\n  - vars: {'true': yes-var, loop: L, output_schema: S}\n    assert:\n"
+        "      - {type: llm-rubric, value: '{{ true }} {{loop}} {{ output_schema }} {{ output }}'}\n",
+    )
+    result = import_promptfoo(config, tmp_path / "out")
+    card = parse_card_file(result.cards[0])
+    assert {"var_true", "var_loop", "var_output_schema"} <= set(card.spec.inputs)
+    items = [{"id": "1", "true": "T", "loop": "L", "output_schema": "S", "model_output": "O"}]
+    report = run_config(result.configs[0], items, tmp_path / "db")
+    assert report.items[0].judge is not None and report.items[0].judge.status == "ok"
+    prompt = render(
+        card, {"var_true": "T", "var_loop": "L", "var_output_schema": "S", "model_output": "O"}
+    )
+    assert "T L S O" in prompt.user
+
+
+def test_a_grader_with_an_image_is_listed_not_fatal(tmp_path: Path) -> None:
+    graders = [
+        {"type": "label_model", "name": "pic", "model": "gpt-4o", "labels": ["y", "n"],
+         "passing_labels": ["y"], "input": [{"role": "user", "content": [
+             {"type": "input_text", "text": "Is this right?"},
+             {"type": "input_image", "image_url": "{{ item.image }}"}]}]},
+        {"type": "string_check", "name": "ok", "input": "{{ sample.output_text }}",
+         "reference": "ok", "operation": "eq"},
+    ]  # fmt: skip
+    result = import_openai_graders(write(tmp_path / "g.json", json.dumps(graders)), tmp_path / "o")
+    assert [p.name for p in result.configs] == ["ok.yaml"] and result.cards == ()
+    assert [gap.where for gap in result.left_out] == ["grader 'pic' (label_model)"]

@@ -32,6 +32,7 @@ __all__ = [
     "Gap",
     "ImportPlan",
     "ImportResult",
+    "input_name",
     "jinja_body",
     "slug",
     "unique",
@@ -130,6 +131,21 @@ def unique(name: str, taken: set[str]) -> str:
         candidate = f"{name}-{n}"
     taken.add(candidate)
     return candidate
+
+
+# Names a body cannot use as a plain variable: Jinja's literals and operators (``{{ true }}`` is
+# a constant, ``{{ not }}`` a syntax error), names the runtime defines, and injected variables.
+_RESERVED = frozenset(
+    {"true", "false", "none", "True", "False", "None", "and", "or", "not", "in", "is", "if",
+     "else", "loop", "self", "varargs", "kwargs", "caller", "output_schema", "model_output",
+     "prompt"}
+)  # fmt: skip
+
+
+def input_name(field: str, *, prefix: str) -> str:
+    """The card input that holds the item field ``field`` (an identifier): the field's own name
+    unless the body cannot use it as a variable, then ``<prefix>_<field>``."""
+    return f"{prefix}_{field}" if field in _RESERVED else field
 
 
 def _literal(text: str) -> str:

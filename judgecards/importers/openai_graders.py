@@ -29,13 +29,13 @@ from pathlib import Path
 from typing import Any
 
 from judgecards._yaml import YamlDocument, load_yaml
-from judgecards.cards import INJECTED_VARIABLES
 from judgecards.errors import InputError
 from judgecards.importers._output import (
     CARDS_DIR,
     CardDraft,
     ImportPlan,
     ImportResult,
+    input_name,
     jinja_body,
     slug,
     unique,
@@ -71,8 +71,13 @@ def _field_name(expression: str) -> str | None:
     return found.group(1) if found else None
 
 
-def _input_name(field: str) -> str:
-    return f"item_{field}" if field in INJECTED_VARIABLES else field
+class _Untranslatable(Exception):
+    """A grader part with no judgecards equivalent: the grader is left out, and listed."""
+
+    def __init__(self, loc: tuple[str | int, ...], what: str) -> None:
+        super().__init__(what)
+        self.loc = loc
+        self.what = what
 
 
 class _Reader:
@@ -140,7 +145,10 @@ class _Reader:
                 "judgecards has no equivalent (python graders run code and are never imported)",
             )  # fmt: skip
             return
-        handler(loc, grader, name, where)
+        try:
+            handler(loc, grader, name, where)
+        except _Untranslatable as skipped:
+            self.plan.gap(where, self.line(skipped.loc), skipped.what, "the grader is not imported")
 
     def _text(self, value: Any, loc: tuple[str | int, ...]) -> str:
         if isinstance(value, str):
@@ -149,7 +157,7 @@ class _Reader:
             return text
         if isinstance(value, list):
             return "\n".join(self._text(part, (*loc, i)) for i, part in enumerate(value))
-        raise self.fail("message content must be text (images and audio are not imported)", loc)
+        raise _Untranslatable(loc, "message content that is not text (an image, audio)")
 
     def _messages(
         self, loc: tuple[str | int, ...], grader: Mapping[str, Any], where: str
@@ -164,8 +172,9 @@ class _Reader:
             field = _field_name(expression)
             if field is None:
                 return None
-            inputs[_input_name(field)] = field
-            return _input_name(field)
+            name = field if field == OUTPUT_FIELD else input_name(field, prefix="item")
+            inputs[name] = field
+            return name
 
         system: list[str] = []
         body: list[str] = []

@@ -31,13 +31,13 @@ from pathlib import Path
 from typing import Any
 
 from judgecards._yaml import YamlDocument, load_yaml
-from judgecards.cards import INJECTED_VARIABLES
 from judgecards.errors import InputError
 from judgecards.importers._output import (
     CARDS_DIR,
     CardDraft,
     ImportPlan,
     ImportResult,
+    input_name,
     jinja_body,
     slug,
     unique,
@@ -330,11 +330,7 @@ class _Reader:
             if expression == "output":
                 return "model_output"
             if _IDENTIFIER.fullmatch(expression):
-                name = (
-                    f"var_{expression}"
-                    if expression in (*INJECTED_VARIABLES, "model_output", "prompt")
-                    else expression
-                )
+                name = input_name(expression, prefix="var")
                 inputs[name] = expression
                 return name
             return None
@@ -352,14 +348,13 @@ class _Reader:
             text, unresolved = jinja_body(value, resolve)
             for placeholder in unresolved:
                 self.plan.gap(where, self.line((*loc, "value")), f"placeholder {placeholder}",
-                              "only {{ output }} and {{ var }} are mapped; kept as literal text", left_out=False)  # fmt: skip
+                              "only {{ output }} and {{ var }} are mapped; kept as literal text")  # fmt: skip
             if "{%" in value:
                 self.plan.gap(
                     where,
                     self.line((*loc, "value")),
                     "a Nunjucks block",
-                    "kept as literal text",
-                    left_out=False,
+                    "kept as literal text, never run",
                 )
             criterion = f"c{index}"
             if kind == "llm-rubric":
