@@ -30,6 +30,9 @@ Trustworthy numbers once labels exist:
 * `corrected_mean`, `corrected_rate`, `corrected_estimate` (`CorrectedEstimate`) and their
   `stratified_corrected_mean`/`stratified_corrected_rate` variants — a judge's mean score or
   verdict rate corrected with human labels on a subset (prediction-powered inference, PPI++).
+* `estimate` (`EstimatesReport`, `EstimateRow`; `EstimateError`) — corrected estimates from the
+  results database: judge-only, human-only and corrected numbers for a card version and judge
+  model (mean score per axis, share of each verdict, win rate per model pair).
 * `selective_threshold` (`SelectiveThreshold`, `ThresholdTest`) — the confidence above which a
   judge's agreement with people is guaranteed (fixed-sequence testing); the rest is escalated.
 * `Cascade` (`CascadeRun`, `CascadeDecision`, `CascadeStage`) — judges from cheap to strong,
@@ -77,6 +80,9 @@ _EXPORTS: dict[str, str] = {
     "ClassScores": "calibration.report",
     "CorrectedEstimate": "calibration.ppi",
     "DawidSkeneResult": "calibration.dawid_skene",
+    "EstimateError": "judgecards.errors",
+    "EstimateRow": "calibration.estimates",
+    "EstimatesReport": "calibration.estimates",
     "FittedJury": "calibration.jury",
     "InterAnnotatorReport": "calibration.interrater",
     "JudgeReliability": "calibration.jury",
@@ -101,6 +107,7 @@ _EXPORTS: dict[str, str] = {
     "corrected_mean": "calibration.ppi",
     "corrected_rate": "calibration.ppi",
     "dawid_skene": "calibration.dawid_skene",
+    "estimate": "calibration.estimates",
     "evaluate_jury": "calibration.jury",
     "export_labels": "calibration.labels",
     "fit_jury": "calibration.jury",
@@ -142,6 +149,9 @@ __all__ = [
     "ClassScores",
     "CorrectedEstimate",
     "DawidSkeneResult",
+    "EstimateError",
+    "EstimateRow",
+    "EstimatesReport",
     "FittedJury",
     "InterAnnotatorReport",
     "JudgeReliability",
@@ -166,6 +176,7 @@ __all__ = [
     "corrected_mean",
     "corrected_rate",
     "dawid_skene",
+    "estimate",
     "evaluate_jury",
     "export_labels",
     "fit_jury",
@@ -201,6 +212,7 @@ if TYPE_CHECKING:
     from calibration.cascade import Cascade, CascadeDecision, CascadeRun, CascadeStage
     from calibration.confidence import judgment_confidence, order_consistency, sample_agreement
     from calibration.dawid_skene import DawidSkeneResult, dawid_skene
+    from calibration.estimates import EstimateRow, EstimatesReport, estimate
     from calibration.interrater import (
         InterAnnotatorReport,
         RaterPair,
@@ -236,4 +248,4 @@ if TYPE_CHECKING:
     from calibration.report import AgreementReport, ClassScores, calibrate
     from calibration.selective import SelectiveThreshold, ThresholdTest, selective_threshold
     from calibration.status import CalibrationStatus, latest_calibration, warn_if_uncalibrated
-    from judgecards.errors import AlignmentError, AuditError, LabelImportError
+    from judgecards.errors import AlignmentError, AuditError, EstimateError, LabelImportError

@@ -20,6 +20,7 @@ JudgecardsError
 ├── JudgeOutputError       (raw reply, problems)  internal to the re-ask loop
 ├── NotRecorded            (card, model, item_id) an offline judge would need a provider call
 ├── RankingError           stored comparisons cannot be rated (none, or disconnected groups)
+├── EstimateError          no corrected estimate: no results or no human labels to correct with
 ├── AuditError             an audit cannot be made or read (nothing to sample, unknown audit,
 │                          a cascade without enough labels)
 ├── AlignmentError         a judge cannot be aligned (no labels, too few to split)
@@ -49,6 +50,7 @@ __all__ = [
     "CardLockMismatch",
     "CardNotFound",
     "CardValidationError",
+    "EstimateError",
     "InputError",
     "InputTooLarge",
     "InvalidInput",
@@ -236,6 +238,10 @@ class NotRecorded(JudgecardsError):
 
 class RankingError(JudgecardsError, ValueError):
     """Stored comparisons cannot be rated: none match, or they split into groups never compared."""
+
+
+class EstimateError(JudgecardsError):
+    """No corrected estimate can be made: no judged results, no human labels, or too few."""
 
 
 class UncalibratedJudgeWarning(UserWarning):

@@ -39,6 +39,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "compare",
         "A/B-compare two output files with a pairwise judge, both orders.",
     ),
+    "estimate": (
+        "judgecards.cli.estimate",
+        "estimate",
+        "A judge's scores, verdict shares and win rates corrected with human labels (PPI++).",
+    ),
     "eval": (
         "judgecards.cli.eval",
         "eval_command",

@@ -1,0 +1,332 @@
+"""Corrected estimates from stored data: ``calibration.estimate`` and ``judgecards estimate``.
+
+Items are judged through the real OpenAI SDK against a scripted transport (`tests.fakes`); labels
+go in through `calibration.import_labels` or an audit's sheet; the expected numbers are the
+array-level functions (`calibration.corrected_mean`, ...) on arrays this test builds itself from
+what it judged and what its "humans" said.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import calibration
+from calibration import corrected_estimate, corrected_mean, corrected_rate
+from calibration.audit import Audit
+from calibration.estimates import EstimatesReport
+from calibration.records import NewLabel
+from calibration.repository import CalibrationRepository
+from judgecards import Store, compare_many
+from judgecards.cli import cli
+from judgecards.errors import EstimateError, JudgecardsError
+from tests.fakes.http import Script, openai_chat, reference_judgment
+from tests.fakes.judges import openai_judge
+from tests.fakes.server import tagged
+
+MODEL = "openai:gpt-4o"
+KINDS = ("right", "partly", "wrong")
+TRUTH = {"right": "match", "partly": "partial_match", "wrong": "mismatch"}
+SCORES = {"match": (5, 5), "partial_match": (3, 3), "mismatch": (1, 1)}
+
+
+def lenient(request: httpx2.Request) -> httpx2.Response:
+    """A biased judge: it reads a partly right answer as right (a match, 5/5)."""
+    prompt = "\n".join(str(m["content"]) for m in json.loads(request.content)["messages"])
+    kind = (tagged(prompt, "model_output") or "").split(":")[0]
+    verdict = TRUTH["right" if kind == "partly" else kind]
+    return openai_chat(reference_judgment(*SCORES[verdict], verdict=verdict))
+
+
+def items(n: int) -> list[dict[str, Any]]:
+    return [
+        {"id": f"q{i}", "question": f"Question {i}?", "gold_answer": f"Gold {i}",
+         "model_output": f"{KINDS[i % 3]}: answer {i}"}
+        for i in range(n)
+    ]  # fmt: skip
+
+
+def truth(item_id: str) -> str:
+    return TRUTH[KINDS[int(item_id[1:]) % 3]]
+
+
+def write_labels(path: Path, item_ids: list[str]) -> Path:
+    """A labels CSV as a careful human fills it: true verdict and correctness, by item id."""
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["item_id", "card", "model", "verdict", "correctness"])
+        for item_id in item_ids:
+            writer.writerow(
+                [item_id, "reference@1", MODEL, truth(item_id), SCORES[truth(item_id)][0]]
+            )
+    return path
+
+
+def judged_db(tmp_path: Path, n: int = 90) -> tuple[Path, list[str]]:
+    """Judge ``n`` items with the lenient judge; the store's order of item ids."""
+    judge = openai_judge(Script(default=lenient))
+    judge.score_many(items(n), concurrency=4)
+    db = Path(judge.store.path)
+    with Store(db, read_only=True) as store:
+        order = [r.item_id or "" for r, _ in store.results(card="reference@1", model=MODEL)]
+    return db, order
+
+
+def row(report: EstimatesReport, name: str) -> Any:
+    return next(r for r in report.rows if r.name == name)
+
+
+def test_stored_estimates_are_the_array_estimates_on_the_stored_arrays(tmp_path: Path) -> None:
+    db, order = judged_db(tmp_path)
+    labelled = [i for i in order if int(i[1:]) % 2 == 0]  # 45 of 90, every kind among them
+    calibration.import_labels(
+        write_labels(tmp_path / "labels.csv", labelled), labeler="alice", db=db
+    )
+
+    report = calibration.estimate(db, card="reference", model=MODEL)
+
+    assert (report.card, report.n_judged, report.n_labeled, report.labelers) == (
+        "reference@1",
+        90,
+        45,
+        ("alice",),
+    )
+    rest = [i for i in order if i not in labelled]
+    # The lenient judge calls a partial match a match.
+    judge_verdict = {i: "match" if truth(i) == "partial_match" else truth(i) for i in order}
+    human = [SCORES[truth(i)][0] for i in labelled]
+    judge_l = [SCORES[judge_verdict[i]][0] for i in labelled]
+    judge_u = [SCORES[judge_verdict[i]][0] for i in rest]
+    mean = row(report, "mean correctness").result
+    assert mean.corrected == corrected_mean(human, judge_l, judge_u)
+    assert mean.human_only.value == pytest.approx(np.mean(human))  # 3.0: a third of each kind
+    assert mean.judge_only.value == pytest.approx(np.mean(judge_l + judge_u))  # 3.67: biased up
+    assert mean.judge_only.n == 90 and mean.corrected.n == mean.human_only.n == 45
+    # The judge's bias is removed: the corrected mean is the people's, not the judge's.
+    assert abs(mean.corrected.value - 3.0) < abs(mean.judge_only.value - 3.0)
+
+    share = row(report, "share match").result
+    human_v = [truth(i) for i in labelled]
+    expected = corrected_rate(human_v, [judge_verdict[i] for i in labelled],
+                              [judge_verdict[i] for i in rest], category="match")  # fmt: skip
+    assert share.corrected == expected
+    assert share.judge_only.value == pytest.approx(60 / 90)  # match and partial_match both "match"
+    assert share.human_only.value == pytest.approx(15 / 45)
+    assert row(report, "share partial_match").result.judge_only.value == 0.0
+    assert {r.design.kind for r in report.rows} == {"assumed uniform"}  # labels import: no design
+    assert "ASSUMPTION" in report.as_text()
+
+    runner = CliRunner()
+    args = ["estimate", "--card", "reference@1", "--model", MODEL, "--db", str(db)]
+    as_json = runner.invoke(cli, [*args, "--json"])
+    assert as_json.exit_code == 0, as_json.output
+    data = json.loads(as_json.output)
+    by_name = {e["name"]: e for e in data["estimates"]}
+    assert by_name["mean correctness"]["corrected"]["value"] == mean.corrected.value
+    assert by_name["mean correctness"]["judge_only"]["n"] == 90
+    assert data["estimates"][0]["design"] == "assumed uniform"
+    text = runner.invoke(cli, args)
+    assert text.exit_code == 0
+    first_lines = text.output.splitlines()[:4]
+    assert first_lines[0].startswith("Corrected estimates: reference@1 judged by openai:gpt-4o")
+    assert "UNCORRECTED" in first_lines[1]
+    header = first_lines[2]
+    assert header.index("corrected") < header.index("human only") < header.index("judge only")
+    assert "mean correctness" in text.output and "share match" in text.output
+
+
+def test_nothing_to_correct_with_is_a_clear_error_and_exit_2(tmp_path: Path) -> None:
+    db, order = judged_db(tmp_path, n=12)
+    with pytest.raises(
+        EstimateError, match="no human labels of reference@1 judged by openai:gpt-4o"
+    ):
+        calibration.estimate(db, card="reference", model=MODEL)
+    assert issubclass(EstimateError, JudgecardsError)
+    with pytest.raises(
+        EstimateError, match="no successful results of card 'reference' judged by openai:other"
+    ):
+        calibration.estimate(db, card="reference", model="openai:other")
+    runner = CliRunner()
+    result = runner.invoke(
+        cli, ["estimate", "--card", "reference", "--model", MODEL, "--db", str(db)]
+    )
+    assert result.exit_code == 2
+    assert "Error: no human labels of reference@1" in result.output
+    # One label is not enough to estimate anything: said, with why.
+    calibration.import_labels(write_labels(tmp_path / "one.csv", order[:1]), labeler="alice", db=db)
+    with pytest.raises(EstimateError, match=r"too few human labels.*1 labelled item"):
+        calibration.estimate(db, card="reference", model=MODEL)
+    missing = tmp_path / "missing.db"
+    result = runner.invoke(
+        cli, ["estimate", "--card", "reference", "--model", MODEL, "--db", str(missing)]
+    )
+    assert result.exit_code == 2 and "Error:" in result.output
+    assert not missing.exists()  # read-only: never creates a database
+    bad = runner.invoke(
+        cli, ["estimate", "--card", "reference", "--model", MODEL, "--alpha", "1.5"]
+    )
+    assert bad.exit_code == 2
+
+
+def test_a_stratified_audit_is_weighted_and_the_audit_report_leads_with_corrected_numbers(
+    tmp_path: Path,
+) -> None:
+    db, _ = judged_db(tmp_path, n=150)
+    with Audit(db, n_resamples=200) as audit:
+        drawn = audit.sample(card="reference", model=MODEL, n=40, stratify="verdict", seed=3,
+                             sheet=tmp_path / "sheet.csv")  # fmt: skip
+        assert drawn.sheet is not None
+        with drawn.sheet.open(newline="", encoding="utf-8") as handle:
+            rows = list(csv.DictReader(handle))
+        for line in rows:
+            line["verdict"] = truth(line["item_id"])
+            line["correctness"] = str(SCORES[truth(line["item_id"])][0])
+        with drawn.sheet.open("w", newline="", encoding="utf-8") as handle:
+            writer = csv.DictWriter(handle, fieldnames=list(rows[0]), lineterminator="\n")
+            writer.writeheader()
+            writer.writerows(rows)
+        audit.ingest(drawn.sheet, labeler="bob")
+        report = audit.report(card="reference")
+
+    with Store(db, read_only=True) as store:
+        results = [r for r, _ in store.results(card="reference@1", model=MODEL)]
+    sampled = {line["item_id"] for line in rows}
+    labelled = [r for r in results if r.item_id in sampled]
+    rest = [r for r in results if r.item_id not in sampled]
+    # Inverse inclusion probability within each verdict stratum: judged / labelled there.
+    judged = {v: sum(r.verdict == v for r in results) for v in ("match", "mismatch")}
+    drawn_n = {v: sum(r.verdict == v for r in labelled) for v in ("match", "mismatch")}
+    weights = [judged[r.verdict or ""] / drawn_n[r.verdict or ""] for r in labelled]
+    assert len(set(weights)) == 2  # rounding makes the strata's rates differ, so weights matter
+    expected = corrected_estimate(
+        [SCORES[truth(r.item_id or "")][0] for r in labelled],
+        [r.scores["correctness"] for r in labelled],
+        [r.scores["correctness"] for r in rest],
+        weights=weights,
+    )
+    estimates = report.estimates[0]
+    mean = row(estimates, "mean correctness")
+    assert (mean.design.kind, mean.weighted) == ("stratified", True)
+    assert mean.result.corrected == expected.corrected
+    assert mean.result.corrected != corrected_mean(
+        [SCORES[truth(r.item_id or "")][0] for r in labelled],
+        [r.scores["correctness"] for r in labelled],
+        [r.scores["correctness"] for r in rest],
+    )  # unweighted would differ
+    # The judge's own number is over every judged item, unweighted.
+    assert mean.result.judge_only.value == pytest.approx(
+        np.mean([r.scores["correctness"] for r in results])
+    )
+
+    text = report.as_text()
+    assert text.startswith("Corrected estimates: reference@1 judged by openai:gpt-4o")
+    assert text.index("Corrected estimates") < text.index("Audits, oldest first")
+    assert "judge only is UNCORRECTED" in text
+    assert "stratified by verdict" in text
+    data = report.to_dict()
+    assert data["estimates"][0]["estimates"][0]["weighted"] is True
+
+    cli_report = CliRunner().invoke(
+        cli, ["audit", "report", "--card", "reference", "--db", str(db), "--resamples", "200"]
+    )
+    assert cli_report.output.startswith("Corrected estimates")
+
+
+def test_labels_from_an_escalation_audit_are_not_a_random_sample(tmp_path: Path) -> None:
+    db, order = judged_db(tmp_path, n=60)
+    calibration.import_labels(write_labels(tmp_path / "l.csv", order[::2]), labeler="alice", db=db)
+    before = calibration.estimate(db, card="reference", model=MODEL)
+    with Store(db) as store:
+        results = {r.item_id: r for r, _ in store.results(card="reference@1", model=MODEL)}
+        escalated = [results[i] for i in order[1::2][:10]]
+        repository = CalibrationRepository(store)
+        audit_id = repository.add_audit(
+            {"kind": "escalated", "card": "reference@1", "card_hash": escalated[0].card_hash,
+             "model": MODEL, "n": len(escalated), "created_at": "2026-01-01T00:00:00+00:00"},
+            [],
+        )  # fmt: skip
+        repository.add_labels(
+            [
+                NewLabel(r.id, r.item_id, r.card, r.model, "carol", "verdict", "verdict",
+                         truth(r.item_id or ""), None, "2026-01-01T00:00:00+00:00")
+                for r in escalated
+            ],
+            audit_id=audit_id,
+        )  # fmt: skip
+    after = calibration.estimate(db, card="reference", model=MODEL)
+    assert row(after, "share match").result == row(before, "share match").result
+    assert any("10 result(s) labelled only in escalation audits" in note for note in after.notes)
+
+
+def prefers_long(request: httpx2.Request) -> httpx2.Response:
+    """A biased pairwise judge: the longer answer wins, in either order."""
+    prompt = "\n".join(str(m["content"]) for m in json.loads(request.content)["messages"])
+    a, b = tagged(prompt, "answer_a") or "", tagged(prompt, "answer_b") or ""
+    winner = "tie" if len(a) == len(b) else ("A" if len(a) > len(b) else "B")
+    return openai_chat(
+        json.dumps({"reasoning": "The longer answer is more complete.", "winner": winner})
+    )
+
+
+def test_win_rates_per_model_pair_use_either_orders_labels(tmp_path: Path) -> None:
+    # "big" answers are long; people prefer the right one, which is "big"'s on two thirds of items.
+    pairs = []
+    for i in range(60):
+        big_right = i % 3 != 0
+        big = (
+            f"Paris, the capital of France ({i}), a long and detailed answer."
+            if big_right
+            else f"Lyon ({i}), wrong but long and very detailed."
+        )
+        small = "Lyon." if big_right else "Paris."
+        swap = i % 2 == 1  # big is model B on odd items
+        pairs.append({"id": f"p{i}", "question": "Capital of France?", "answer_a": small if swap else big,
+                      "answer_b": big if swap else small, "model_a": "small" if swap else "big",
+                      "model_b": "big" if swap else "small"})  # fmt: skip
+    judge = openai_judge(Script(default=prefers_long), "pairwise")
+    compared = compare_many(judge, pairs, concurrency=4)
+    db = Path(judge.store.path)
+    people = {p["id"]: ("A" if "Paris" in p["answer_a"] else "B") for p in pairs}
+    labels = tmp_path / "winners.csv"
+    labelled: list[str] = []
+    with labels.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["result_id", "winner"])
+        for i, c in enumerate(compared):
+            if i % 4 == 0:  # labelled on the first order: A is model_a
+                writer.writerow([c.first_order.result_id, people[f"p{i}"]])
+            elif i % 4 == 1:  # labelled on the second order, where model_a's answer shows as B
+                writer.writerow([c.second_order.result_id, {"A": "B", "B": "A"}[people[f"p{i}"]]])
+            else:
+                continue
+            labelled.append(f"p{i}")
+    calibration.import_labels(labels, labeler="dana", db=db)
+
+    report = calibration.estimate(db, card="pairwise@1", model=MODEL)
+    (win,) = report.rows
+    assert (win.kind, win.name) == ("win_rate", "big vs small")
+
+    def points(winner: str | None, pair: dict[str, Any]) -> float:
+        big_won = (winner == "A") == (pair["model_a"] == "big")
+        return 0.5 if winner == "tie" else float(big_won)
+
+    by_id = {p["id"]: p for p in pairs}
+    order = [c.pair_id for c in compared]
+    assert order == [p["id"] for p in pairs]
+    human = [points(people[i], by_id[i]) for i in labelled]
+    judge_l = [points(c.winner, by_id[str(c.pair_id)]) for c in compared if c.pair_id in labelled]
+    judge_u = [
+        points(c.winner, by_id[str(c.pair_id)]) for c in compared if c.pair_id not in labelled
+    ]
+    assert win.result.human_only.value == pytest.approx(np.mean(human))  # 2/3: big is right
+    assert win.result.judge_only.value == 1.0  # the judge always picks the long answer
+    expected = corrected_mean(human, judge_l, judge_u)
+    assert win.result.corrected.value == pytest.approx(expected.value)
+    assert win.result.corrected.high <= 1.0
