@@ -64,6 +64,7 @@ from calibration.audit_report import (
     _gate,
 )
 from calibration.audit_sampling import AuditSample, Stratify, draw, since_timestamp
+from calibration.estimates import audit_estimates
 from calibration.label_fields import LabelField, LabelKind, judge_labels, label_fields
 from calibration.label_files import Format, format_of, sheet_audit_id, write_rows
 from calibration.label_import import AuditScope, LabelImportReport, import_labels
@@ -412,7 +413,11 @@ class Audit:
                     delta = self._measures.delta_vs(current, base, seed=seed)
                 summaries[i] = replace(current, baseline_id=base.audit.id, vs_baseline=delta)
             checks.append(_gate(summaries[labelled[-1]], summaries[base_index], min_kappa))
-        return AuditReport(tuple(summaries), tuple(checks), min_kappa, tuple(notes))
+        judges = [(s.audit.card, s.audit.model) for s in summaries if s.n_labeled]
+        estimates, more = audit_estimates(self.store, judges, seed=seed)
+        return AuditReport(
+            tuple(summaries), tuple(checks), min_kappa, (*notes, *more), tuple(estimates)
+        )
 
     # ------------------------------------------------------------------ anchors and rerun
 

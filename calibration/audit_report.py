@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from calibration._core import format_estimate
+from calibration.estimates import EstimatesReport, estimate_lines
 from calibration.interrater import InterAnnotatorReport
 from calibration.report import AgreementReport
 from judgecards.metrics.stats import Estimate
@@ -207,12 +208,15 @@ class AuditReport:
         checks: one per series (card name, judge model).
         min_kappa: the threshold used.
         notes: warnings worth reading (small samples, unlabelled audits).
+        estimates: corrected estimates (PPI++) of each audited card version and judge model
+            with human labels (`calibration.estimates`).
     """
 
     audits: tuple[AuditSummary, ...]
     checks: tuple[GateCheck, ...]
     min_kappa: float
     notes: tuple[str, ...] = ()
+    estimates: tuple[EstimatesReport, ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -231,12 +235,17 @@ class AuditReport:
                 for c in self.checks
             ],
             "notes": list(self.notes),
+            "estimates": [e.to_dict() for e in self.estimates],
         })  # fmt: skip
         return data
 
     def as_text(self, *, max_disagreements: int = 10) -> str:
-        """Readable tables: audits over time, each audit's fields and disagreements, the gate."""
-        lines = ["Audits, oldest first (primary field; 95% bootstrap CI)"]
+        """Readable tables: corrected estimates first, then audits over time, each audit's fields
+        and disagreements, the gate."""
+        lines = []
+        for report in self.estimates:
+            lines += [*estimate_lines(report), ""]
+        lines.append("Audits, oldest first (primary field; 95% bootstrap CI)")
         header = (
             f"  {'audit':<6} {'date':<10}  {'kind':<6}  {'card':<14} {'model':<24} {'n':>4}  "
             f"{'agreement':<22}  {'kappa':<22}  vs baseline"
