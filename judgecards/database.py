@@ -42,6 +42,27 @@ def insert_sql(table: str, columns: Sequence[str], *, verb: str = "INSERT") -> s
     return f'{verb} INTO "{table}" ({names}) VALUES ({marks})'
 
 
+def storable(value: Any) -> Any:
+    """``value``, with any lone surrogate in a string replaced by U+FFFD.
+
+    A judge reply may carry a JSON escape such as ``"\\ud800"``: Python decodes it into a string
+    SQLite cannot encode as UTF-8, and that one reply would otherwise stop the whole run. Other
+    values pass through unchanged.
+    """
+    if isinstance(value, str) and not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return value
+
+
+def _bindable(params: Sequence[Any] | Mapping[str, Any]) -> Sequence[Any] | Mapping[str, Any]:
+    if isinstance(params, Mapping):
+        return {key: storable(value) for key, value in params.items()}
+    return [storable(value) for value in params]
+
+
 class Transaction:
     """The statements of one `Database.transaction`: all of them are committed, or none.
 
@@ -55,22 +76,23 @@ class Transaction:
         self._connection = connection
 
     def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> sqlite3.Cursor:
-        return self._connection.execute(sql, params)
+        return self._connection.execute(sql, _bindable(params))
 
     def executemany(
         self, sql: str, rows: Iterable[Sequence[Any] | Mapping[str, Any]]
     ) -> sqlite3.Cursor:
-        return self._connection.executemany(sql, rows)
+        return self._connection.executemany(sql, (_bindable(row) for row in rows))
 
     def insert(self, table: str, row: Mapping[str, Any]) -> int:
         """Insert one row given as ``{column: value}``; returns its rowid."""
-        cursor = self._connection.execute(insert_sql(table, list(row)), dict(row))
+        cursor = self._connection.execute(insert_sql(table, list(row)), _bindable(row))
         return int(cursor.lastrowid or 0)
 
     def insert_many(self, table: str, rows: Sequence[Mapping[str, Any]]) -> None:
         """Insert rows that all have the columns of the first one."""
         if rows:
-            self._connection.executemany(insert_sql(table, list(rows[0])), [dict(r) for r in rows])
+            columns = list(rows[0])
+            self._connection.executemany(insert_sql(table, columns), map(_bindable, rows))
 
 
 class Database:

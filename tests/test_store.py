@@ -9,6 +9,7 @@ from contextlib import closing
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import httpx2
 import pytest
 
 from judgecards import Judge, JudgeResult, Store, StoreError, TokenUsage
@@ -371,3 +372,23 @@ def test_only_the_store_and_the_calibration_repository_hold_sql() -> None:
         if sql.search(line)
     ]
     assert offenders == []
+
+
+def test_a_reply_with_a_lone_surrogate_is_stored_not_fatal(tmp_path: Path) -> None:
+    # A reply whose text holds a lone surrogate (the HTTP body's JSON escape "\ud800" decodes
+    # to one) cannot be encoded by SQLite; it used to raise UnicodeEncodeError out of
+    # Store.save and stop the whole run.
+    reply = reference_judgment(delta="It writes SURROGATE where the gold has an accent.")
+    body = json.dumps(openai_chat(reply).json()).replace("SURROGATE", "\\ud800")
+    odd = httpx2.Response(200, content=body.encode(), headers={"content-type": "application/json"})
+    script = Script(odd, openai_chat(reference_judgment()))
+    items = [
+        {"id": "odd", "question": "q1", "gold_answer": "g1", "model_output": "o1"},
+        {"id": "fine", "question": "q2", "gold_answer": "g2", "model_output": "o2"},
+    ]
+    with openai_judge(script, db=tmp_path / "s.db", max_attempts=1) as judge:
+        results = judge.score_many(items, concurrency=1)
+    assert [r.status for r in results] == ["ok", "ok"]
+    with closing(sqlite3.connect(tmp_path / "s.db")) as conn:
+        (raw,) = conn.execute("SELECT raw_reply FROM results WHERE item_id = 'odd'").fetchone()
+    assert "\ufffd" in raw and "\ud800" not in raw
