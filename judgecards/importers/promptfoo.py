@@ -194,7 +194,7 @@ class _Reader:
                 criteria.append((loc, assertion, kind))
                 continue
             if kind == "select-best":
-                self.select_best(loc, assertion, where)
+                self.select_best(loc, assertion, where, group.provider)
                 continue
             translated = self.check(loc, assertion, kind, where, references, len(checks) + 1)
             checks.extend(translated)
@@ -434,7 +434,9 @@ class _Reader:
             "inputs": mapping, "pass_verdicts": ["pass"],
         }}  # fmt: skip
 
-    def select_best(self, loc: Loc, assertion: Mapping[str, Any], where: str) -> None:
+    def select_best(
+        self, loc: Loc, assertion: Mapping[str, Any], where: str, provider: Any
+    ) -> None:
         """A pairwise card for ``judgecards compare``: promptfoo picks the best of all outputs
         of a test at once, judgecards compares two output files, each pair in both orders."""
         value = assertion.get("value")
@@ -444,6 +446,7 @@ class _Reader:
         if value in self.pairwise:
             return
         name = unique(slug(f"select-best-{len(self.pairwise) + 1}"), self.names)
+        model = self.model(assertion.get("provider") or provider, where, loc)
         self.pairwise[value] = name
         text, unresolved = jinja_body(value, lambda expression: None)
         for placeholder in unresolved:
@@ -476,7 +479,8 @@ class _Reader:
         self.plan.gap(
             where, line, "select-best",
             f"written as the pairwise card {CARDS_DIR}/{name}: run `judgecards compare --card {name} "
-            f"--cards-dir {CARDS_DIR} --a A.jsonl --b B.jsonl` (in this directory) on two outputs at a time",
+            f"--cards-dir {CARDS_DIR} --model {model} --a A.jsonl --b B.jsonl --output "
+            "comparisons.jsonl` (in this directory) on two outputs at a time",
             left_out=False,
         )  # fmt: skip
 
