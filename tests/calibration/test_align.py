@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from calibration.align import AlignItem, AlignSplit, alignment_runs, split_labelled
+from calibration.align import alignment_runs
 from calibration.align_cards import aligned_system
+from calibration.align_split import AlignItem, AlignSplit, split_labelled
 from calibration.migrations import open_store
 from calibration.records import NewLabel
 from calibration.repository import CalibrationRepository
@@ -227,6 +228,7 @@ def test_when_the_card_as_is_agrees_best_no_version_is_written(
     assert list(cards.iterdir()) == []
     [run] = alignment_runs(db=db)
     assert (run.chosen, run.new_card, run.new_card_path) == ("as-is", None, None)
+    assert json.loads(align_cli(db, cards, server, "--json").output)["id"] == 2
     # No stored judgment disagreed with the people, so there is no disagreements candidate.
     assert [c["name"] for c in run.candidates] == ["as-is", "examples"]
 
@@ -267,6 +269,9 @@ def test_setup_errors_exit_2_naming_what_is_wrong(
     bad.write_bytes(b"caf\xe9")
     result = align_cli(db, cards, server, "--guidelines", bad)
     assert result.exit_code == 2 and str(bad) in result.output and "UTF-8" in result.output
+
+    pairwise = align_cli(db, cards, server, "--card", "pairwise")
+    assert pairwise.exit_code == 2 and "pairwise card" in pairwise.output
 
     no_dir = CliRunner().invoke(
         cli, ["align", "--card", "reference", "--model", MODEL, "--db", str(db),
