@@ -45,6 +45,7 @@ class JudgeStats:
     """Counts for the session summary; plain integers, so xdist workers can send them."""
 
     judges: int = 0
+    mock_judges: int = 0
     judgments: int = 0
     cache_hits: int = 0
     calls: int = 0
@@ -111,6 +112,7 @@ def judge(request: pytest.FixtureRequest) -> Iterator[JudgeFactory]:
         built = session.judge_class()(card, model or session.model, **options)
         made.append(built)
         session.stats.judges += 1
+        session.stats.mock_judges += built.is_mock
         return built
 
     yield make
@@ -181,6 +183,10 @@ class _JudgeSession:
             terminalreporter.write_line(f"{label:<16}{value:>{width}}")
         where = self.db or "default (JUDGECARDS_DB or ./judgecards.db)"
         terminalreporter.write_line(f"{stats.judges} judge(s), {mode}, database: {where}")
+        if stats.mock_judges:
+            from judgecards.providers.mock import MOCK_BANNER
+
+            terminalreporter.write_line(f"{stats.mock_judges} on a mock model. {MOCK_BANNER}")
 
 
 def _session(config: pytest.Config) -> _JudgeSession:

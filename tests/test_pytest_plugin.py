@@ -231,6 +231,7 @@ def test_recorded_under_xdist_then_replayed_offline_with_no_calls(inner: pytest.
     assert counts["provider calls"] == 12
     assert counts["cache hits"] == 0
     assert counts["input tokens"] > 0 and counts["error records"] == 0
+    assert "7 on a mock model. MOCK PROVIDER: scores are synthetic" in text
 
     again = inner.runpytest_subprocess(
         "-n", "2", f"--judge-db={db}", "--judge-offline", "-p", "no:cacheprovider"
