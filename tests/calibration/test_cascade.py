@@ -18,6 +18,7 @@ import httpx2
 import numpy as np
 import pytest
 from click.testing import CliRunner, Result
+from numpy.typing import NDArray
 
 from calibration import Audit, import_labels, latest_calibration, selective_threshold
 from calibration.cascade import Cascade, minimum_labels
@@ -27,6 +28,7 @@ from judgecards.cli import cli
 from judgecards.errors import AuditError
 from judgecards.results import JudgeResult
 from judgecards.store import Store
+from tests.calibration.public_data import llmbar
 from tests.fakes.http import Script, openai_chat, token_logprobs
 from tests.fakes.judges import openai_judge
 from tests.fakes.server import FakeServer
@@ -382,3 +384,68 @@ def test_score_with_a_guarantee_on_the_command_line(
     usage = cli_run("score", "--card", "single", "--cascade", "openai:a,openai:b",
                     "--input", items, "--output", out)  # fmt: skip
     assert usage.exit_code == 2 and "--cascade needs --guarantee" in usage.output
+
+
+# ---------------------------------------------------------------- the guarantee on LLMBar
+
+CHEAP_TO_STRONG = ("LLaMA2", "Falcon", "ChatGPT-0301", "ChatGPT", "PaLM2", "GPT-4")
+
+
+def llmbar_cascade(
+    keep: NDArray[np.bool_], target: float, delta: float = 0.1, splits: int = 200
+) -> tuple[float, float, NDArray[np.float64], NDArray[np.float64]]:
+    """Half the items calibrate each judge, the other half go down the cascade, 200 times.
+
+    Confidence is both-order consistency; an inconsistent verdict is a tie, which never
+    matches LLMBar's gold. Returns the share of splits whose decided test items agree with the
+    gold at least ``target``, the mean coverage, and per judge the mean share of test items
+    sent to it and decided by it.
+    """
+    data = llmbar()
+    gold = data.gold[keep]
+    confidence, agrees = [], []
+    for name in CHEAP_TO_STRONG:
+        verdicts = data.judge(name)[keep]
+        confidence.append(
+            np.array([order_consistency(str(a), str(b)) for a, b in verdicts], dtype=float)
+        )
+        agrees.append((verdicts[:, 0] == verdicts[:, 1]) & (verdicts[:, 0] == gold))
+    rng = np.random.default_rng(0)
+    n = len(gold)
+    held, coverage = 0, []
+    sent, decided = np.zeros(len(CHEAP_TO_STRONG)), np.zeros(len(CHEAP_TO_STRONG))
+    for _ in range(splits):
+        order = rng.permutation(n)
+        cal, test = order[: n // 2], order[n // 2 :]
+        remaining = np.ones(len(test), dtype=bool)
+        right: list[bool] = []
+        for j in range(len(CHEAP_TO_STRONG)):
+            chosen = selective_threshold(
+                confidence[j][cal], agrees[j][cal], target=target, delta=delta
+            )
+            if not chosen.found:
+                continue  # decides nothing, is not called
+            sent[j] += remaining.mean()
+            trusted = chosen.trusts(confidence[j][test]) & remaining
+            decided[j] += trusted.mean()
+            right.extend(agrees[j][test][trusted])
+            remaining &= ~trusted
+        held += not right or float(np.mean(right)) >= target
+        coverage.append(1 - remaining.mean())
+    return held / splits, float(np.mean(coverage)), sent / splits, decided / splits
+
+
+def test_llmbar_cascade_keeps_the_guarantee_and_leaves_gpt4_less_to_do() -> None:
+    data = llmbar()
+    # All 419 items: on the adversarial sets the weak judges' consistent verdicts are mostly
+    # wrong, so none of them earns a threshold; GPT-4 alone decides, as it would without them.
+    held, coverage, sent, decided = llmbar_cascade(np.ones(len(data.gold), dtype=bool), 0.8)
+    assert held >= 0.9
+    # (In 2.5% of the splits GPT-4's half of the items cannot show 0.8 either: all to people.)
+    assert sent[:-1].sum() == 0.0 and sent[-1] > 0.95 and coverage > 0.85
+    # Natural items only: the cheap judges are trusted on most of them and GPT-4 is asked
+    # about less than 40% of the items (100% alone), with the target still kept.
+    natural = data.subsets == "LLMBar/Natural"
+    held, coverage, sent, decided = llmbar_cascade(natural, 0.85)
+    assert held >= 0.9 and coverage > 0.95
+    assert sent[-1] < 0.4 and decided[:-1].sum() > 0.6
