@@ -114,6 +114,15 @@ def test_multi_imports_each_grader_and_lists_the_formula(tmp_path: Path) -> None
     assert [gap.what for gap in result.left_out] == ["calculate_output '0.5 * a + 0.5 * b'"]
 
 
+def test_a_tab_indented_json_file_is_read(tmp_path: Path) -> None:
+    grader = {"type": "string_check", "name": "tabs", "input": "{{ sample.output_text }}",
+              "reference": "x", "operation": "eq"}  # fmt: skip
+    source = write(tmp_path / "g.json", json.dumps(grader, indent="\t"))
+    assert "\n\t" in source.read_text()
+    result = import_openai_graders(source, tmp_path / "o")
+    assert [p.name for p in result.configs] == ["tabs.yaml"]
+
+
 def test_a_system_line_reading_dashes_does_not_end_the_front_matter(tmp_path: Path) -> None:
     grader = {"type": "label_model", "name": "Tone", "model": "gpt-4o",
               "input": [{"role": "system", "content": "Rules:\n---\nBe fair."},

@@ -25,7 +25,8 @@ from typing import Any
 
 import yaml
 
-from judgecards.errors import OutputError
+from judgecards._yaml import YamlDocument, load_yaml
+from judgecards.errors import InputError, OutputError
 
 __all__ = [
     "CardDraft",
@@ -34,6 +35,7 @@ __all__ = [
     "ImportResult",
     "input_name",
     "jinja_body",
+    "read_source",
     "slug",
     "unique",
     "write_plan",
@@ -115,6 +117,23 @@ class ImportResult:
     def left_out(self) -> tuple[Gap, ...]:
         """The gaps missing from the output; a clean import has none."""
         return tuple(gap for gap in self.gaps if gap.left_out)
+
+
+def read_source(path: Path, what: str) -> YamlDocument:
+    """A JSON or YAML config, parsed with the bounded YAML loader (its errors name the line).
+
+    Raises:
+        InputError: unreadable, not UTF-8, or not valid YAML/JSON.
+    """
+    try:
+        text = path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputError(f"cannot read the {what}: {error}", file=path) from None
+    if path.suffix.lower() == ".json":
+        # JSON is read as YAML for its line numbers; YAML refuses tab indentation, and in
+        # valid JSON a raw tab can only be whitespace between tokens.
+        text = text.replace("\t", " ")
+    return load_yaml(text, file=path, error=InputError)
 
 
 def slug(text: str, *, prefix: str = "x") -> str:

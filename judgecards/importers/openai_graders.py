@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from judgecards._yaml import YamlDocument, load_yaml
+from judgecards._yaml import YamlDocument
 from judgecards.errors import InputError
 from judgecards.importers._output import (
     CARDS_DIR,
@@ -37,6 +37,7 @@ from judgecards.importers._output import (
     ImportResult,
     input_name,
     jinja_body,
+    read_source,
     slug,
     unique,
     write_plan,
@@ -83,11 +84,7 @@ class _Untranslatable(Exception):
 class _Reader:
     def __init__(self, path: Path) -> None:
         self.path = path
-        try:
-            text = path.read_text("utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            raise InputError(f"cannot read the grader config: {error}", file=path) from None
-        self.document: YamlDocument = load_yaml(text, file=path, error=InputError)
+        self.document: YamlDocument = read_source(path, "grader config")
         self.plan = ImportPlan(source=path, kind="OpenAI Evals graders")
         self.names: set[str] = set()
         self.fields: set[str] = set()

@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from judgecards._yaml import YamlDocument, load_yaml
+from judgecards._yaml import YamlDocument
 from judgecards.errors import InputError
 from judgecards.importers._output import (
     CARDS_DIR,
@@ -39,6 +39,7 @@ from judgecards.importers._output import (
     ImportResult,
     input_name,
     jinja_body,
+    read_source,
     slug,
     unique,
     write_plan,
@@ -83,11 +84,7 @@ class _Group:
 class _Reader:
     def __init__(self, path: Path) -> None:
         self.path = path
-        try:
-            text = path.read_text("utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            raise InputError(f"cannot read the promptfoo config: {error}", file=path) from None
-        self.document: YamlDocument = load_yaml(text, file=path, error=InputError)
+        self.document: YamlDocument = read_source(path, "promptfoo config")
         if not isinstance(self.document.data, Mapping):
             raise InputError("a promptfoo config must be a mapping", file=path, line=1)
         self.data: Mapping[str, Any] = self.document.data
