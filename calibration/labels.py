@@ -38,6 +38,7 @@ and the import live in the modules named above, and their public names are impor
 from __future__ import annotations
 
 import os
+from datetime import date, timezone
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -61,6 +62,7 @@ from calibration.label_import import (
 from calibration.records import Label
 from calibration.repository import CalibrationRepository
 from judgecards.errors import LabelImportError
+from judgecards.export import Column, ColumnKind, Table, time_bound
 from judgecards.store import Store
 
 __all__ = [
@@ -80,6 +82,7 @@ __all__ = [
     "import_labels",
     "judge_labels",
     "label_fields",
+    "label_table",
     "read_labels",
     "read_rows",
     "spreadsheet_cell",
@@ -152,14 +155,56 @@ def export_labels(
         raise ValueError("pass format= when exporting to a stream")
     else:
         chosen = format
+    filters: dict[str, Any] = {
+        "card": card, "model": model, "labeler": labeler, "audit_id": audit_id,
+    }  # fmt: skip
     if isinstance(db, Store):
-        labels = read_labels(db, card=card, model=model, labeler=labeler, audit_id=audit_id)
+        table = label_table(db, **filters)
     else:
         with Store(db, read_only=True) as store:
-            labels = read_labels(store, card=card, model=model, labeler=labeler, audit_id=audit_id)
+            table = label_table(store, **filters)
+    columns = [column.name for column in table.columns]
+    rows = list(table.rows)
+    if isinstance(path, (str, os.PathLike)):
+        write_rows(Path(path), rows, columns, chosen)
+    else:
+        write_stream(path, rows, columns, chosen)
+    return len(rows)
+
+
+def label_table(
+    store: Store,
+    *,
+    card: str | None = None,
+    model: str | None = None,
+    labeler: str | None = None,
+    audit_id: int | None = None,
+    since: str | date | None = None,
+    until: str | date | None = None,
+) -> Table:
+    """Stored labels as an export table, one row per (result, labeler, audit).
+
+    What `export_labels` and ``judgecards export labels`` write: the columns `import_labels`
+    reads, typed for Parquet (score axes are integers). Unlabelled fields are ``None``.
+    Labels are grouped into rows in memory: they are human work, thousands, not millions.
+
+    Args:
+        store: the database.
+        card: only this card, ``name`` (any version) or ``name@version``.
+        model: only results of this judge model.
+        labeler: only this labeler's labels.
+        audit_id: only labels given in this audit.
+        since: labels given at or after this date or time (`judgecards.export.time_bound`).
+        until: labels given before this time, or on or before this date.
+    """
+    labels = read_labels(store, card=card, model=model, labeler=labeler, audit_id=audit_id)
+    low, high = time_bound(since), time_bound(until, end=True)
     rows: dict[tuple[str, str, int | None], dict[str, Any]] = {}
-    field_names: list[str] = []
+    kinds: dict[str, ColumnKind] = {}
     for label in labels:
+        stamp = label.created_at.astimezone(timezone.utc).replace(tzinfo=None).isoformat()
+        if (low and stamp < low) or (high and stamp >= high):
+            continue
         key = (label.result_id, label.labeler, label.audit_id)
         row = rows.setdefault(key, {
             "result_id": label.result_id, "item_id": label.item_id, "card": label.card,
@@ -171,14 +216,14 @@ def export_labels(
         if label.note is not None:
             row["note"] = label.note
         row["created_at"] = label.created_at.isoformat()
-        if label.field not in field_names:
-            field_names.append(label.field)
-    columns = [
-        "result_id", "item_id", "card", "model", "labeler", "audit_id", *field_names, "note",
-        "created_at",
-    ]  # fmt: skip
-    if isinstance(path, (str, os.PathLike)):
-        write_rows(Path(path), rows.values(), columns, chosen)
-    else:
-        write_stream(path, rows.values(), columns, chosen)
-    return len(rows)
+        kind: ColumnKind = "integer" if label.kind == "score" else "text"
+        if kinds.setdefault(label.field, kind) != kind:
+            kinds[label.field] = "json"
+    columns = (
+        *(Column(name) for name in ("result_id", "item_id", "card", "model", "labeler")),
+        Column("audit_id", "integer"),
+        *(Column(name, kind) for name, kind in kinds.items()),
+        Column("note"),
+        Column("created_at"),
+    )
+    return Table("labels", columns, list(rows.values()))

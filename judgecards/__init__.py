@@ -25,6 +25,7 @@ _EXPORTS: dict[str, str] = {
     "compare_many": "judgecards.pairwise.compare",
     "comparison_report": "judgecards.pairwise.report",
     "ComparisonResult": "judgecards.pairwise.compare",
+    "comparisons_table": "judgecards.export",
     "Criterion": "judgecards.schemas",
     "elo": "judgecards.pairwise.ratings",
     "import_openai_graders": "judgecards.importers.openai_graders",
@@ -41,6 +42,7 @@ _EXPORTS: dict[str, str] = {
     "LengthCorrelation": "judgecards.bias",
     "list_cards": "judgecards.cards",
     "load_card": "judgecards.cards",
+    "MissingExtra": "judgecards.errors",
     "MissingInput": "judgecards.errors",
     "MOCK_BANNER": "judgecards.providers.mock",
     "model_family": "judgecards.bias",
@@ -58,6 +60,7 @@ _EXPORTS: dict[str, str] = {
     "RankingError": "judgecards.errors",
     "RenderError": "judgecards.errors",
     "resolve_pair": "judgecards.pairwise.rules",
+    "results_table": "judgecards.export",
     "RetryPolicy": "judgecards.retry",
     "RubricPolicy": "judgecards.schemas",
     "self_preference_warning": "judgecards.bias",
@@ -73,6 +76,7 @@ _EXPORTS: dict[str, str] = {
     "verbosity_bias_pairwise": "judgecards.bias",
     "verbosity_bias_single": "judgecards.bias",
     "weighted_scores": "judgecards.geval",
+    "write_table": "judgecards.export",
     "WrongCardKind": "judgecards.errors",
 }
 
@@ -88,6 +92,7 @@ __all__ = [
     "compare_many",
     "comparison_report",
     "ComparisonResult",
+    "comparisons_table",
     "Criterion",
     "elo",
     "import_openai_graders",
@@ -104,6 +109,7 @@ __all__ = [
     "LengthCorrelation",
     "list_cards",
     "load_card",
+    "MissingExtra",
     "MissingInput",
     "MOCK_BANNER",
     "model_family",
@@ -121,6 +127,7 @@ __all__ = [
     "Ratings",
     "RenderError",
     "resolve_pair",
+    "results_table",
     "RetryPolicy",
     "RubricPolicy",
     "self_preference_warning",
@@ -136,6 +143,7 @@ __all__ = [
     "verbosity_bias_pairwise",
     "verbosity_bias_single",
     "weighted_scores",
+    "write_table",
     "WrongCardKind",
 ]
 
@@ -167,6 +175,7 @@ if TYPE_CHECKING:
         InvalidInput,
         JudgecardsError,
         JudgeOutputError,
+        MissingExtra,
         MissingInput,
         NotRecorded,
         OutputError,
@@ -178,6 +187,11 @@ if TYPE_CHECKING:
         TransportError,
         UncalibratedJudgeWarning,
         WrongCardKind,
+    )
+    from judgecards.export import (
+        comparisons_table,
+        results_table,
+        write_table,
     )
     from judgecards.geval import (
         weighted_scores,

@@ -14,6 +14,7 @@ JudgecardsError
 ├── InputError             (file, line, field)   a bad line in an items / labels file
 │   └── LabelImportError      a labels file or sheet row; ``errors`` lists every row problem
 ├── OutputError            (file)                an output file cannot be written
+├── MissingExtra           (extra)               an optional dependency is not installed
 ├── ProviderError          (provider, model)
 │   ├── ProviderConfigError   missing key or unknown provider; names the variable to set
 │   └── TransportError        the call failed after retries (kind, status, retries, url)
@@ -57,6 +58,7 @@ __all__ = [
     "JudgeOutputError",
     "JudgecardsError",
     "LabelImportError",
+    "MissingExtra",
     "MissingInput",
     "NotRecorded",
     "OutputError",
@@ -134,6 +136,17 @@ class OutputError(_Located):
 
     Raised before any provider call when the path is unusable, so nothing is paid for in vain.
     """
+
+
+class MissingExtra(JudgecardsError, ImportError):
+    """An optional dependency a feature needs is not installed (e.g. pyarrow for parquet).
+
+    The message names the extra that installs it; ``extra`` holds its name (``parquet``).
+    """
+
+    def __init__(self, message: str, *, extra: str) -> None:
+        self.extra = extra
+        super().__init__(message)
 
 
 class RenderError(JudgecardsError):

@@ -20,7 +20,7 @@ import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import sqlite_utils
 from sqlite_utils import Migrations
@@ -461,6 +461,52 @@ class Store(Database):
             doing="read stored comparisons",
         )
         return [dict(zip(COMPARISON_COLUMNS, row)) for row in rows]
+
+    # ------------------------------------------------------------------ exports
+
+    def export_rows(
+        self,
+        table: Literal["results", "comparisons"],
+        *,
+        card: str | None = None,
+        model: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        page: int = 1000,
+    ) -> Iterator[dict[str, Any]]:
+        """Rows of ``results`` or ``comparisons`` as stored, oldest first, a page at a time.
+
+        For exports: each page is one short query (keyset paging on ``created_at, id``), so a
+        table of any size is streamed without holding it in memory or the lock between pages.
+        ``since`` is inclusive and ``until`` exclusive, ISO 8601 text compared with the stored
+        UTC ``created_at``; ``model`` is the judge model; ``card`` as in `card_filter`.
+        """
+        columns = {"results": _RESULT_COLUMNS, "comparisons": COMPARISON_COLUMNS}[table]
+        clauses, params = card_filter(card)
+        if model:
+            clauses.append("model = ?")
+            params.append(model)
+        if since:
+            clauses.append("created_at >= ?")
+            params.append(since)
+        if until:
+            clauses.append("created_at < ?")
+            params.append(until)
+        select = f"SELECT {', '.join(columns)} FROM {table}"
+        after: tuple[str, str] | None = None
+        while True:
+            keyset = ["(created_at, id) > (?, ?)"] if after else []
+            rows = self.query(
+                f"{select} {_where([*clauses, *keyset])} ORDER BY created_at, id LIMIT ?",
+                [*params, *(after or ()), page],
+                doing=f"read stored {table}",
+            )
+            for values in rows:
+                yield dict(zip(columns, values))
+            if len(rows) < page:
+                return
+            last = rows[-1]
+            after = (last[columns.index("created_at")], last[0])
 
 
 def _json_or_none(value: Any) -> str | None:

@@ -49,6 +49,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "eval_command",
         "Tiered evaluation: format checks, then metrics, then a judge on survivors only.",
     ),
+    "export": (
+        "judgecards.cli.export",
+        "export",
+        "Write stored results, comparisons or labels as JSONL, CSV or Parquet.",
+    ),
     "rank": (
         "judgecards.cli.rank",
         "rank",

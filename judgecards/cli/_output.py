@@ -15,12 +15,15 @@ import errno
 import os
 import stat
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import IO, TypeVar
 
 from judgecards.errors import OutputError
 
 __all__ = ["OutputFile"]
+
+T = TypeVar("T")
 
 
 def _reason(error: OSError) -> str:
@@ -97,25 +100,40 @@ class OutputFile:
             OutputError: writing failed (e.g. the disk is full); no temporary file is left and
                 an existing output is untouched.
         """
+
+        def write(handle: IO[bytes]) -> None:
+            for line in lines:
+                handle.write((line + "\n").encode("utf-8"))
+
+        self.write_with(write, note=note)
+
+    def write_with(self, write: Callable[[IO[bytes]], T], *, note: str = "") -> T:
+        """Let ``write`` fill the file through an open binary handle, atomically; its result.
+
+        For streamed output (an export read from the database page by page): the rows go to
+        a temporary file beside the path, moved into place only when ``write`` returns.
+
+        Raises:
+            OutputError: writing failed (e.g. the disk is full); no temporary file is left and
+                an existing output is untouched.
+        """
         if self._in_place():
             try:
-                with self.path.open("w", encoding="utf-8") as handle:
-                    for line in lines:
-                        handle.write(line + "\n")
+                with self.path.open("wb") as handle:
+                    return write(handle)
             except OSError as error:
                 raise OutputError(f"cannot write: {_reason(error)}{note}", file=self.path) from None
-            return
         tmp: str | None = None
         try:
             descriptor, tmp = tempfile.mkstemp(
                 dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp"
             )
             os.fchmod(descriptor, _mode_for(self.path))
-            with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-                for line in lines:
-                    handle.write(line + "\n")
+            with os.fdopen(descriptor, "wb") as handle:
+                result = write(handle)
             os.replace(tmp, self.path)
             tmp = None
+            return result
         except OSError as error:
             raise OutputError(f"cannot write: {_reason(error)}{note}", file=self.path) from None
         finally:

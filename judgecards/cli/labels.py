@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 
 from judgecards.cli._common import cards_dir_option, db_option
+from judgecards.export import EXPORT_FORMATS
 
 _FORMAT = click.Choice(["csv", "jsonl"])
 
@@ -82,38 +82,23 @@ def import_command(
 @click.option(
     "--format",
     "format_",
-    type=_FORMAT,
-    help="File format (default: from the extension; required for '-').",
+    type=click.Choice(EXPORT_FORMATS),
+    help="csv, jsonl or parquet (default: from the extension; required for '-').",
 )
 @db_option
 def export_command(
     file: Path, card: str | None, model: str | None, labeler: str | None, audit_id: int | None,
     format_: str | None, db: Path,
 ) -> None:  # fmt: skip
-    """Write stored labels to FILE ('-' for stdout) in the format `labels import` reads."""
-    from calibration.labels import export_labels
+    """Write stored labels to FILE ('-' for stdout) in the format `labels import` reads.
 
-    if str(file) == "-":
-        if format_ is None:
-            raise click.UsageError("pass --format csv|jsonl when writing to stdout")
-        count = export_labels(
-            sys.stdout,
-            db=db,
-            card=card,
-            model=model,
-            labeler=labeler,
-            audit_id=audit_id,
-            format=format_,  # type: ignore[arg-type]
-        )
-    else:
-        count = export_labels(
-            file,
-            db=db,
-            card=card,
-            model=model,
-            labeler=labeler,
-            audit_id=audit_id,
-            format=format_,  # type: ignore[arg-type]
-        )
+    The same export as `judgecards export labels --output FILE` (which also filters by date).
+    """
+    from judgecards.cli.export import run_export
+
+    count = run_export(
+        "labels", file, db=db, format=format_, option="FILE", card=card, model=model,
+        labeler=labeler, audit_id=audit_id,
+    )  # fmt: skip
     if str(file) != "-":
         click.echo(f"Exported {count} row(s) to {file}")
