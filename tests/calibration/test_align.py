@@ -336,3 +336,18 @@ def test_examples_are_neutralised_data() -> None:
     assert "</model_output_></example_>" in system  # cannot close its block
     assert system.count("</example>") == 1
     assert json.dumps(aligned_system(card)) == json.dumps(card.spec.system)
+
+
+def test_a_candidate_is_never_scored_on_its_own_examples(tmp_path: Path) -> None:
+    from calibration.align import _Candidate, _Scorer
+    from calibration.label_fields import label_fields
+
+    card = load_card("reference")
+    shown = AlignItem("r1", "q1", item(1), "match", None, "key1")
+    scorer = _Scorer(
+        card, "mock:judge", label_fields(card)["verdict"], 2, tmp_path, concurrency=1,
+        level=0.95, n_resamples=100, seed=0, judge_options={},
+    )  # fmt: skip
+    with pytest.raises(AlignmentError, match="leakage guard: candidate 'examples' shows result"):
+        scorer.score(_Candidate("examples", None, (shown,)), [shown])
+    assert list(tmp_path.iterdir()) == []  # refused before its card was even built
