@@ -52,6 +52,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, cast
 
+from calibration import audit_sampling
 from calibration.audit_analysis import AuditMeasures, finite, humans_by_result
 from calibration.audit_report import (
     AnchorDrift,
@@ -64,6 +65,7 @@ from calibration.audit_report import (
     _gate,
 )
 from calibration.audit_sampling import AuditSample, Stratify, draw, since_timestamp
+from calibration.confidence import judgment_confidence
 from calibration.estimates import audit_estimates
 from calibration.label_fields import LabelField, LabelKind, judge_labels, label_fields
 from calibration.label_files import Format, format_of, sheet_audit_id, write_rows
@@ -176,6 +178,7 @@ class Audit:
         seed: int | None = None,
         sheet: str | os.PathLike[str] | None = None,
         format: Format | None = None,
+        strategy: audit_sampling.Strategy | None = None,
     ) -> AuditSample:
         """Draw a reproducible spot-check of stored results and record it as a new audit.
 
@@ -191,23 +194,28 @@ class Audit:
         rare verdict can get none. The drawn items are then shuffled together, so the sheet's
         order gives nothing away.
 
+        With ``strategy="uncertainty"`` results the judge was less sure of (G-Eval probability,
+        `calibration.confidence`) are drawn more often, with a known inclusion probability π
+        stored per item; the measures weight by ``1/π`` (`calibration.uncertainty_sampling`).
+
         Args:
             card: ``name@version``, or ``name`` for its newest version with results by ``model``.
             model: the judge model, ``provider:model``.
             n: sample size (all eligible results when fewer).
             since: only results created at or after this time (a date means its midnight UTC).
-            stratify: ``"verdict"`` for a proportional stratified sample.
+            stratify: ``"verdict"``: the same as ``strategy="stratified"``.
             seed: sampling seed.
             sheet: write the labelling sheet here (see `write_sheet`).
             format: the sheet's format (else from its extension).
+            strategy: ``"uniform"`` (the default), ``"stratified"`` (by verdict) or
+                ``"uncertainty"`` (oversample where the judge was least sure, weighted back).
 
         Raises:
-            AuditError: no eligible results, or a bad ``n``, ``since`` or ``stratify``.
+            AuditError: no eligible results, or a bad ``n``, ``since`` or ``strategy``.
         """
         if n < 1:
             raise AuditError(f"n must be at least 1, got {n}")
-        if stratify not in (None, "verdict"):
-            raise AuditError(f"stratify must be 'verdict', got {stratify!r}")
+        stratify = audit_sampling.checked_stratify(stratify, strategy)
         ref = self._card_ref(card, model)
         since_text = since_timestamp(since)
         candidates = [
@@ -225,26 +233,23 @@ class Audit:
             raise AuditError(f"{ref} has no verdict to stratify by")
         if seed is None:
             seed = secrets.randbelow(2**31)
-        drawn = draw(candidates, n=n, seed=seed, stratify=stratify, ref=ref, where=where)
+        sure = judgment_confidence if strategy == "uncertainty" else None
+        drawn = draw(
+            candidates, n=n, seed=seed, stratify=stratify, ref=ref, where=where, confidence=sure
+        )
         notes = list(drawn.notes)
         if card_obj.hash != drawn.card_hash:
             notes.insert(
                 1 if len(candidates) > drawn.population else 0,
                 f"the card file of {ref} changed since these results were judged ({drawn.card_hash})",
             )
-        items = [
-            AuditItem(
-                position, r.id, r.item_id, judge_labels(fields, r), r.verdict if stratify else None
-            )
-            for position, r in enumerate(drawn.chosen, start=1)
-        ]
         audit_id = self.repository.add_audit(
             {
                 "kind": "sample", "card": ref, "card_hash": drawn.card_hash, "model": model,
                 "seed": seed, "n_requested": n, "n": len(drawn.chosen), "since": since_text,
                 "stratify": stratify, "created_at": _now(),
             },
-            items,
+            drawn.audit_items(fields, stratified=stratify is not None),
         )  # fmt: skip
         path = None if sheet is None else self.write_sheet(audit_id, sheet, format=format)
         return AuditSample(

@@ -6,7 +6,10 @@ which its labelers tie has no reference on that field and is left out of the jud
 (it still counts in the inter-human ceiling). Intervals are percentile bootstraps over items
 (`judgecards.metrics.stats.bootstrap_ci`). Two audits are different samples, so the change in
 kappa between them resamples each independently (`independent_delta`); an anchor set's re-runs
-share items, so their change is a paired bootstrap (`AuditMeasures.drift`).
+share items, so their change is a paired bootstrap (`AuditMeasures.drift`). In an audit drawn by
+uncertainty sampling every item carries its inclusion probability π, and agreement and kappa
+weight it by ``1/π`` (`calibration.uncertainty_sampling`), so they estimate the population's
+values; the change between two audits and the disagreements listed stay unweighted.
 """
 
 from __future__ import annotations
@@ -96,6 +99,7 @@ class AuditMeasures:
     ) -> AuditSummary:
         """The audit's measures; ``primary_only`` stops at the primary field (the cached headline)."""
         items = self.repository.audit_items(record.id)
+        weighted = any(item.inclusion_probability is not None for item in items)
         labels = self.repository.labels(audit_id=record.id)
         humans = humans_by_result(labels)
         fields = self.fields_of(record.card, labels)
@@ -105,6 +109,7 @@ class AuditMeasures:
             if primary_only and any(f.report is not None for f in results.values()):
                 break
             pairs: list[tuple[Any, Any]] = []
+            weights: list[float] = []  # 1/π per pair; used when the audit was uncertainty-sampled
             ties = 0
             rated: list[dict[str, Any]] = []
             for item in items:
@@ -123,6 +128,7 @@ class AuditMeasures:
                     ties += 1
                     continue
                 pairs.append((judge[name], reference))
+                weights.append(1.0 / (item.inclusion_probability or 1.0))
             scale = _scale(
                 spec, [v for pair in pairs for v in pair] + [v for r in rated for v in r.values()]
             )
@@ -131,6 +137,7 @@ class AuditMeasures:
                 report = calibrate(
                     [j for j, _ in pairs], [h for _, h in pairs], ordinal=spec.ordinal, labels=scale,
                     level=self.level, n_resamples=self.n_resamples, seed=seed,
+                    sample_weight=weights if weighted else None,
                 )  # fmt: skip
             ceiling = None
             raters = sorted({who for r in rated for who in r})

@@ -1,10 +1,12 @@
-"""Drawing an audit's spot-check sample: reproducible, optionally stratified by verdict.
+"""Drawing an audit's spot-check sample: reproducible, uniform, stratified or uncertainty-led.
 
 Eligible results are put in result-id order and drawn with ``random.Random(seed)``, so the same
 seed over the same stored results gives the same sample wherever and whenever it is run. With
 ``stratify="verdict"`` each verdict gets ``n * share`` items, rounded by largest remainder
 (`largest_remainder`); the drawn items are then shuffled together, so a sheet's order gives
-nothing away.
+nothing away. With a ``confidence`` per result (the ``uncertainty`` strategy) the items the judge
+was least sure of are drawn more often, each with a known inclusion probability
+(`calibration.uncertainty_sampling`), recorded so the audit's measures can weight by its inverse.
 """
 
 from __future__ import annotations
@@ -12,21 +14,32 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
 
 from calibration._core import MIN_ITEMS
-from calibration.label_fields import LabelField
-from calibration.records import AuditRecord
+from calibration.label_fields import LabelField, judge_labels
+from calibration.records import AuditItem, AuditRecord
+from calibration.uncertainty_sampling import draw_pps, inclusion_probabilities
 from judgecards.errors import AuditError
 from judgecards.results import JudgeResult
 
-__all__ = ["AuditSample", "Draw", "Stratify", "draw", "largest_remainder", "since_timestamp"]
+__all__ = [
+    "AuditSample",
+    "Draw",
+    "Strategy",
+    "Stratify",
+    "checked_stratify",
+    "draw",
+    "largest_remainder",
+    "since_timestamp",
+]
 
 Stratify = Literal["verdict"]
+Strategy = Literal["uniform", "stratified", "uncertainty"]
 
 
 @dataclass(frozen=True)
@@ -60,6 +73,8 @@ class Draw:
         population: results eligible for the sample.
         strata: per verdict, ``(eligible, drawn)``.
         notes: anything the user should know (a short sample, results of an older card text).
+        weights: per chosen result id, ``(confidence, inclusion probability)`` (uncertainty
+            samples only).
     """
 
     chosen: list[JudgeResult]
@@ -67,6 +82,38 @@ class Draw:
     population: int
     strata: dict[str, tuple[int, int]]
     notes: list[str]
+    weights: dict[str, tuple[float, float]] | None = None
+
+    def audit_items(self, fields: Mapping[str, LabelField], *, stratified: bool) -> list[AuditItem]:
+        """The audit's items in sheet order: what the judge said, its verdict stratum
+        (``stratified``), and in an uncertainty sample its confidence and inclusion probability."""
+        weights = self.weights or {}
+        return [
+            AuditItem(
+                position, r.id, r.item_id, judge_labels(dict(fields), r),
+                r.verdict if stratified else None,
+                confidence=weights[r.id][0] if r.id in weights else None,
+                inclusion_probability=weights[r.id][1] if r.id in weights else None,
+            )
+            for position, r in enumerate(self.chosen, start=1)
+        ]  # fmt: skip
+
+
+def checked_stratify(stratify: str | None, strategy: str | None) -> Stratify | None:
+    """The ``stratify`` that ``stratify``/``strategy`` ask for (``"verdict"`` or ``None``).
+
+    Raises:
+        AuditError: an unknown value, or ``stratify="verdict"`` with another strategy.
+    """
+    if stratify not in (None, "verdict"):
+        raise AuditError(f"stratify must be 'verdict', got {stratify!r}")
+    if strategy not in (None, "uniform", "stratified", "uncertainty"):
+        raise AuditError(
+            f"strategy must be 'uniform', 'stratified' or 'uncertainty', got {strategy!r}"
+        )
+    if stratify is not None and strategy not in (None, "stratified"):
+        raise AuditError(f"stratify='verdict' contradicts strategy={strategy!r}")
+    return "verdict" if stratify is not None or strategy == "stratified" else None
 
 
 def draw(
@@ -77,6 +124,7 @@ def draw(
     stratify: Stratify | None,
     ref: str,
     where: str = "",
+    confidence: Callable[[JudgeResult], float] | None = None,
 ) -> Draw:
     """Draw up to ``n`` of ``candidates`` (stored successful results, oldest first).
 
@@ -90,6 +138,8 @@ def draw(
         stratify: ``"verdict"`` for a proportional stratified sample.
         ref: ``name@version``, for the notes.
         where: how the candidates were restricted (`` since ...``), for the notes.
+        confidence: how sure the judge was of a result, in [0, 1]; given, the sample is drawn
+            by `calibration.uncertainty_sampling` (``stratify`` must be ``None``).
     """
     notes: list[str] = []
     newest_hash = candidates[-1].card_hash
@@ -103,7 +153,19 @@ def draw(
     groups: dict[str, list[JudgeResult]] = defaultdict(list)
     for result in eligible:
         groups[result.verdict or "(none)"].append(result)
-    if stratify is None:
+    weights = None
+    if confidence is not None:
+        sure = [float(confidence(r)) for r in eligible]
+        pi = inclusion_probabilities(sure, n)
+        chosen = [eligible[i] for i in draw_pps(pi, seed=seed)]
+        by_id = {r.id: (c, float(p)) for r, c, p in zip(eligible, sure, pi)}
+        weights = {r.id: by_id[r.id] for r in chosen}
+        if len(set(sure)) == 1:
+            notes.append(
+                "every result has the same confidence (no G-Eval logprobs?): the uncertainty "
+                "sample is a uniform one"
+            )
+    elif stratify is None:
         chosen = rng.sample(eligible, min(n, len(eligible)))
     else:
         quotas = largest_remainder({k: len(v) for k, v in groups.items()}, min(n, len(eligible)))
@@ -121,7 +183,7 @@ def draw(
         notes.append(
             f"{len(chosen)} items is fewer than {MIN_ITEMS}: kappa's interval will be wide"
         )
-    return Draw(chosen, newest_hash, len(eligible), strata, notes)
+    return Draw(chosen, newest_hash, len(eligible), strata, notes, weights)
 
 
 def since_timestamp(since: datetime | str | None) -> str | None:

@@ -14,7 +14,9 @@ Tables::
                   model, seed, n, sheet; plus the cached headline (kappa, n, date) that
                   `latest_calibration` reads without any computation
     audit_items   the results an audit covers, with a snapshot of what the judge said then
-                  (a later ``cache=False`` run may overwrite the result row itself)
+                  (a later ``cache=False`` run may overwrite the result row itself) and, in
+                  an uncertainty sample, the judge's confidence and the item's inclusion
+                  probability (its weight is the inverse)
     anchor_sets   a named, fixed set of human-labelled items to re-judge over time
     anchor_items  its items: inputs, the source run's judge labels, and the human labels
     alignment_runs  one `calibration.align` run: card and label-set hashes, judge model, the
@@ -175,6 +177,13 @@ def m002_alignment_runs(db: sqlite_utils.Database) -> None:
     db.table("alignment_runs").create_index(
         ["card", "model", "created_at"], index_name="alignment_runs_card_model_time"
     )
+
+
+@migrations()
+def m003_audit_inclusion_probabilities(db: sqlite_utils.Database) -> None:
+    # Uncertainty samples (calibration.uncertainty_sampling): null for uniform and stratified ones.
+    db.table("audit_items").add_column("confidence", float)
+    db.table("audit_items").add_column("inclusion_probability", float)
 
 
 def open_store(db: Store | str | os.PathLike[str] | None = None) -> Store:

@@ -129,6 +129,9 @@ class AuditItem:
         judge: ``{field: value}`` the judge gave (empty when a re-run's item failed).
         stratum: the verdict stratum it was drawn from (stratified samples).
         anchor_position: the anchor item it re-judges (re-runs).
+        confidence: how sure the judge was (uncertainty samples; `calibration.confidence`).
+        inclusion_probability: its probability of being drawn (uncertainty samples); the
+            audit's measures weight it by the inverse. ``None``: every item equally likely.
     """
 
     position: int
@@ -137,6 +140,8 @@ class AuditItem:
     judge: dict[str, Any]
     stratum: str | None = None
     anchor_position: int | None = None
+    confidence: float | None = None
+    inclusion_probability: float | None = None
 
 
 @dataclass(frozen=True)

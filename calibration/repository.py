@@ -206,7 +206,8 @@ class CalibrationRepository:
                         "audit_id": audit_id, "position": item.position,
                         "result_id": item.result_id, "item_id": item.item_id,
                         "stratum": item.stratum, "anchor_position": item.anchor_position,
-                        "judge": json.dumps(item.judge),
+                        "judge": json.dumps(item.judge), "confidence": item.confidence,
+                        "inclusion_probability": item.inclusion_probability,
                     }
                     for item in items
                 ],
@@ -217,13 +218,16 @@ class CalibrationRepository:
     def audit_items(self, audit_id: int) -> list[AuditItem]:
         """An audit's items in its order."""
         rows = self.store.query(
-            "SELECT position, result_id, item_id, judge, stratum, anchor_position "
+            "SELECT position, result_id, item_id, judge, stratum, anchor_position, confidence, "
+            "inclusion_probability "
             "FROM audit_items WHERE audit_id = ? ORDER BY position",
             (audit_id,),
             doing=f"read the items of audit #{audit_id}",
         )
         return [
-            AuditItem(row[0], row[1], row[2], json.loads(row[3] or "{}"), row[4], row[5])
+            AuditItem(
+                row[0], row[1], row[2], json.loads(row[3] or "{}"), row[4], row[5], row[6], row[7]
+            )
             for row in rows
         ]
 

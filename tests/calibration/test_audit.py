@@ -573,7 +573,11 @@ def test_the_calibration_tables_are_created_by_migration(tmp_path: Path) -> None
     open_store(store)
     assert {"labels", "audits", "audit_items", "anchor_sets", "anchor_items"} <= store.tables()
     applied = store.query("SELECT name FROM _sqlite_migrations WHERE migration_set = 'calibration'")
-    assert applied == [("m001_labels_audits_anchors",), ("m002_alignment_runs",)]
+    assert applied == [
+        ("m001_labels_audits_anchors",),
+        ("m002_alignment_runs",),
+        ("m003_audit_inclusion_probabilities",),
+    ]
     open_store(store)  # idempotent
     index_names = {
         row[0]

@@ -19,14 +19,20 @@ variance. The test below re-measures the widths on fewer draws and prints them.
 
 from __future__ import annotations
 
+import csv
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from calibration import agreement, corrected_mean, kappa
+from calibration.audit import Audit, AuditError
 from calibration.uncertainty_sampling import draw_pps, inclusion_probabilities
+from judgecards.cards import load_card
+from judgecards.results import JudgeResult
+from judgecards.store import Store
 from tests.calibration.public_data import mt_bench
 
 
@@ -154,3 +160,77 @@ def test_corrected_win_rate_is_unbiased_and_its_width_is_reported(
             f"{np.mean(widths['uniform']):.3f}, uncertainty {np.mean(widths['uncertainty']):.3f}"
         )
     assert 0.05 < np.mean(widths["uncertainty"]) < 0.3
+
+
+# --------------------------------------------------------------------------- in an audit
+
+MODEL = "openai:gpt-4o"
+
+
+def _save_judged(store: Store, count: int, unsure: set[int]) -> None:
+    """``reference`` results all judged "match"; on the ``unsure`` items the G-Eval
+    distribution put 0.5 on the written score of every axis (confidence 0.125), else 1.0."""
+    card = load_card("reference")
+    for i in range(count):
+        p = 0.5 if i in unsure else 1.0
+        scoring = {
+            axis: {"method": "geval", "distribution": {"5": p, "4": 1 - p}}
+            for axis in ("correctness", "completeness", "style_fidelity")
+        }
+        result = JudgeResult(
+            id=f"r{i:03d}", item_id=f"i{i}", status="ok", verdict="match", model_verdict="match",
+            scores={"correctness": 5, "completeness": 5, "style_fidelity": 5},
+            output={"scoring": scoring}, card=card.ref, card_hash=card.hash, model=MODEL,
+        )  # fmt: skip
+        answer = "wrong" if i in unsure else "right"
+        store.save(
+            result,
+            inputs={"question": f"Q{i}?", "gold_answer": "A", "model_output": f"{answer} {i}"},
+            params={},
+        )
+
+
+def test_an_uncertainty_audit_stores_its_probabilities_and_weights_agreement_back(
+    tmp_path: Path,
+) -> None:
+    unsure = set(range(0, 40, 4))  # 10 of 40 results, where the judge is in fact wrong
+    with Audit(tmp_path / "audit.db", n_resamples=200) as audit:
+        _save_judged(audit.store, 40, unsure)
+        with pytest.raises(AuditError, match="strategy must be"):
+            audit.sample(card="reference", model=MODEL, n=12, strategy="random")  # type: ignore[arg-type]
+        with pytest.raises(AuditError, match="contradicts"):
+            audit.sample(
+                card="reference", model=MODEL, n=12, stratify="verdict", strategy="uncertainty"
+            )
+        drawn = audit.sample(card="reference", model=MODEL, n=12, seed=3, strategy="uncertainty")
+        items = audit.repository.audit_items(drawn.audit.id)
+        assert len(items) == 12
+        confidence = [0.125 if i in unsure else 1.0 for i in range(40)]
+        expected = inclusion_probabilities(confidence, 12)
+        for item in items:
+            index = int(item.result_id[1:])
+            assert item.confidence == pytest.approx(confidence[index])
+            assert item.inclusion_probability == pytest.approx(expected[index])
+        drawn_unsure = sum(int(item.result_id[1:]) in unsure for item in items)
+        assert drawn_unsure > 12 * len(unsure) / 40  # oversampled (expected 12·0.25 = 3 if uniform)
+
+        sheet = audit.write_sheet(drawn.audit.id, tmp_path / "sheet.csv")
+        with sheet.open(newline="", encoding="utf-8") as handle:
+            rows = list(csv.DictReader(handle))
+        for row in rows:
+            row["verdict"] = "mismatch" if row["model_output"].startswith("wrong") else "match"
+        with sheet.open("w", newline="", encoding="utf-8") as handle:
+            writer = csv.DictWriter(handle, fieldnames=list(rows[0]), lineterminator="\n")
+            writer.writeheader()
+            writer.writerows(rows)
+        audit.ingest(sheet, labeler="ann")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            summary = audit.summary(drawn.audit.id)
+        report = summary.fields["verdict"].report
+        assert report is not None
+        right = np.array([int(item.result_id[1:]) not in unsure for item in items], dtype=float)
+        weight = np.array([1 / (item.inclusion_probability or 1.0) for item in items])
+        # the weighted share is the population's 0.75 estimated without bias, not the sample's
+        assert report.agreement.value == pytest.approx(np.average(right, weights=weight))
+        assert report.agreement.value != pytest.approx(right.mean())
