@@ -67,6 +67,13 @@ from judgecards.jsonl import read_items
 )
 @click.option("--timeout", default=60.0, show_default=True, type=float, help="Seconds per request.")
 @click.option(
+    "--top-logprobs",
+    type=click.IntRange(0, 20),
+    default=None,
+    help="Ask for this many alternatives per token, so scores get G-Eval probabilities (and "
+    "--guarantee a confidence per item); 0 turns it off. Default: the card's.",
+)
+@click.option(
     "--guarantee",
     type=click.FloatRange(0, 1, min_open=True, max_open=True),
     default=None,
@@ -102,6 +109,7 @@ def score(
     no_cache: bool,
     base_url: str | None,
     timeout: float,
+    top_logprobs: int | None,
     guarantee: float | None,
     cascade: str | None,
     delta: float,
@@ -151,6 +159,8 @@ def score(
     options: dict[str, Any] = {"timeout": timeout}
     if base_url:
         options["base_url"] = base_url
+    if top_logprobs is not None:
+        options["top_logprobs"] = top_logprobs or None
     if guarantee is not None:
         results, run, elapsed = score_cascade(
             card, models, items, target=guarantee, delta=delta, db=db, concurrency=concurrency,

@@ -449,3 +449,28 @@ def test_llmbar_cascade_keeps_the_guarantee_and_leaves_gpt4_less_to_do() -> None
     held, coverage, sent, decided = llmbar_cascade(natural, 0.85)
     assert held >= 0.9 and coverage > 0.95
     assert sent[-1] < 0.4 and decided[:-1].sum() > 0.6
+
+
+def test_top_logprobs_on_the_command_line(
+    tmp_path: Path, serve: Callable[..., FakeServer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Without logprobs a cascade has no confidence to rank by: --top-logprobs asks for them
+    # with cards that do not by default (and 0 turns the rubric card's default off).
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-4f9a7c2e1b3d5f60718293a4b5c6d7e8")
+    sent: list[dict[str, Any]] = []
+
+    def record(request: Any) -> None:
+        sent.append(request.body)
+
+    server = serve(fault=record)
+    items = tmp_path / "items.jsonl"
+    items.write_text(json.dumps({"id": "a", "question": "Q?", "answer": "A."}) + "\n")
+    for value, expected in (("5", 5), ("0", None)):
+        result = CliRunner().invoke(cli, [
+            "score", "--card", "single", "--model", "openai:m", "--input", str(items),
+            "--output", str(tmp_path / f"out{value}.jsonl"), "--base-url", server.base_url,
+            "--top-logprobs", value, "--db", str(tmp_path / f"db{value}.db"),
+        ])  # fmt: skip
+        assert result.exit_code == 0, result.output
+        assert sent[-1].get("top_logprobs") == expected
+        assert sent[-1].get("logprobs") is (True if expected else None)
