@@ -50,7 +50,6 @@ from calibration.label_files import (
     read_rows,
     spreadsheet_cell,
     write_rows,
-    write_stream,
 )
 from calibration.label_import import (
     ID_COLUMNS,
@@ -62,7 +61,14 @@ from calibration.label_import import (
 from calibration.records import Label
 from calibration.repository import CalibrationRepository
 from judgecards.errors import LabelImportError
-from judgecards.export import Column, ColumnKind, Table, time_bound
+from judgecards.export import (
+    Column,
+    ColumnKind,
+    Table,
+    time_bound,
+    write_table,
+    write_table_file,
+)
 from judgecards.store import Store
 
 __all__ = [
@@ -130,7 +136,9 @@ def export_labels(
     The columns are those `import_labels` reads (``result_id``, ``item_id``, ``card``,
     ``model``, ``labeler``, ``audit_id``, one per label field, ``note``, ``created_at``), so an
     export imports back into a database holding the same results. JSONL rows leave out unlabelled
-    fields; CSV leaves their cells empty and escapes formula cells (`spreadsheet_cell`).
+    fields; CSV leaves their cells empty and escapes formula cells (`spreadsheet_cell`). It is
+    `label_table` written by `judgecards.export.write_table`, byte for byte what
+    ``judgecards export labels`` and ``judgecards labels export`` write.
 
     Args:
         path: a file path (written atomically) or an open text stream.
@@ -163,13 +171,9 @@ def export_labels(
     else:
         with Store(db, read_only=True) as store:
             table = label_table(store, **filters)
-    columns = [column.name for column in table.columns]
-    rows = list(table.rows)
     if isinstance(path, (str, os.PathLike)):
-        write_rows(Path(path), rows, columns, chosen)
-    else:
-        write_stream(path, rows, columns, chosen)
-    return len(rows)
+        return write_table_file(table, Path(path), chosen)
+    return write_table(table, path, chosen)
 
 
 def label_table(
@@ -226,4 +230,4 @@ def label_table(
         Column("note"),
         Column("created_at"),
     )
-    return Table("labels", columns, list(rows.values()))
+    return Table("labels", columns, list(rows.values()), sparse=True)

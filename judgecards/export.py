@@ -28,7 +28,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import re
+import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
@@ -53,6 +55,7 @@ __all__ = [
     "results_table",
     "time_bound",
     "write_table",
+    "write_table_file",
 ]
 
 ExportFormat = Literal["jsonl", "csv", "parquet"]
@@ -84,11 +87,16 @@ class Column:
 
 @dataclass(frozen=True)
 class Table:
-    """What an export writes: typed columns and the rows (``{column: value}``), read lazily."""
+    """What an export writes: typed columns and the rows (``{column: value}``), read lazily.
+
+    ``sparse``: JSONL leaves out a row's missing and ``None`` values instead of writing
+    ``null`` (labels: a row has only the fields that were labelled, of whichever card).
+    """
 
     name: str
     columns: tuple[Column, ...]
     rows: Iterable[Mapping[str, Any]]
+    sparse: bool = False
 
 
 def _columns(text: str, integer: str = "", real: str = "", json_: str = "") -> tuple[Column, ...]:
@@ -222,16 +230,28 @@ def require_pyarrow() -> tuple[ModuleType, ModuleType]:
 
 
 def write_table(
-    table: Table, handle: IO[bytes], format: ExportFormat, *, batch_rows: int = 10_000
+    table: Table, handle: IO[bytes] | IO[str], format: ExportFormat, *, batch_rows: int = 10_000
 ) -> int:
-    """Write every row of ``table`` to an open binary file; returns the number of rows.
+    """Write every row of ``table`` to an open file; returns the number of rows.
+
+    Binary files take every format; a text stream (``io.StringIO``, ``sys.stdout``) takes
+    JSONL and CSV.
 
     Raises:
         MissingExtra: ``format`` is ``parquet`` and pyarrow is not installed (checked first).
+        ValueError: Parquet asked of a text stream.
     """
+    if isinstance(handle, io.TextIOBase):
+        if format == "parquet":
+            raise ValueError("Parquet is binary: pass a file opened in binary mode")
+        text_handle: IO[str] = handle
+        return (
+            _write_csv(table, text_handle) if format == "csv" else _write_jsonl(table, text_handle)
+        )
+    binary: IO[bytes] = handle  # type: ignore[assignment]
     if format == "parquet":
-        return _write_parquet(table, handle, batch_rows)
-    text = io.TextIOWrapper(handle, encoding="utf-8", newline="", write_through=True)
+        return _write_parquet(table, binary, batch_rows)
+    text = io.TextIOWrapper(binary, encoding="utf-8", newline="", write_through=True)
     try:
         if format == "csv":
             return _write_csv(table, text)
@@ -239,6 +259,31 @@ def write_table(
     finally:
         text.flush()
         text.detach()
+
+
+def write_table_file(table: Table, path: Path, format: ExportFormat) -> int:
+    """Write ``table`` to ``path`` atomically (a temporary file beside it, then a rename).
+
+    Raises:
+        MissingExtra: Parquet without pyarrow, before the file is touched.
+        OutputError: the file cannot be written; no temporary file is left behind and an
+            existing ``path`` is untouched.
+    """
+    if format == "parquet":
+        require_pyarrow()
+    tmp: str | None = None
+    try:
+        descriptor, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        with os.fdopen(descriptor, "wb") as handle:
+            count = write_table(table, handle, format)
+        os.replace(tmp, path)
+        tmp = None
+        return count
+    except OSError as error:
+        raise OutputError(f"cannot write: {error.strerror or error}", file=path) from error
+    finally:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
 
 
 def _decoded(value: Any, kind: ColumnKind) -> Any:
@@ -253,7 +298,11 @@ def _decoded(value: Any, kind: ColumnKind) -> Any:
 def _write_jsonl(table: Table, handle: IO[str]) -> int:
     count = 0
     for row in table.rows:
-        record = {c.name: _decoded(row.get(c.name), c.kind) for c in table.columns}
+        record = {
+            c.name: _decoded(row.get(c.name), c.kind)
+            for c in table.columns
+            if not table.sparse or row.get(c.name) is not None
+        }
         handle.write(json.dumps(record, ensure_ascii=False) + "\n")
         count += 1
     return count

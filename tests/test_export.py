@@ -22,17 +22,19 @@ import pytest
 import yaml
 from click.testing import CliRunner, Result
 
-from calibration.labels import read_labels
+from calibration.labels import export_labels, read_labels
 from judgecards.cli import cli
 from judgecards.cli._output import OutputFile
 from judgecards.csv_safety import from_spreadsheet_cell
 from judgecards.errors import OutputError
 from judgecards.export import (
     DATASETTE_METADATA,
+    Table,
     comparisons_table,
     results_table,
     time_bound,
     write_table,
+    write_table_file,
 )
 from judgecards.judge import Judge
 from judgecards.providers.mock import MockProvider
@@ -267,6 +269,21 @@ def test_export_labels_and_labels_export_write_the_same_file(
     assert bob["note"] == "'" + FORMULA_NOTE and bob["item_id"] == "'" + FORMULA_ID
 
 
+def test_the_library_and_both_commands_write_the_same_labels_jsonl(
+    filled: dict[str, Any], tmp_path: Path
+) -> None:
+    command = export(filled, tmp_path, "labels", name="command.jsonl")
+    library = tmp_path / "library.jsonl"
+    export_labels(library, db=filled["db"])
+    stream = io.StringIO()
+    export_labels(stream, db=filled["db"], format="jsonl")
+    assert command.read_bytes() == library.read_bytes() == stream.getvalue().encode("utf-8")
+    rows = [json.loads(line) for line in command.read_text().splitlines()]
+    # Sparse: a row holds the fields that were labelled, no nulls for the others.
+    assert all(None not in row.values() for row in rows)
+    assert {"correctness", "note"} <= set(rows[-1]) and "correctness" not in rows[0]
+
+
 def test_labels_parquet_types_score_axes_as_integers(
     filled: dict[str, Any], tmp_path: Path
 ) -> None:
@@ -338,6 +355,19 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path: Path) -> 
 
     with pytest.raises(OutputError, match="no space left"):
         OutputFile(path).write_with(write)
+    assert path.read_text() == "old\n" and sorted(tmp_path.iterdir()) == [path]
+
+
+def test_a_failed_library_write_leaves_the_old_file(filled: dict[str, Any], tmp_path: Path) -> None:
+    path = tmp_path / "out.jsonl"
+    path.write_text("old\n")
+    with Store(filled["db"], read_only=True) as store:
+        table = results_table(store)
+        broken = Table(table.name, table.columns, [*table.rows, {"id": object()}])
+        with pytest.raises(TypeError):  # a row that is not JSON, after many that were written
+            write_table_file(broken, path, "jsonl")
+        with pytest.raises(ValueError, match="binary"):
+            write_table(results_table(store), io.StringIO(), "parquet")
     assert path.read_text() == "old\n" and sorted(tmp_path.iterdir()) == [path]
 
 
