@@ -36,7 +36,7 @@ import math
 import os
 import tempfile
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -287,6 +287,7 @@ def align(
     cards_dir: str | Path | Sequence[str | Path] | None = None,
     write_to: str | Path | None = None,
     concurrency: int = 8,
+    announce: Callable[[str], None] | None = None,
     level: float = 0.95,
     n_resamples: int = 2000,
     **judge_options: Any,
@@ -303,6 +304,8 @@ def align(
         cards_dir: user card directories; the first is where the new version is written.
         write_to: write the new version here instead.
         concurrency: calls in flight per candidate.
+        announce: told, in a sentence, before each candidate is scored (the command line
+            prints it, so a long run shows where it is).
         level: confidence level of the kappa intervals.
         n_resamples: bootstrap resamples per interval.
         **judge_options: passed to each `judgecards.Judge` (``base_url``, ``timeout``,
@@ -351,8 +354,16 @@ def align(
             )  # fmt: skip
             for candidate in candidates:  # every candidate card loads before anything is paid for
                 scorer.card_of(candidate)
-            dev = [scorer.score(candidate, split.dev) for candidate in candidates]
+            dev = []
+            for candidate in candidates:
+                if announce is not None:
+                    announce(
+                        f"dev: judging {len(split.dev)} items with candidate {candidate.name!r}"
+                    )
+                dev.append(scorer.score(candidate, split.dev))
             chosen = candidates[_best(dev)]
+            if announce is not None:
+                announce(f"test: judging {len(split.test)} items with candidate {chosen.name!r}")
             test = scorer.score(chosen, split.test)
         written: Card | None = None
         if chosen.name != AS_IS:

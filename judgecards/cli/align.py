@@ -98,6 +98,7 @@ def align(
     result = run_alignment(
         card, model, db=db, k=k, guidelines=text, seed=seed,
         cards_dir=list(cards_dirs) or None, concurrency=concurrency, n_resamples=resamples,
+        announce=lambda message: click.echo(message, err=True),
         **options,
     )  # fmt: skip
     if as_json:

@@ -162,6 +162,7 @@ def test_align_writes_the_better_card_as_a_new_version_and_stores_the_run(
     assert run.dev_kappa == 1.0 and run.test_kappa == 1.0 and run.test_n == run.n_test
     assert [c["name"] for c in run.candidates] == ["as-is", "examples", "disagreements"]
     assert run.candidates[0]["kappa"] == 0.0
+    assert "test: judging 18 items with candidate 'examples'" in result.stderr
     assert run.n_pool + run.n_dev + run.n_test == len(items)
 
     # Leakage guard: no example was ever judged, and every judged item is dev or test.
@@ -228,7 +229,7 @@ def test_when_the_card_as_is_agrees_best_no_version_is_written(
     assert list(cards.iterdir()) == []
     [run] = alignment_runs(db=db)
     assert (run.chosen, run.new_card, run.new_card_path) == ("as-is", None, None)
-    assert json.loads(align_cli(db, cards, server, "--json").output)["id"] == 2
+    assert json.loads(align_cli(db, cards, server, "--json").stdout)["id"] == 2
     # No stored judgment disagreed with the people, so there is no disagreements candidate.
     assert [c["name"] for c in run.candidates] == ["as-is", "examples"]
 
