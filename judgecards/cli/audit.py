@@ -47,7 +47,7 @@ def audit() -> None:
     """Spot-check a judge against humans over time: sample, ingest, report, rerun.
 
     \b
-    1. judgecards audit sample --card reference --model openai:gpt-4o --n 50 --stratify verdict
+    1. judgecards audit sample --card reference --model openai:gpt-4o --n 50 --strategy stratified
     2. (humans fill the sheet's verdict / score columns)
     3. judgecards audit ingest audit-1.csv --labeler alice
     4. judgecards audit report --card reference      # exit 1 when the gate fails
@@ -65,9 +65,16 @@ def audit() -> None:
     help="Only results judged at or after this ISO date or date-time (UTC unless it says).",
 )
 @click.option(
+    "--strategy",
+    type=click.Choice(["uniform", "stratified", "uncertainty"]),
+    help="uniform (default); stratified: keep the verdict mix (largest remainder); uncertainty: "
+    "oversample results the judge was less sure of (G-Eval probability), each with a known "
+    "inclusion probability that agreement and kappa weight back.",
+)
+@click.option(
     "--stratify",
     type=click.Choice(["verdict"]),
-    help="Keep the verdict mix (proportional, largest remainder).",
+    help="Same as --strategy stratified.",
 )
 @click.option(
     "--seed", type=int, help="Sampling seed (default: a random one, recorded with the audit)."
@@ -83,7 +90,8 @@ def audit() -> None:
 @db_option
 @cards_dir_option
 def sample_command(
-    card: str, model: str, n: int, since: str | None, stratify: str | None, seed: int | None,
+    card: str, model: str, n: int, since: str | None, strategy: str | None, stratify: str | None,
+    seed: int | None,
     sheet: Path | None, format_: str | None, db: Path, cards_dirs: tuple[Path, ...],
 ) -> None:  # fmt: skip
     """Draw a reproducible spot-check of stored results and write a labelling sheet.
@@ -92,7 +100,10 @@ def sample_command(
     verdict or scores.
     """
     with _audit(db, cards_dirs) as api:
-        drawn = api.sample(card=card, model=model, n=n, since=since, stratify=stratify, seed=seed)
+        drawn = api.sample(
+            card=card, model=model, n=n, since=since, stratify=stratify, seed=seed,
+            strategy=strategy,
+        )  # fmt: skip
         target = sheet or Path(f"audit-{drawn.audit.id}.{format_ or 'csv'}")
         path = api.write_sheet(drawn.audit.id, target, format=format_)
         record = drawn.audit
@@ -100,8 +111,15 @@ def sample_command(
             f"Audit #{record.id}: {record.n} of {drawn.population} results of {record.card} by {record.model} "
             f"(seed {record.seed}{', since ' + record.since if record.since else ''})"
         )
-        if stratify:
+        if drawn.audit.stratify:
             click.echo("  " + "  ".join(f"{k} {d}/{p}" for k, (p, d) in drawn.strata.items()))
+        items = api.repository.audit_items(record.id)
+        pis = [i.inclusion_probability for i in items if i.inclusion_probability is not None]
+        if strategy == "uncertainty" and pis:
+            click.echo(
+                f"  inclusion probabilities {min(pis):.3g} to {max(pis):.3g} (higher where the judge "
+                "was less sure); agreement and kappa weight each item by 1/probability"
+            )
         for note in drawn.notes:
             click.echo(f"  note: {note}", err=True)
         click.echo(f"Sheet: {path}")

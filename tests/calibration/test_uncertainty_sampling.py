@@ -234,3 +234,24 @@ def test_an_uncertainty_audit_stores_its_probabilities_and_weights_agreement_bac
         # the weighted share is the population's 0.75 estimated without bias, not the sample's
         assert report.agreement.value == pytest.approx(np.average(right, weights=weight))
         assert report.agreement.value != pytest.approx(right.mean())
+
+
+def test_audit_sample_strategy_uncertainty_on_the_command_line(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from judgecards.cli import cli
+
+    db = tmp_path / "audit.db"
+    with Audit(db) as audit:
+        _save_judged(audit.store, 20, {0, 5, 10})
+    runner = CliRunner()
+    sheet = tmp_path / "sheet.csv"
+    base = ["audit", "sample", "--card", "reference", "--model", MODEL, "--n", "6", "--db", str(db)]
+    result = runner.invoke(
+        cli, [*base, "--strategy", "uncertainty", "--seed", "1", "--sheet", str(sheet)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "inclusion probabilities" in result.output and "1/probability" in result.output
+    assert sheet.is_file()
+    clash = runner.invoke(cli, [*base, "--strategy", "uncertainty", "--stratify", "verdict"])
+    assert clash.exit_code == 2 and "contradicts" in clash.output
