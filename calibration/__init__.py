@@ -44,6 +44,8 @@ Trustworthy numbers once labels exist:
   aggregated, and whether the jury beats its best judge.
 * `Jury` (`JuryRun`, `JuryVerdict`, `JurorReliability`) — several `judgecards.Judge`s run on the
   same items through one bounded pool and aggregated per item by one of those methods.
+* `inclusion_probabilities`, `draw_pps` — audits that sample where the judge is least sure, with
+  known inclusion probabilities π; `agreement`, `kappa`, `calibrate` take ``sample_weight=1/π``.
 
 Every measure warns with `SmallSampleWarning` below 30 items. Intervals come from
 `judgecards.metrics.stats.bootstrap_ci` and are returned as `judgecards.metrics.stats.Estimate`.
@@ -107,12 +109,14 @@ _EXPORTS: dict[str, str] = {
     "corrected_mean": "calibration.ppi",
     "corrected_rate": "calibration.ppi",
     "dawid_skene": "calibration.dawid_skene",
+    "draw_pps": "calibration.uncertainty_sampling",
     "estimate": "calibration.estimates",
     "evaluate_jury": "calibration.jury",
     "export_labels": "calibration.labels",
     "fit_jury": "calibration.jury",
     "fleiss_kappa": "calibration.interrater",
     "import_labels": "calibration.labels",
+    "inclusion_probabilities": "calibration.uncertainty_sampling",
     "inter_annotator": "calibration.interrater",
     "judgment_confidence": "calibration.confidence",
     "kappa": "calibration.agreement",
@@ -176,12 +180,14 @@ __all__ = [
     "corrected_mean",
     "corrected_rate",
     "dawid_skene",
+    "draw_pps",
     "estimate",
     "evaluate_jury",
     "export_labels",
     "fit_jury",
     "fleiss_kappa",
     "import_labels",
+    "inclusion_probabilities",
     "inter_annotator",
     "judgment_confidence",
     "kappa",
@@ -248,4 +254,5 @@ if TYPE_CHECKING:
     from calibration.report import AgreementReport, ClassScores, calibrate
     from calibration.selective import SelectiveThreshold, ThresholdTest, selective_threshold
     from calibration.status import CalibrationStatus, latest_calibration, warn_if_uncalibrated
+    from calibration.uncertainty_sampling import draw_pps, inclusion_probabilities
     from judgecards.errors import AlignmentError, AuditError, EstimateError, LabelImportError
