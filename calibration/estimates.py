@@ -23,9 +23,15 @@ items are a uniform random sample of the judged ones, or when every item's chanc
 labelled is known. Labels given in an audit sample record their design: a uniform sample is used
 as is; a sample stratified by verdict weights each labelled item by its inverse inclusion
 probability within its verdict (``judged in the stratum / labelled in the stratum``), the
-weighted variant of `calibration.corrected_estimate`. Labels imported on their own (``labels
-import``) or copied to anchor-set re-runs have no recorded design: they are *assumed* a uniform
-sample, and the report says so.
+weighted variant of `calibration.corrected_estimate`; an uncertainty sample (``audit sample
+--strategy uncertainty``) records each item's inclusion probability π, and its items are weighted
+by 1/π. Labels imported on their own (``labels import``) or copied to anchor-set re-runs have no
+recorded design, and labels from several audits of different designs have no combined one: they
+are *assumed* a uniform sample, and the report says so (``audit=`` restricts the estimate to one
+audit's labels). Items escalated to people by a cascade were chosen for being hard, not at
+random: their labels are left out.
+
+The values reported and their table are in `calibration.estimates_report`.
 """
 
 from __future__ import annotations
@@ -36,13 +42,14 @@ import warnings
 from collections import Counter, defaultdict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
 from calibration._core import MIN_ITEMS, SmallSampleWarning
 from calibration._ppi_core import Tuning, clip_share, normal_estimate
-from calibration.ppi import CorrectedEstimate, corrected_estimate
+from calibration.estimates_report import Design, EstimateRow, EstimatesReport, Kind, estimate_lines
+from calibration.ppi import corrected_estimate
 from calibration.records import AuditRecord, Label
 from calibration.repository import CalibrationRepository
 from judgecards.errors import EstimateError
@@ -58,106 +65,8 @@ __all__ = [
     "estimate_lines",
 ]
 
-Kind = Literal["score", "verdict", "win_rate"]
 _POINTS = {"A": 1.0, "tie": 0.5, "B": 0.0}
 _SWAP = {"A": "B", "B": "A", "tie": "tie"}
-
-
-@dataclass(frozen=True)
-class Design:
-    """How the labelled items of one field were chosen, as far as the store records it.
-
-    Attributes:
-        kind: ``uniform`` (every label from uniform audit samples), ``stratified`` (some from
-            samples stratified by verdict: inverse-probability weights are used) or
-            ``assumed uniform`` (some labels have no recorded design).
-        description: the same in words, naming the audits.
-    """
-
-    kind: Literal["uniform", "stratified", "assumed uniform"]
-    description: str
-
-    @property
-    def known(self) -> bool:
-        """Whether every labelled item's chance of being labelled is recorded."""
-        return self.kind != "assumed uniform"
-
-
-@dataclass(frozen=True)
-class EstimateRow:
-    """One number, estimated three ways.
-
-    Attributes:
-        kind: ``score`` (mean of an axis), ``verdict`` (share of one verdict) or ``win_rate``.
-        field: the axis, ``verdict`` or ``winner``.
-        name: what is estimated, in words (``mean correctness``, ``share match``,
-            ``gpt-4o vs llama``: the first model's win rate).
-        result: the corrected, human-only and judge-only estimates (`CorrectedEstimate`).
-        design: how the labelled items were chosen; decides weights and the stated assumption.
-        weighted: whether inverse-probability weights were used.
-    """
-
-    kind: Kind
-    field: str
-    name: str
-    result: CorrectedEstimate
-    design: Design
-    weighted: bool = False
-
-    def to_dict(self) -> dict[str, Any]:
-        """Strict-JSON data (``nan`` becomes ``None``)."""
-        return {
-            "kind": self.kind,
-            "field": self.field,
-            "name": self.name,
-            **self.result.to_dict(),
-            "labels_gained": _finite(self.result.labels_gained),
-            "design": self.design.kind,
-            "design_description": self.design.description,
-            "weighted": self.weighted,
-        }
-
-
-@dataclass(frozen=True)
-class EstimatesReport:
-    """Corrected estimates of one card version judged by one model.
-
-    Attributes:
-        card: ``name@version``.
-        model: the judge model.
-        alpha: error level of every interval (``0.05``: 95% intervals).
-        n_judged: successful results of the card version by the model.
-        n_labeled: those with at least one human label used here.
-        labelers: who labelled them.
-        rows: every estimate, scores first, then verdict shares, then win rates.
-        notes: assumptions and what could not be estimated, in words.
-    """
-
-    card: str
-    model: str
-    alpha: float
-    n_judged: int
-    n_labeled: int
-    labelers: tuple[str, ...]
-    rows: tuple[EstimateRow, ...]
-    notes: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        """Strict-JSON data (``nan`` becomes ``None``)."""
-        return {
-            "card": self.card,
-            "model": self.model,
-            "level": 1 - self.alpha,
-            "n_judged": self.n_judged,
-            "n_labeled": self.n_labeled,
-            "labelers": list(self.labelers),
-            "estimates": [row.to_dict() for row in self.rows],
-            "notes": list(self.notes),
-        }
-
-    def as_text(self) -> str:
-        """A table that leads with the corrected column and marks the judge-only one."""
-        return "\n".join(estimate_lines(self))
 
 
 def estimate(
@@ -169,6 +78,7 @@ def estimate(
     tuning: Tuning = "ppi++",
     folds: int = 5,
     seed: int | None = 0,
+    audit: int | None = None,
 ) -> EstimatesReport:
     """Judge-only, human-only and corrected estimates for a card version and judge model.
 
@@ -181,6 +91,8 @@ def estimate(
         tuning: ``"ppi++"`` (default), ``"ppi"`` or a fixed λ, as in `calibration.corrected_mean`.
         folds: cross-fitting folds for PPI++'s λ, as in `calibration.corrected_mean`.
         seed: seed of the fold assignment.
+        audit: use only the labels given in this audit (one sampling design), not every label
+            of the card version and model.
 
     Returns:
         An `EstimatesReport`: one `EstimateRow` per score axis, verdict and model pair that has
@@ -194,9 +106,9 @@ def estimate(
     if not 0.0 < alpha < 1.0:
         raise EstimateError(f"alpha must lie strictly between 0 and 1, got {alpha}")
     if isinstance(db, Store):
-        return _estimate(db, card, model, alpha, tuning, folds, seed)
+        return _estimate(db, card, model, alpha, tuning, folds, seed, audit)
     with Store(db, read_only=True) as store:
-        return _estimate(store, card, model, alpha, tuning, folds, seed)
+        return _estimate(store, card, model, alpha, tuning, folds, seed, audit)
 
 
 def audit_estimates(
@@ -238,16 +150,18 @@ def _estimate(
     tuning: Tuning,
     folds: int,
     seed: int | None,
+    audit: int | None = None,
 ) -> EstimatesReport:
     ref = _resolve(store, card, model)
     results = [result for result, _ in store.results(card=ref, model=model, status="ok")]
     if not results:
         raise EstimateError(f"no successful results of {ref} judged by {model} in {store.path}")
     repository = CalibrationRepository(store)
-    labels = repository.labels(card=ref, model=model)
+    labels = repository.labels(card=ref, model=model, audit_id=audit)
     if not labels:
+        within = f" in audit #{audit}" if audit is not None else ""
         raise EstimateError(
-            f"no human labels of {ref} judged by {model} in {store.path}: label a sample first "
+            f"no human labels of {ref} judged by {model}{within} in {store.path}: label a sample first "
             "(judgecards audit sample / audit ingest, or judgecards labels import)"
         )
     audits = {a.id: a for a in repository.audits()}
@@ -269,6 +183,7 @@ def _estimate(
             "which are not a random sample; label a random sample (judgecards audit sample)"
         )
     references, ties, origins = _references(labels)
+    pi = _inclusion_probabilities(repository, {label.audit_id for label in labels}, audits)
     fields: list[tuple[Kind, str, str, _Field, list[Hashable | None]]] = []
 
     verdict_of = {r.id: r.verdict for r in results}
@@ -278,21 +193,21 @@ def _estimate(
     if ("verdict", "verdict") in kinds:
         data = _field_arrays(
             "verdict", {r.id: r.verdict for r in results if r.verdict is not None},
-            references, origins, audits, strata,
+            references, origins, audits, strata, pi,
         )  # fmt: skip
         counts = Counter([*data.judged_labeled, *data.judged_unlabeled, *data.human])
         order = sorted(counts, key=lambda c: (-counts[c], str(c)))
         fields.append(("verdict", "verdict", "share", data, list(order)))
     for axis in score_axes:
         values = {r.id: r.scores[axis] for r in results if axis in r.scores}
-        data = _field_arrays(axis, values, references, origins, audits, strata)
+        data = _field_arrays(axis, values, references, origins, audits, strata, pi)
         fields.append(("score", axis, f"mean {axis}", data, [None]))
 
     rows: list[EstimateRow] = []
     for kind, name, title, data, order in fields:
         rows += _rows(kind, name, title, data, order, alpha, tuning, folds, seed, notes)
     if any(label.kind == "winner" for label in labels):
-        rows += _win_rates(store, ref, model, references, origins, audits, notes, alpha, tuning, folds, seed)  # fmt: skip
+        rows += _win_rates(store, ref, model, references, origins, audits, pi, notes, alpha, tuning, folds, seed)  # fmt: skip
     used = {rid for rid in references if rid in verdict_of}
     if not rows:
         raise EstimateError(
@@ -363,11 +278,17 @@ def _field_arrays(
     origins: Mapping[str, Mapping[str, set[int | None]]],
     audits: Mapping[int, AuditRecord],
     strata: Mapping[str, str],
+    pi: Mapping[int, Mapping[str, float]],
 ) -> _Field:
     labeled = [rid for rid, value in judged.items() if name in references.get(rid, {})]
     unlabeled = [rid for rid in judged if name not in references.get(rid, {})]
-    design = _design({a for rid in labeled for a in origins[rid][name]}, audits)
+    sources = {a for rid in labeled for a in origins[rid][name]}
+    design = _design(sources, audits, pi)
     weights = None
+    if design.kind == "weighted":
+        (audit_id,) = sources
+        assert audit_id is not None
+        weights = [1.0 / pi[audit_id][rid] for rid in labeled]
     if design.kind == "stratified":
         # Inverse inclusion probability within the verdict stratum: judged / labelled there.
         population = Counter(strata[rid] for rid in judged)
@@ -382,12 +303,49 @@ def _field_arrays(
     )
 
 
-def _design(audit_ids: set[int | None], audits: Mapping[int, AuditRecord]) -> Design:
+def _inclusion_probabilities(
+    repository: CalibrationRepository,
+    audit_ids: Iterable[int | None],
+    audits: Mapping[int, AuditRecord],
+) -> dict[int, dict[str, float]]:
+    """Per uncertainty-sampled audit, each item's recorded inclusion probability π."""
+    found: dict[int, dict[str, float]] = {}
+    for audit_id in audit_ids:
+        if audit_id is None or audit_id not in audits or audits[audit_id].kind != "sample":
+            continue
+        pi = {
+            item.result_id: float(p)
+            for item in repository.audit_items(audit_id)
+            if (p := getattr(item, "inclusion_probability", None)) is not None
+        }
+        if pi:
+            found[audit_id] = pi
+    return found
+
+
+def _design(
+    audit_ids: set[int | None],
+    audits: Mapping[int, AuditRecord],
+    pi: Mapping[int, Mapping[str, float]],
+) -> Design:
     sampled = sorted(
         a for a in audit_ids if a is not None and a in audits and audits[a].kind == "sample"
     )
     unknown = len(audit_ids) - len(sampled)
     listed = ", ".join(f"#{a}" for a in sampled)
+    if not unknown and any(a in pi for a in sampled):
+        if len(sampled) == 1:
+            return Design(
+                "weighted",
+                f"uncertainty audit sample {listed}: each labelled item is weighted by 1/π, "
+                "its recorded inclusion probability",
+            )
+        return Design(
+            "assumed uniform",
+            f"labels come from audit samples with different designs ({listed}), whose combined "
+            "inclusion probabilities are not recorded, so the labelled items are assumed a "
+            "uniform random sample (estimate from one audit's labels with --audit ID)",
+        )
     if unknown:
         where = f" and audit samples {listed}" if sampled else ""
         return Design(
@@ -454,6 +412,7 @@ def _win_rates(
     references: Mapping[str, Mapping[str, Any]],
     origins: Mapping[str, Mapping[str, set[int | None]]],
     audits: Mapping[int, AuditRecord],
+    pi: Mapping[int, Mapping[str, float]],
     notes: list[str],
     alpha: float,
     tuning: Tuning,
@@ -495,7 +454,7 @@ def _win_rates(
             judged_labeled=[j for j, _ in labeled],
             judged_unlabeled=[j for j, h, _ in items if h is None],
             weights=None,
-            design=_pair_design({a for _, h, s in items if h is not None for a in s}, audits),
+            design=_pair_design({a for _, h, s in items if h is not None for a in s}, audits, pi),
         )
         name = f"{first_model} vs {second_model}"
         for found in _rows(
@@ -512,14 +471,19 @@ def _win_rates(
     return rows
 
 
-def _pair_design(audit_ids: set[int | None], audits: Mapping[int, AuditRecord]) -> Design:
-    design = _design(audit_ids, audits)
-    if design.kind == "stratified":
-        # Audits sample order results by their own verdict, not comparisons by their outcome.
+def _pair_design(
+    audit_ids: set[int | None],
+    audits: Mapping[int, AuditRecord],
+    pi: Mapping[int, Mapping[str, float]],
+) -> Design:
+    design = _design(audit_ids, audits, pi)
+    if design.kind in ("stratified", "weighted"):
+        # Audits draw order results by their verdict or confidence, not comparisons by outcome.
+        listed = ", ".join(f"#{a}" for a in sorted(a for a in audit_ids if a is not None))
         return Design(
             "assumed uniform",
-            f"{design.description.split(',')[0]} drew order results by verdict, not comparisons: "
-            "the labelled comparisons are assumed a uniform random sample",
+            f"audit samples {listed} drew order results, not comparisons: the labelled "
+            "comparisons are assumed a uniform random sample",
         )
     return design
 
@@ -535,44 +499,3 @@ def _judge_only(data: _Field, category: Hashable | None, alpha: float) -> Estima
         float(values.mean()), float(values.std() / math.sqrt(values.size)), alpha, values.size
     )
     return judged if category is None else clip_share(judged)
-
-
-# --------------------------------------------------------------------------- rendering
-
-
-def _finite(value: float) -> float | None:
-    return None if math.isnan(value) or math.isinf(value) else value
-
-
-def _interval(e: Estimate) -> str:
-    return f"{e.value:.3f} [{e.low:.3f}, {e.high:.3f}]"
-
-
-def estimate_lines(report: EstimatesReport, *, indent: str = "") -> list[str]:
-    """The report's table, corrected column first; reused by ``audit report``."""
-    level = round((1 - report.alpha) * 100)
-    who = ", ".join(report.labelers)
-    lines = [
-        f"{indent}Corrected estimates: {report.card} judged by {report.model} "
-        f"({report.n_judged} judged items, {report.n_labeled} labelled by {who}; {level}% intervals)",
-        f"{indent}  corrected = the judge on every item minus its bias measured on the labelled "
-        "items (PPI++); judge only is UNCORRECTED (biased); effective n = the human labels "
-        "the human-only interval would need to be as narrow",
-        f"{indent}  {'estimate':<28} {'corrected':<24} {'human only':<24} "
-        f"{'judge only (uncorrected)':<26} {'effective n':>14}",
-    ]
-    for row in report.rows:
-        r = row.result
-        worth = "-" if math.isnan(r.effective_labels) else f"{r.effective_labels:.0f}"
-        worth += f" (n {r.n_labeled})"
-        lines.append(
-            f"{indent}  {row.name:<28} {_interval(r.corrected):<24} {_interval(r.human_only):<24} "
-            f"{_interval(r.judge_only):<26} {worth:>14}"
-        )
-    designs = dict.fromkeys(row.design for row in report.rows)
-    for design in designs:
-        what = "labels" if design.known else "labels (ASSUMPTION)"
-        lines.append(f"{indent}  {what}: {design.description}")
-    if report.notes:
-        lines += [f"{indent}  note: {note}" for note in report.notes]
-    return lines

@@ -25,10 +25,19 @@ from judgecards.cli._common import db_option
     type=click.FloatRange(0, 1, min_open=True, max_open=True),
     help="Error level: intervals are at level 1 - alpha.",
 )
+@click.option(
+    "--audit",
+    "audit_id",
+    type=int,
+    default=None,
+    help="Only the labels given in this audit (one sampling design); default: every label.",
+)
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed of the λ folds.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @db_option
-def estimate(card: str, model: str, alpha: float, seed: int, as_json: bool, db: Path) -> None:
+def estimate(
+    card: str, model: str, alpha: float, audit_id: int | None, seed: int, as_json: bool, db: Path
+) -> None:
     """Judge-only, human-only and corrected estimates, side by side.
 
     For a card version and judge model with human labels: the mean of each score axis, the share
@@ -38,7 +47,7 @@ def estimate(card: str, model: str, alpha: float, seed: int, as_json: bool, db: 
     """
     from calibration.estimates import estimate as corrected
 
-    report = corrected(db, card=card, model=model, alpha=alpha, seed=seed)
+    report = corrected(db, card=card, model=model, alpha=alpha, seed=seed, audit=audit_id)
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2))
     else:

@@ -25,8 +25,10 @@ from calibration.estimates import EstimatesReport
 from calibration.records import NewLabel
 from calibration.repository import CalibrationRepository
 from judgecards import Store, compare_many
+from judgecards.cards import load_card
 from judgecards.cli import cli
 from judgecards.errors import EstimateError, JudgecardsError
+from judgecards.results import JudgeResult
 from tests.fakes.http import Script, openai_chat, reference_judgment
 from tests.fakes.judges import openai_judge
 from tests.fakes.server import tagged
@@ -330,3 +332,112 @@ def test_win_rates_per_model_pair_use_either_orders_labels(tmp_path: Path) -> No
     expected = corrected_mean(human, judge_l, judge_u)
     assert win.result.corrected.value == pytest.approx(expected.value)
     assert win.result.corrected.high <= 1.0
+
+
+def sample_and_label(audit: Audit, tmp_path: Path, name: str, **options: Any) -> int:
+    """Draw an audit sample, fill its sheet truthfully, ingest it; returns the audit id."""
+    drawn = audit.sample(card="reference", model=MODEL, sheet=tmp_path / f"{name}.csv", **options)
+    assert drawn.sheet is not None
+    with drawn.sheet.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    for line in rows:
+        line["verdict"] = truth(line["item_id"])
+        line["correctness"] = str(SCORES[truth(line["item_id"])][0])
+    with drawn.sheet.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    audit.ingest(drawn.sheet, labeler="erin")
+    return drawn.audit.id
+
+
+def test_one_audits_labels_keep_its_design_when_other_labels_have_none(tmp_path: Path) -> None:
+    db, _ = judged_db(tmp_path, n=90)
+    with Audit(db, n_resamples=200) as audit:
+        audit_id = sample_and_label(audit, tmp_path, "uniform", n=40, seed=11)
+        in_audit = {item.result_id for item in audit.repository.audit_items(audit_id)}
+    with Store(db, read_only=True) as store:
+        results = [r for r, _ in store.results(card="reference@1", model=MODEL)]
+    outside = [r.item_id or "" for r in results if r.id not in in_audit][:20]
+    calibration.import_labels(write_labels(tmp_path / "more.csv", outside), labeler="alice", db=db)
+
+    every = calibration.estimate(db, card="reference", model=MODEL)
+    assert every.n_labeled == 60
+    assert {r.design.kind for r in every.rows} == {"assumed uniform"}
+
+    one = calibration.estimate(db, card="reference", model=MODEL, audit=audit_id)
+    assert one.n_labeled == 40
+    assert {r.design.kind for r in one.rows} == {"uniform"}
+    labelled = [r for r in results if r.id in in_audit]
+    rest = [r for r in results if r.id not in in_audit]
+    expected = corrected_mean(
+        [SCORES[truth(r.item_id or "")][0] for r in labelled],
+        [r.scores["correctness"] for r in labelled],
+        [r.scores["correctness"] for r in rest],
+    )
+    assert row(one, "mean correctness").result.corrected == expected
+    result = CliRunner().invoke(
+        cli,
+        ["estimate", "--card", "reference", "--model", MODEL, "--audit", str(audit_id),
+         "--json", "--db", str(db)],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["n_labeled"] == 40
+    with pytest.raises(EstimateError, match=r"no human labels of reference@1 .* in audit #99"):
+        calibration.estimate(db, card="reference", model=MODEL, audit=99)
+
+
+def test_an_uncertainty_sample_weights_each_label_by_its_inverse_inclusion_probability(
+    tmp_path: Path,
+) -> None:
+    # Every result is judged "match"; on every fourth the judge was unsure (G-Eval put 0.5 on
+    # its scores) and in fact wrong. An uncertainty audit oversamples those, so the people's
+    # share of matches among the labelled items is too low unless each is weighted by 1/π.
+    card = load_card("reference")
+    unsure = set(range(0, 120, 4))
+    with Audit(tmp_path / "u.db", n_resamples=200) as audit:
+        for i in range(120):
+            p = 0.5 if i in unsure else 1.0
+            scoring = {axis: {"method": "geval", "distribution": {"5": p, "4": 1 - p}}
+                       for axis in ("correctness", "completeness", "style_fidelity")}  # fmt: skip
+            result = JudgeResult(
+                id=f"r{i:03d}", item_id=f"i{i}", status="ok", verdict="match",
+                scores={"correctness": 5, "completeness": 5, "style_fidelity": 5},
+                output={"scoring": scoring}, card=card.ref, card_hash=card.hash, model=MODEL,
+            )  # fmt: skip
+            answer = "wrong" if i in unsure else "right"
+            audit.store.save(result, inputs={"question": f"Q{i}?", "gold_answer": "A",
+                                             "model_output": f"{answer} {i}"}, params={})  # fmt: skip
+        drawn = audit.sample(card="reference", model=MODEL, n=40, seed=5, strategy="uncertainty",
+                             sheet=tmp_path / "u.csv")  # fmt: skip
+        assert drawn.sheet is not None
+        with drawn.sheet.open(newline="", encoding="utf-8") as handle:
+            rows = list(csv.DictReader(handle))
+        for line in rows:
+            line["verdict"] = "mismatch" if line["model_output"].startswith("wrong") else "match"
+        with drawn.sheet.open("w", newline="", encoding="utf-8") as handle:
+            writer = csv.DictWriter(handle, fieldnames=list(rows[0]), lineterminator="\n")
+            writer.writeheader()
+            writer.writerows(rows)
+        audit.ingest(drawn.sheet, labeler="ann")
+        pi = {
+            i.result_id: i.inclusion_probability
+            for i in audit.repository.audit_items(drawn.audit.id)
+        }
+        report = calibration.estimate(audit.store, card="reference", model=MODEL)
+
+    share = row(report, "share match")
+    assert (share.design.kind, share.weighted) == ("weighted", True)
+    ids = [f"r{i:03d}" for i in range(120)]
+    labelled = [r for r in ids if r in pi]
+    human = ["mismatch" if int(r[1:]) in unsure else "match" for r in labelled]
+    weights = [1 / float(pi[r] or 0) for r in labelled]
+    expected = corrected_estimate(human, ["match"] * len(labelled),
+                                  ["match"] * (120 - len(labelled)), category="match",
+                                  weights=weights)  # fmt: skip
+    assert share.result.corrected == expected.corrected
+    assert share.result.human_only == expected.human_only
+    assert share.result.judge_only.value == 1.0
+    # Weighted back, the people's share is near the truth (0.75); unweighted it is far below.
+    assert abs(share.result.human_only.value - 0.75) < abs(human.count("match") / len(human) - 0.75)
+    assert "1/π" in report.as_text()
