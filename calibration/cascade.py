@@ -15,9 +15,10 @@ mix of shares each ≥ target); with m judges the joint probability is at least 
 A judge without a threshold decides nothing and is not called (there is no fallback that would
 break the guarantee); when no judge has one, nothing is called and `AuditError` says so.
 
-Calibration labels come from random samples (``audit sample``, ``labels import``); labels
-given in an ``escalated`` audit are left out, since those items were chosen for being hard and
-would bias the thresholds.
+Calibration labels come from samples in which every item was equally likely (``audit sample``,
+``labels import``). Labels given in an ``escalated`` audit are left out, since those items were
+chosen for being hard, and so are those of an uncertainty sample (``audit sample --strategy
+uncertainty``), which draws unsure items more often: either would bias the thresholds.
 """
 
 from __future__ import annotations
@@ -234,7 +235,8 @@ class Cascade:
         """Each judge's threshold from the labels stored for (card@version, its model).
 
         Nothing is called. Labels of several labelers on one result count as their majority;
-        a tie leaves the result out.
+        a tie leaves the result out, and so do labels from escalated audits and uncertainty
+        samples (not drawn with equal probability; see the module docstring).
 
         Raises:
             AuditError: a judge has fewer usable labels than `minimum_labels` (the message
@@ -255,13 +257,16 @@ class Cascade:
     def _calibrate(self, judge: Judge) -> CascadeStage:
         repository = CalibrationRepository(judge.store)
         ref, model = self.card.ref, judge.model
-        escalated = {
-            a.id for a in repository.audits(card=ref, model=model) if a.kind == "escalated"
+        skipped = {
+            audit.id
+            for audit in repository.audits(card=ref, model=model)
+            if audit.kind == "escalated"
+            or any(i.inclusion_probability is not None for i in repository.audit_items(audit.id))
         }
         labels = [
             label
             for label in repository.labels(card=ref, model=model)
-            if label.field == self.field and label.audit_id not in escalated
+            if label.field == self.field and label.audit_id not in skipped
         ]
         confidence: list[float] = []
         agrees: list[bool] = []

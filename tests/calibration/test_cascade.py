@@ -215,6 +215,30 @@ def test_labels_given_to_escalated_items_do_not_move_the_thresholds(
     assert [stage.n_labels for stage in again] == [40, 40]
 
 
+def test_labels_of_an_uncertainty_sample_are_left_out_of_calibration(
+    store: Store, tmp_path: Path
+) -> None:
+    # An uncertainty sample draws unsure items more often: unweighted, its labels would bias
+    # the thresholds. Here it draws from the strong judge's 40 labelled results plus 20 more.
+    cheap, strong, _, _ = calibrated(store, tmp_path)
+    cascade = Cascade([cheap, strong], target=0.85, delta=0.1)
+    before = [stage.threshold for stage in cascade.calibrate()]
+    extra = strong.score_many([item(f"u{i}", strong=(HUMAN + 1, 0.6)) for i in range(20)])
+    sheet = tmp_path / "uncertain.jsonl"
+    with Audit(store) as audit:
+        drawn = audit.sample(
+            card="single@1", model="openai:strong", n=20, seed=1, strategy="uncertainty",
+            sheet=sheet,
+        )  # fmt: skip
+        rows = [json.loads(line) for line in sheet.read_text().splitlines()]
+        sheet.write_text("".join(json.dumps({**row, "rating": HUMAN}) + "\n" for row in rows))
+        assert audit.ingest(sheet, labeler="bob").labels_written == drawn.audit.n
+    assert any(row["result_id"] in {r.id for r in extra} for row in rows)
+    again = Cascade([cheap, strong], target=0.85, delta=0.1).calibrate()
+    assert [stage.threshold for stage in again] == before
+    assert [stage.n_labels for stage in again] == [40, 40]
+
+
 def test_a_judge_without_a_threshold_decides_nothing_and_is_never_called(
     store: Store, tmp_path: Path
 ) -> None:
