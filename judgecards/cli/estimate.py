@@ -52,3 +52,24 @@ def estimate(
         click.echo(json.dumps(report.to_dict(), indent=2))
     else:
         click.echo(report.as_text())
+
+
+def corrected_lines(db: Path, card: str, model: str) -> list[str]:
+    """The corrected estimates that lead a run's summary, or nothing without human labels.
+
+    ``score`` prints them before its own verdict shares and means, which are the judge's and
+    so uncorrected; the last line says so.
+    """
+    from calibration.estimates import estimate as corrected
+    from calibration.estimates import estimate_lines
+    from judgecards.errors import EstimateError
+
+    try:
+        report = corrected(db, card=card, model=model)
+    except EstimateError:
+        return []
+    return [
+        "",
+        *estimate_lines(report),
+        "The verdict shares and means below are the judge's own: uncorrected.",
+    ]

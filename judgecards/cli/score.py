@@ -199,6 +199,10 @@ def score(
         note=f"; the results are stored in {db}: run the same command again to write the file "
         "without new calls",
     )
+    from judgecards.cli.estimate import corrected_lines  # labels exist: corrected numbers first
+
+    for line in corrected_lines(db, card.ref, model):
+        click.echo(line)
     click.echo(_summary(results, elapsed, output_path))
     click.echo(_verbosity(items, results))
     ci.emit(score_run(results, subject=f"{card.ref} on {model}", seconds=elapsed))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,11 +28,11 @@ from calibration.repository import CalibrationRepository
 from judgecards import Store, compare_many
 from judgecards.cards import load_card
 from judgecards.cli import cli
-from judgecards.errors import EstimateError, JudgecardsError
+from judgecards.errors import EstimateError, JudgecardsError, UncalibratedJudgeWarning
 from judgecards.results import JudgeResult
 from tests.fakes.http import Script, openai_chat, reference_judgment
 from tests.fakes.judges import openai_judge
-from tests.fakes.server import tagged
+from tests.fakes.server import FakeServer, tagged
 
 MODEL = "openai:gpt-4o"
 KINDS = ("right", "partly", "wrong")
@@ -441,3 +442,34 @@ def test_an_uncertainty_sample_weights_each_label_by_its_inverse_inclusion_proba
     # Weighted back, the people's share is near the truth (0.75); unweighted it is far below.
     assert abs(share.result.human_only.value - 0.75) < abs(human.count("match") / len(human) - 0.75)
     assert "1/π" in report.as_text()
+
+
+def test_score_leads_its_summary_with_corrected_numbers_once_labels_exist(
+    tmp_path: Path, serve: Callable[..., FakeServer]
+) -> None:
+    def lenient_reply(prompt: str) -> str:
+        kind = (tagged(prompt, "model_output") or "").split(":")[0]
+        verdict = TRUTH["right" if kind == "partly" else kind]
+        return reference_judgment(*SCORES[verdict], verdict=verdict)
+
+    server = serve(reply=lenient_reply)
+    db, source = tmp_path / "score.db", tmp_path / "items.jsonl"
+    source.write_text("".join(json.dumps(item) + "\n" for item in items(60)), encoding="utf-8")
+    score = ["score", "--card", "reference", "--model", MODEL, "--input", str(source),
+             "--output", str(tmp_path / "out.jsonl"), "--base-url", server.base_url, "--db", str(db)]  # fmt: skip
+    runner = CliRunner()
+    with pytest.warns(UncalibratedJudgeWarning):
+        first = runner.invoke(cli, score)
+    assert first.exit_code == 0, first.output
+    assert "Corrected estimates" not in first.output  # no labels: nothing to correct with
+
+    calibration.import_labels(
+        write_labels(tmp_path / "l.csv", [f"q{i}" for i in range(0, 60, 2)]), labeler="alice", db=db
+    )
+    again = runner.invoke(cli, score)  # every item is stored: no new call
+    assert again.exit_code == 0, again.output
+    assert server.requests == 60
+    out = again.stdout
+    assert out.lstrip().startswith("Corrected estimates: reference@1 judged by openai:gpt-4o")
+    assert out.index("judge only (uncorrected)") < out.index("verdicts:")
+    assert "The verdict shares and means below are the judge's own: uncorrected." in out
