@@ -19,6 +19,12 @@ Aggregators (``method``):
 * ``"dawid-skene"`` — no labels: each judge's confusion matrix estimated by EM over the batch
   (`calibration.dawid_skene`); the confidence is the posterior of the chosen label.
 
+Pairwise judges (cards with ``answer_a``/``answer_b``) judge each pair in both orders
+(`judgecards.pairwise.acompare_many` on the same pool); each order is a vote of its own, so a
+judge that contradicts itself across orders splits its vote, and the fitted jury weighs the two
+orders separately (position bias is learnt, not assumed away). A jury is all pairwise or all
+single-item.
+
 A judge that fails on an item (an error record) is recorded in that item's ``results`` and
 ``errors`` and simply casts no vote; an item no judge answered has no verdict. Each run reports
 per-judge reliability: agreement with the human labels and fitted weight (``fitted``), the EM
@@ -40,12 +46,15 @@ from calibration.dawid_skene import dawid_skene
 from calibration.jury import FittedJury, fit_jury, majority_vote
 from judgecards.errors import WrongCardKind
 from judgecards.judge import Judge
+from judgecards.pairwise.compare import ComparisonResult, acompare_many
 from judgecards.results import JudgeResult
 
 __all__ = ["Jury", "JuryMethod", "JuryRun", "JuryVerdict", "JurorReliability"]
 
 JuryMethod = Literal["majority", "fitted", "dawid-skene"]
 _METHODS = ("majority", "fitted", "dawid-skene")
+# One judge's outcome on one item: a single judgment, or a pair judged in both orders.
+Outcome = JudgeResult | ComparisonResult
 # Agreement per judge, what it was measured against, and the fitted weights (fitted juries only).
 _Measured = tuple[Mapping[str, float], str, Mapping[str, float] | None]
 
@@ -60,24 +69,19 @@ class JuryVerdict:
             gave a verdict.
         confidence: the winning vote share (majority) or the probability of ``verdict``
             (fitted, Dawid–Skene); 0.0 when there is no verdict.
-        votes: judge name → its verdict (``None`` when it failed or gave none).
-        results: every judge's `JudgeResult` for the item, in jury order (errors included).
+        votes: vote → its verdict (``None`` when it failed or gave none); a vote is a judge's
+            name, or for pairwise judges ``"<name> [A first]"`` and ``"<name> [B first]"``.
+        results: every judge's `JudgeResult` (or, pairwise, `ComparisonResult`) for the item,
+            in jury order, errors included.
+        errors: judge name → error text, for the judges whose call failed on this item.
     """
 
     item_id: str | None
     verdict: Hashable | None
     confidence: float
     votes: dict[str, str | None]
-    results: tuple[JudgeResult, ...]
-
-    @property
-    def errors(self) -> dict[str, str]:
-        """Judge name → error text, for the judges whose call failed on this item."""
-        return {
-            name: f"{result.error_kind}: {result.error}"
-            for name, result in zip(self.votes, self.results)
-            if not result.ok
-        }
+    results: tuple[Outcome, ...]
+    errors: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -130,15 +134,16 @@ class Jury:
     """Several judges on the same items, one bounded pool, one aggregated verdict per item.
 
     Args:
-        judges: the jury's `judgecards.Judge`s (at least two), each on a card whose results
-            carry a verdict (not a pairwise card: run `judgecards.compare_many` per judge).
+        judges: the jury's `judgecards.Judge`s (at least two): all on cards whose results carry
+            a verdict, or all on pairwise cards (items are then pairs, as for
+            `judgecards.compare_many`).
         method: ``"majority"``, ``"fitted"`` (call `fit` first) or ``"dawid-skene"``.
         names: a unique name per judge (default: its model, with the card when models repeat).
         regularization: inverse L2 strength of the fitted jury (scikit-learn's ``C``).
 
     Raises:
         ValueError: fewer than two judges, an unknown method, or names that are not unique.
-        WrongCardKind: a judge's card has no verdict, or is pairwise.
+        WrongCardKind: a judge's card has no verdict, or pairwise and single-item judges mixed.
     """
 
     def __init__(
@@ -154,12 +159,21 @@ class Jury:
         self.judges = tuple(judges)
         if len(self.judges) < 2:
             raise ValueError(f"a jury needs at least two judges, got {len(self.judges)}")
-        for judge in self.judges:
-            _check_card(judge)
+        kinds = {_kind(judge) for judge in self.judges}
+        if len(kinds) > 1:
+            raise WrongCardKind(
+                "a jury's judges must all be pairwise or all single-item: "
+                + ", ".join(f"{j.card.ref} ({_kind(j)})" for j in self.judges)
+            )
+        self.pairwise = kinds == {"pairwise"}
         self.names = tuple(names) if names is not None else _default_names(self.judges)
         if len(self.names) != len(self.judges) or len(set(self.names)) != len(self.names):
             raise ValueError(f"names must be one unique name per judge, got {list(self.names)}")
         self.method: JuryMethod = method
+        orders = (" [A first]", " [B first]") if self.pairwise else ("",)
+        # One column per vote: a judge, or a pairwise judge in each answer order.
+        self.votes = tuple(name + order for name in self.names for order in orders)
+        self._voters = tuple(name for name in self.names for _ in orders)
         self.regularization = regularization
         self.fitted: FittedJury | None = None
 
@@ -213,8 +227,9 @@ class Jury:
             results = asyncio.run(self._abatch(rows, concurrency))
         else:
             raise RuntimeError("fit() cannot run inside an event loop")
-        matrix = [[r.verdict if r.ok else None for r in row] for row in results]
-        self.fitted = fit_jury(matrix, truth, judges=self.names, regularization=self.regularization)
+        self.fitted = fit_jury(
+            self._matrix(results), truth, judges=self._voters, regularization=self.regularization
+        )
         return self
 
     # ------------------------------------------------------------------ scoring
@@ -246,28 +261,50 @@ class Jury:
 
     async def _abatch(
         self, rows: list[Mapping[str, Any]], concurrency: int
-    ) -> list[tuple[JudgeResult, ...]]:
+    ) -> list[tuple[Outcome, ...]]:
         """Every judge's results per item, through one shared semaphore."""
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
         pool = asyncio.Semaphore(concurrency)
-        per_judge = await asyncio.gather(
-            *(judge.ascore_many(rows, pool=pool) for judge in self.judges)
-        )
+        batches: list[Any] = [
+            acompare_many(judge, rows, pool=pool)
+            if self.pairwise
+            else judge.ascore_many(rows, pool=pool)
+            for judge in self.judges
+        ]
+        per_judge: list[list[Outcome]] = await asyncio.gather(*batches)
         return list(zip(*per_judge))
 
+    def _matrix(self, results: list[tuple[Outcome, ...]]) -> list[list[str | None]]:
+        """Items × votes: each judge's verdict, or each order's verdict (A/B naming)."""
+        matrix = []
+        for row in results:
+            cells: list[str | None] = []
+            for r in row:
+                if isinstance(r, ComparisonResult):
+                    cells += [r.first_order.verdict, r.second_order.verdict]
+                else:
+                    cells.append(r.verdict if r.ok else None)
+            matrix.append(cells)
+        return matrix
+
     def _aggregate(
-        self, rows: list[Mapping[str, Any]], results: list[tuple[JudgeResult, ...]]
+        self, rows: list[Mapping[str, Any]], results: list[tuple[Outcome, ...]]
     ) -> JuryRun:
-        matrix = [[r.verdict if r.ok else None for r in row] for row in results]
+        matrix = self._matrix(results)
         voted = np.array([any(v is not None for v in row) for row in matrix], dtype=bool)
-        answered = [sum(row[j] is not None for row in matrix) for j in range(len(self.names))]
-        failed = [sum(not row[j].ok for row in results) for j in range(len(self.names))]
         decided, confidence, measured = self._decide(matrix, voted)
+        columns = {
+            name: [c for c, v in enumerate(self._voters) if v == name] for name in self.names
+        }
+        answered = [
+            sum(any(row[c] is not None for c in columns[n]) for row in matrix) for n in self.names
+        ]
+        failed = [sum(not row[j].ok for row in results) for j in range(len(self.names))]
         reliability = tuple(
             JurorReliability(
                 judge=name, answered=answered[j], errors=failed[j],
-                agreement=float(measured[0].get(name, float("nan"))),
+                agreement=_judge_agreement(measured[0], name, [self.votes[c] for c in columns[name]]),
                 measured_against=measured[1],
                 weight=None if measured[2] is None else measured[2].get(name),
             )
@@ -276,13 +313,15 @@ class Jury:
         verdicts = []
         for i, row in enumerate(results):
             label = decided[i] if voted[i] else None
+            first = row[0]
             verdicts.append(
                 JuryVerdict(
-                    item_id=row[0].item_id,
+                    item_id=first.pair_id if isinstance(first, ComparisonResult) else first.item_id,
                     verdict=label,
                     confidence=float(confidence[i]) if label is not None else 0.0,
-                    votes=dict(zip(self.names, matrix[i])),
+                    votes=dict(zip(self.votes, matrix[i])),
                     results=row,
+                    errors={name: _error(r) for name, r in zip(self.names, row) if not r.ok},
                 )
             )
         return JuryRun(self.method, self.names, tuple(verdicts), reliability)
@@ -304,7 +343,7 @@ class Jury:
             return labels, proba.max(axis=1), (agreement, "human labels", weights)
         if self.method == "dawid-skene" and len(observed) > 1:
             kept = [row for row, has in zip(matrix, voted) if has]
-            fitted = dawid_skene(kept, judges=self.names)
+            fitted = dawid_skene(kept, judges=self.votes)
             labels = [None] * n
             confidence = np.zeros(n)
             for slot, i in enumerate(np.flatnonzero(voted)):
@@ -313,7 +352,7 @@ class Jury:
             return labels, confidence, (fitted.reliability, "Dawid-Skene estimate", None)
         if len(observed) == 1:  # every vote the same label: EM and the vote agree on it
             (only,) = observed
-            voters = {name: 1.0 for j, name in enumerate(self.names) if any(r[j] for r in matrix)}
+            voters = {name: 1.0 for j, name in enumerate(self.votes) if any(r[j] for r in matrix)}
             return (
                 [only if has else None for has in voted],
                 np.ones(n),
@@ -322,7 +361,7 @@ class Jury:
         vote = majority_vote(matrix, labels=sorted(observed, key=str))
         measured = {
             name: _share_equal([row[j] for row in matrix], vote.labels)
-            for j, name in enumerate(self.names)
+            for j, name in enumerate(self.votes)
         }
         return list(vote.labels), vote.confidence, (measured, "jury majority", None)
 
@@ -333,20 +372,33 @@ def _share_equal(said: list[str | None], decided: Sequence[Hashable | None]) -> 
     return sum(s == d for s, d in both) / len(both) if both else float("nan")
 
 
-def _check_card(judge: Judge) -> None:
+def _kind(judge: Judge) -> str:
+    """``"pairwise"`` or ``"single"``; `WrongCardKind` for a card without a verdict."""
     spec = judge.card.spec
     if "answer_a" in spec.inputs and "answer_b" in spec.inputs:
-        raise WrongCardKind(
-            f"{judge.card.ref} is a pairwise card: a Jury aggregates single-item verdicts",
-            file=judge.card.path,
-            field="inputs",
-        )
+        return "pairwise"
     if spec.verdict is None:
         raise WrongCardKind(
             f"{judge.card.ref} has no verdict for a jury to aggregate",
             file=judge.card.path,
             field="verdict",
         )
+    return "single"
+
+
+def _judge_agreement(measured: Mapping[str, float], name: str, votes: list[str]) -> float:
+    """A judge's agreement: as measured for the judge, else the mean over its votes (orders)."""
+    if name in measured:
+        return float(measured[name])
+    values = [measured[v] for v in votes if v in measured and not np.isnan(measured[v])]
+    return float(np.mean(values)) if values else float("nan")
+
+
+def _error(outcome: Outcome) -> str:
+    if isinstance(outcome, ComparisonResult):
+        failed = [o for o in (outcome.first_order, outcome.second_order) if o.status != "ok"]
+        return "; ".join(f"{o.error_kind}: {o.error}" for o in failed) or str(outcome.error)
+    return f"{outcome.error_kind}: {outcome.error}"
 
 
 def _default_names(judges: tuple[Judge, ...]) -> tuple[str, ...]:

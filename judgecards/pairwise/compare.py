@@ -224,8 +224,10 @@ async def acompare_many(
     progress: Progress | None = None,
     model_a: str | None = None,
     model_b: str | None = None,
+    pool: asyncio.Semaphore | None = None,
 ) -> list[ComparisonResult]:
-    """Async twin of `compare_many`."""
+    """Async twin of `compare_many`; ``pool`` bounds the calls in flight together with other
+    batches that share it (see `Judge.ascore_many`)."""
     inputs = judge.card.spec.inputs
     if "answer_a" not in inputs or "answer_b" not in inputs:
         raise WrongCardKind(
@@ -239,7 +241,7 @@ async def acompare_many(
     for pair in pairs:
         items.extend(_orders(pair))
     # Both orders of every pair share one pool, so a swap doubles the calls but not the wall time per call.
-    results = await judge.ascore_many(items, concurrency=concurrency, progress=progress)
+    results = await judge.ascore_many(items, concurrency=concurrency, progress=progress, pool=pool)
     comparisons = [
         _combine(judge, pair, results[2 * index], results[2 * index + 1], model_a, model_b)
         for index, pair in enumerate(pairs)

@@ -168,7 +168,7 @@ def test_cards_without_a_single_verdict_and_small_juries_are_refused() -> None:
     script = Script()
     pairwise = openai_judge(script, "pairwise")
     reference = openai_judge(script)
-    with pytest.raises(WrongCardKind, match="pairwise card"):
+    with pytest.raises(WrongCardKind, match="all be pairwise or all single-item"):
         Jury([reference, pairwise])
     with pytest.raises(WrongCardKind, match="no verdict"):
         Jury([reference, openai_judge(script, "single")])
@@ -183,3 +183,58 @@ def test_default_names_tell_repeated_models_apart() -> None:
     script = Script()
     jury = Jury([openai_judge(script), openai_judge(script)])
     assert jury.names == ("openai:gpt-4o (reference@1) #1", "openai:gpt-4o (reference@1) #2")
+
+
+def _pair_juror(model: str, *, biased: bool = False) -> tuple[Judge, Script]:
+    """A pairwise judge that picks the answer saying "good" (or, ``biased``, always the answer
+    shown first)."""
+
+    def answer(request: httpx2.Request) -> httpx2.Response:
+        prompt = json.dumps(json.loads(request.content)["messages"])
+        good_first = prompt.index("good answer") < prompt.index("poor answer")
+        winner = "A" if biased or good_first else "B"
+        return openai_chat(json.dumps({"reasoning": "Compared both.", "winner": winner}))
+
+    script = Script(default=answer)
+    return openai_judge(script, "pairwise", model=model, max_attempts=1), script
+
+
+def test_a_pairwise_jury_votes_once_per_answer_order() -> None:
+    pairs = [
+        {"id": "p0", "question": "Q0?", "answer_a": "a good answer", "answer_b": "a poor answer"},
+        {"id": "p1", "question": "Q1?", "answer_a": "a poor answer", "answer_b": "a good answer"},
+    ]
+    (fair, s1), (fair2, s2), (biased, s3) = (
+        _pair_juror("m1"), _pair_juror("m2"), _pair_juror("m3", biased=True)
+    )  # fmt: skip
+    with Jury([fair, fair2, biased]) as jury:
+        run = jury.score_many(pairs, concurrency=3)
+    assert [len(s.requests) for s in (s1, s2, s3)] == [4, 4, 4]  # both orders of both pairs
+    assert run.verdicts == ["A", "B"]
+    assert [item.item_id for item in run.items] == ["p0", "p1"]
+    # the position-biased judge says "first shown" both times: A, then B once mapped back
+    assert run.items[0].votes["openai:m3 [A first]"] == "A"
+    assert run.items[0].votes["openai:m3 [B first]"] == "B"
+    assert run.items[0].confidence == pytest.approx(5 / 6)
+    by_name = {r.judge: r for r in run.reliability}
+    assert by_name["openai:m1"].agreement == 1.0
+    assert by_name["openai:m3"].agreement == 0.5  # right in one order of each pair
+    assert by_name["openai:m3"].answered == 2
+
+
+def test_a_fitted_pairwise_jury_weighs_each_judge_over_both_orders() -> None:
+    pairs = [
+        {"id": f"p{i}", "question": f"Q{i}?", "answer_a": a, "answer_b": b}
+        for i, (a, b) in enumerate(
+            [("a good answer", "a poor answer"), ("a poor answer", "a good answer")] * 4
+        )
+    ]
+    truth = ["A", "B"] * 4
+    judges = [_pair_juror("m1")[0], _pair_juror("m3", biased=True)[0]]
+    with Jury(judges, method="fitted") as jury:
+        run = jury.fit(pairs, truth).score_many(pairs)
+    assert run.verdicts == truth
+    weights = {r.judge: r.weight for r in run.reliability}
+    assert set(weights) == {"openai:m1", "openai:m3"}
+    assert weights["openai:m1"] is not None and weights["openai:m3"] is not None
+    assert weights["openai:m1"] > weights["openai:m3"]
