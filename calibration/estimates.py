@@ -204,10 +204,12 @@ def _estimate(
         fields.append(("score", axis, f"mean {axis}", data, [None]))
 
     rows: list[EstimateRow] = []
+    n_comparisons = 0
     for kind, name, title, data, order in fields:
         rows += _rows(kind, name, title, data, order, alpha, tuning, folds, seed, notes)
     if any(label.kind == "winner" for label in labels):
-        rows += _win_rates(store, ref, model, references, origins, audits, pi, notes, alpha, tuning, folds, seed)  # fmt: skip
+        pairs, n_comparisons = _win_rates(store, ref, model, references, origins, audits, pi, notes, alpha, tuning, folds, seed)  # fmt: skip
+        rows += pairs
     used = {rid for rid in references if rid in verdict_of}
     if not rows:
         raise EstimateError(
@@ -228,6 +230,7 @@ def _estimate(
         labelers=tuple(sorted({label.labeler for label in labels})),
         rows=tuple(rows),
         notes=tuple(dict.fromkeys(notes)),
+        n_comparisons=n_comparisons,
     )
 
 
@@ -418,8 +421,9 @@ def _win_rates(
     tuning: Tuning,
     folds: int,
     seed: int | None,
-) -> list[EstimateRow]:
-    """Per model pair: the first model's win rate, judge (two-order outcome) against people."""
+) -> tuple[list[EstimateRow], int]:
+    """Per model pair: the first model's win rate, judge (two-order outcome) against people;
+    and how many comparisons they are over."""
     latest: dict[tuple[str, str], dict[str, Any]] = {}
     for row in store.comparisons(card=ref, model=model, status="ok"):  # oldest first
         if row["model_a"] and row["model_b"] and row["model_a"] != row["model_b"]:
@@ -468,7 +472,7 @@ def _win_rates(
                 judge_only=clip_share(result.judge_only),
             )
             rows.append(replace(found, result=clipped))
-    return rows
+    return rows, len(latest)
 
 
 def _pair_design(

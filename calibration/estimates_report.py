@@ -87,6 +87,8 @@ class EstimatesReport:
         labelers: who labelled them.
         rows: every estimate, scores first, then verdict shares, then win rates.
         notes: assumptions and what could not be estimated, in words.
+        n_comparisons: pairwise comparisons (each judged in both orders, so two of the
+            ``n_judged`` results) the win rates are over.
     """
 
     card: str
@@ -97,6 +99,7 @@ class EstimatesReport:
     labelers: tuple[str, ...]
     rows: tuple[EstimateRow, ...]
     notes: tuple[str, ...] = ()
+    n_comparisons: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """Strict-JSON data (``nan`` becomes ``None``)."""
@@ -106,6 +109,7 @@ class EstimatesReport:
             "level": 1 - self.alpha,
             "n_judged": self.n_judged,
             "n_labeled": self.n_labeled,
+            "n_comparisons": self.n_comparisons,
             "labelers": list(self.labelers),
             "estimates": [row.to_dict() for row in self.rows],
             "notes": list(self.notes),
@@ -128,13 +132,19 @@ def estimate_lines(report: EstimatesReport, *, indent: str = "") -> list[str]:
     """The report's table, corrected column first; reused by ``audit report``."""
     level = round((1 - report.alpha) * 100)
     who = ", ".join(report.labelers)
+    judged = f"{report.n_judged} judged items"
+    if report.n_comparisons:
+        judged = (
+            f"{report.n_comparisons} comparisons judged in both orders ({report.n_judged} results)"
+        )
+    width = max([28, *(len(row.name) for row in report.rows)])
     lines = [
         f"{indent}Corrected estimates: {report.card} judged by {report.model} "
-        f"({report.n_judged} judged items, {report.n_labeled} labelled by {who}; {level}% intervals)",
+        f"({judged}, {report.n_labeled} labelled by {who}; {level}% intervals)",
         f"{indent}  corrected = the judge on every item minus its bias measured on the labelled "
         "items (PPI++); judge only is UNCORRECTED (biased); effective n = the human labels "
         "the human-only interval would need to be as narrow",
-        f"{indent}  {'estimate':<28} {'corrected':<24} {'human only':<24} "
+        f"{indent}  {'estimate':<{width}} {'corrected':<24} {'human only':<24} "
         f"{'judge only (uncorrected)':<26} {'effective n':>14}",
     ]
     for row in report.rows:
@@ -142,7 +152,7 @@ def estimate_lines(report: EstimatesReport, *, indent: str = "") -> list[str]:
         worth = "-" if math.isnan(r.effective_labels) else f"{r.effective_labels:.0f}"
         worth += f" (n {r.n_labeled})"
         lines.append(
-            f"{indent}  {row.name:<28} {_interval(r.corrected):<24} {_interval(r.human_only):<24} "
+            f"{indent}  {row.name:<{width}} {_interval(r.corrected):<24} {_interval(r.human_only):<24} "
             f"{_interval(r.judge_only):<26} {worth:>14}"
         )
     designs = dict.fromkeys(row.design for row in report.rows)

@@ -315,6 +315,8 @@ def test_win_rates_per_model_pair_use_either_orders_labels(tmp_path: Path) -> No
     report = calibration.estimate(db, card="pairwise@1", model=MODEL)
     (win,) = report.rows
     assert (win.kind, win.name) == ("win_rate", "big vs small")
+    assert (report.n_comparisons, report.n_judged) == (60, 120)
+    assert "60 comparisons judged in both orders (120 results)" in report.as_text()
 
     def points(winner: str | None, pair: dict[str, Any]) -> float:
         big_won = (winner == "A") == (pair["model_a"] == "big")
