@@ -235,6 +235,20 @@ def test_paging_streams_every_row_once_in_order(filled: dict[str, Any]) -> None:
         )
 
 
+def test_pages_are_read_through_the_time_order_indexes(tmp_path: Path) -> None:
+    # Without an index on (created_at, id) every page scans and sorts the whole table:
+    # 100,000 results took 20 s of paging instead of 1.3 s.
+    with Store(tmp_path / "j.db") as store:
+        for table in ("results", "comparisons"):
+            plan = store.query(
+                f"EXPLAIN QUERY PLAN SELECT * FROM {table} WHERE (created_at, id) > (?, ?) "
+                "ORDER BY created_at, id LIMIT 10",
+                ("2026-01-01", ""),
+            )
+            details = " ".join(str(row[-1]) for row in plan)
+            assert f"USING INDEX {table}_time" in details and "TEMP B-TREE" not in details
+
+
 # --------------------------------------------------------------------------- comparisons
 
 
