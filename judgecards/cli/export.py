@@ -101,7 +101,7 @@ def run_export(
 
 
 @click.command("export")
-@click.argument("table", type=click.Choice(TABLES))
+@click.argument("table", metavar="TABLE", type=click.Choice(TABLES))
 @click.option(
     "--output",
     "-o",
