@@ -133,7 +133,9 @@ def audit_estimates(
 
 @dataclass
 class _Field:
-    """One field's arrays: human and judge values of the labelled items, judge of the rest."""
+    """One field's arrays: human and judge values of the labelled items, and the judge's values
+    that estimate its population mean (the unlabelled items; every judged item when the
+    labelled ones were drawn non-uniformly, see `_field_arrays`)."""
 
     human: list[Any]
     judged_labeled: list[Any]
@@ -297,10 +299,15 @@ def _field_arrays(
         population = Counter(strata[rid] for rid in judged)
         sampled = Counter(strata[rid] for rid in labeled)
         weights = [population[strata[rid]] / sampled[strata[rid]] for rid in labeled]
+    # With a non-uniform design the unlabelled items are not a uniform sample either (an
+    # uncertainty audit leaves the confident items behind), so the judge's mean is taken over
+    # every judged item: the model-assisted difference estimator of survey sampling,
+    # mean(f over all) + weighted mean(y - f over the labelled), unbiased under the design.
+    rest = list(judged) if weights is not None else unlabeled
     return _Field(
         human=[references[rid][name] for rid in labeled],
         judged_labeled=[judged[rid] for rid in labeled],
-        judged_unlabeled=[judged[rid] for rid in unlabeled],
+        judged_unlabeled=[judged[rid] for rid in rest],
         weights=weights,
         design=design,
     )
@@ -378,7 +385,7 @@ def _rows(
     seed: int | None,
     notes: list[str],
 ) -> list[EstimateRow]:
-    n, rest = len(data.human), len(data.judged_unlabeled)
+    n, rest = len(data.human), len(data.judged_unlabeled) - (len(data.human) if data.weights else 0)
     if n < 2 or rest < 1:
         why = (
             f"{n} labelled item(s)"
@@ -402,7 +409,7 @@ def _rows(
         if data.weights is not None:
             # The weights describe how the labelled items were drawn; the judge's own number is
             # over every judged item, which needs no weights.
-            result = replace(result, judge_only=_judge_only(data, category, alpha))
+            result = replace(result, judge_only=_judge_only(data.judged_unlabeled, category, alpha))
         label = title if category is None else f"{title} {category}"
         rows.append(EstimateRow(kind, name, label, result, data.design, data.weights is not None))
     return rows
@@ -492,14 +499,9 @@ def _pair_design(
     return design
 
 
-def _judge_only(data: _Field, category: Hashable | None, alpha: float) -> Estimate:
-    values = np.array(
-        [
-            float(v == category) if category is not None else float(v)
-            for v in (*data.judged_labeled, *data.judged_unlabeled)
-        ]
-    )
-    judged = normal_estimate(
+def _judge_only(judged: Sequence[Any], category: Hashable | None, alpha: float) -> Estimate:
+    values = np.array([float(v == category) if category is not None else float(v) for v in judged])
+    estimate = normal_estimate(
         float(values.mean()), float(values.std() / math.sqrt(values.size)), alpha, values.size
     )
-    return judged if category is None else clip_share(judged)
+    return estimate if category is None else clip_share(estimate)

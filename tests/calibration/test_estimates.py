@@ -208,12 +208,21 @@ def test_a_stratified_audit_is_weighted_and_the_audit_report_leads_with_correcte
     drawn_n = {v: sum(r.verdict == v for r in labelled) for v in ("match", "mismatch")}
     weights = [judged[r.verdict or ""] / drawn_n[r.verdict or ""] for r in labelled]
     assert len(set(weights)) == 2  # rounding makes the strata's rates differ, so weights matter
+    # With weighted labels the judge's mean is over every judged item (the unlabelled rest
+    # over-represents the strata the audit drew least from).
     expected = corrected_estimate(
+        [SCORES[truth(r.item_id or "")][0] for r in labelled],
+        [r.scores["correctness"] for r in labelled],
+        [r.scores["correctness"] for r in results],
+        weights=weights,
+    )
+    biased = corrected_estimate(
         [SCORES[truth(r.item_id or "")][0] for r in labelled],
         [r.scores["correctness"] for r in labelled],
         [r.scores["correctness"] for r in rest],
         weights=weights,
     )
+    assert expected.corrected.value != pytest.approx(biased.corrected.value)
     estimates = report.estimates[0]
     mean = row(estimates, "mean correctness")
     assert (mean.design.kind, mean.weighted) == ("stratified", True)
@@ -435,9 +444,8 @@ def test_an_uncertainty_sample_weights_each_label_by_its_inverse_inclusion_proba
     labelled = [r for r in ids if r in pi]
     human = ["mismatch" if int(r[1:]) in unsure else "match" for r in labelled]
     weights = [1 / float(pi[r] or 0) for r in labelled]
-    expected = corrected_estimate(human, ["match"] * len(labelled),
-                                  ["match"] * (120 - len(labelled)), category="match",
-                                  weights=weights)  # fmt: skip
+    expected = corrected_estimate(human, ["match"] * len(labelled), ["match"] * 120,
+                                  category="match", weights=weights)  # fmt: skip
     assert share.result.corrected == expected.corrected
     assert share.result.human_only == expected.human_only
     assert share.result.judge_only.value == 1.0
