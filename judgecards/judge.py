@@ -18,10 +18,8 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
-
-from pydantic import BaseModel, ValidationError
 
 from judgecards.cards import Card, load_card
 from judgecards.errors import (
@@ -31,11 +29,11 @@ from judgecards.errors import (
     RenderError,
     TransportError,
 )
+from judgecards.judge_requests import first_request, mock_options, reask
 from judgecards.parse import parse_reply
 from judgecards.providers import make_provider, split_model
-from judgecards.providers.base import Completion, CompletionRequest, Message, Provider, Usage
-from judgecards.providers.mock import FinalLine
-from judgecards.render import DEFAULT_MAX_INPUT_CHARS, check_inputs, render
+from judgecards.providers.base import Completion, CompletionRequest, Provider, Usage
+from judgecards.render import DEFAULT_MAX_INPUT_CHARS, check_inputs
 from judgecards.replay import not_recorded, replay_stand_in
 from judgecards.results import JudgeResult, TokenUsage
 from judgecards.retry import (
@@ -46,7 +44,7 @@ from judgecards.retry import (
     acall_with_retries,
     call_with_retries,
 )
-from judgecards.schemas import RubricPolicy, item_schema, schema_text
+from judgecards.schemas import RubricPolicy
 from judgecards.store import CacheEntry, Store
 from judgecards.verdicts import decide
 
@@ -122,7 +120,7 @@ class _Attempts:
             )
         except JudgeOutputError as error:
             self.last_problems = error.problems
-            self.request = self.judge._reask(self.request, completion.text, error)
+            self.request = reask(self.judge.card, self.request, completion.text, error)
             return None
         decision = decide(
             self.judge.card,
@@ -245,8 +243,8 @@ class Judge:
         if provider is None:
             if prefix == "mock":
                 # The mock writes replies from structured descriptions, never from the prompt.
-                provider_options.setdefault("final_line", _final_line(self.card))
-                provider_options.setdefault("accept", _validator(self.card.output_model))
+                for name, value in mock_options(self.card).items():
+                    provider_options.setdefault(name, value)
             provider = make_provider(model, **provider_options)
         self.provider = provider
         self.is_mock = prefix == "mock"
@@ -435,25 +433,11 @@ class Judge:
         return _Item(key=key, item_id=item_id, inputs=card_inputs)
 
     def _first_request(self, item: _Item) -> CompletionRequest:
-        schema: dict[str, Any] | None = None
-        shown: str | None = None
-        if self.card.spec.output.format == "json":
-            # A rubric's schema is built for the item's criteria; other cards' is fixed.
-            schema = item_schema(self.card.output_model, item.inputs)
-            shown = None if schema is None else schema_text(schema)
-            schema = schema or json.loads(self.card.output_schema)
-        prompt = render(
-            self.card, item.inputs, output_schema=shown, max_input_chars=self.max_input_chars
-        )
-        return CompletionRequest(
-            model=self.provider.model,
-            messages=(Message("user", prompt.user),),
-            system=prompt.system,
-            temperature=self.temperature,
-            max_tokens=self.max_tokens,
-            top_logprobs=self.top_logprobs,
-            response_schema=schema,
-        )
+        return first_request(
+            self.card, item.inputs, model=self.provider.model, temperature=self.temperature,
+            max_tokens=self.max_tokens, top_logprobs=self.top_logprobs,
+            max_input_chars=self.max_input_chars,
+        )  # fmt: skip
 
     def _input_error(
         self, item: Mapping[str, Any], item_id: str | None, error: InvalidInput
@@ -550,47 +534,3 @@ class Judge:
         # Only replies that led to a valid judgment are cached (the runners pass none for a
         # failed item), so a failed item is tried afresh next time instead of replaying failure.
         self.store.save(result, inputs=item.inputs, params=params, cache_entries=entries)
-
-    def _reask(
-        self, request: CompletionRequest, reply: str, error: JudgeOutputError
-    ) -> CompletionRequest:
-        """A new request: the conversation so far, the judge's reply, and what was wrong with it."""
-        problems = "\n".join(f"- {problem}" for problem in error.problems)
-        if self.card.spec.output.format == "final_token":
-            expected = (
-                f"End your reply with a final line of the form {self.card.spec.output.line!r}, "
-                f"with an integer from {self.card.spec.output.min} to {self.card.spec.output.max}."
-            )
-        else:
-            expected = "Reply again with only a single JSON object that matches the JSON Schema given above."
-        brevity = (
-            " Your reply was cut off at the token limit, so be brief." if error.truncated else ""
-        )
-        feedback = f"Your previous reply could not be used:\n{problems}\n{expected}{brevity}"
-        return replace(
-            request,
-            messages=(
-                *request.messages,
-                Message("assistant", reply or "(empty reply)"),
-                Message("user", feedback),
-            ),
-        )
-
-
-def _final_line(card: Card) -> FinalLine | None:
-    output = card.spec.output
-    if output.format != "final_token" or output.line is None:
-        return None
-    assert output.min is not None and output.max is not None  # checked when the card loaded
-    return FinalLine(output.line, output.min, output.max)
-
-
-def _validator(model: type[BaseModel]) -> Callable[[Any], bool]:
-    def validates(data: Any) -> bool:
-        try:
-            model.model_validate(data)
-        except ValidationError:
-            return False
-        return True
-
-    return validates

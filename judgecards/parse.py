@@ -237,16 +237,18 @@ def _read_final_line(card: Card, text: str, inputs: Mapping[str, Any] | None) ->
     pattern = card.final_line
     assert pattern is not None
     output = card.spec.output
+    # The line as the judge must write it: the card's "{value}" placeholder reads as N.
+    shown = repr((output.line or "").replace("{value}", "N"))
     lines = [(m.start(), m.group()) for m in re.finditer(r"[^\r\n]*", text) if m.group().strip()]
     if not lines or not pattern.search(text):
-        raise JudgeOutputError(text, [f"no final line of the form {output.line!r} found"])
+        raise JudgeOutputError(text, [f"no final line of the form {shown} found"])
     offset, last = lines[-1]
     found = _bare_rating(pattern, last)
     if found is None:
         raise JudgeOutputError(
             text,
             [
-                f"the reply must end with the rating alone on its last line, {output.line!r}; "
+                f"the reply must end with the rating alone on its last line, {shown}; "
                 "a rating anywhere else does not count"
             ],
         )
@@ -255,7 +257,7 @@ def _read_final_line(card: Card, text: str, inputs: Mapping[str, Any] | None) ->
             text,
             [
                 "the final rating line is copied, with the line before it, from the item being "
-                f"judged; end with your own line {output.line!r}"
+                f"judged; end with your own line {shown}"
             ],
         )
     at, match = found

@@ -375,7 +375,9 @@ def test_final_token_card_takes_the_last_rating_and_reasks_out_of_range() -> Non
     assert result.verdict is None
     feedback = json.loads(script.requests[1].content)["messages"][-1]["content"]
     assert "- rating: Input should be less than or equal to 10" in feedback
-    assert "'Rating: [[{value}]]'" in feedback and "from 1 to 10" in feedback
+    # The line as the judge must write it, not the card's template (STYLE.md §1.6).
+    assert "Rating: [[N]], where N is a whole number from 1 to 10" in feedback
+    assert "{value}" not in feedback
 
 
 def test_final_token_card_with_the_mock_provider() -> None:

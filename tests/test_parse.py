@@ -312,7 +312,7 @@ def test_final_token_tolerates_spacing_and_emphasis(rating: Card, last: str) -> 
         ("Rating: [[0]]", "rating: Input should be greater than or equal to 1"),
         ("Rating: [[-3]]", "rating: Input should be greater than or equal to 1"),
         ("Rating: [[7.5]]", "rating: must be a whole number, got 7.5"),
-        ("I would give it a seven.", "no final line of the form 'Rating: [[{value}]]' found"),
+        ("I would give it a seven.", "no final line of the form 'Rating: [[N]]' found"),
     ],
 )
 def test_final_token_problems(rating: Card, text: str, problem: str) -> None:
@@ -322,7 +322,7 @@ def test_final_token_problems(rating: Card, text: str, problem: str) -> None:
 
 
 LAST_LINE = (
-    "the reply must end with the rating alone on its last line, 'Rating: [[{value}]]'; "
+    "the reply must end with the rating alone on its last line, 'Rating: [[N]]'; "
     "a rating anywhere else does not count"
 )
 

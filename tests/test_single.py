@@ -67,7 +67,7 @@ def test_rating_is_parsed_from_the_last_line() -> None:
 @pytest.mark.parametrize(
     ("bad", "problem"),
     [
-        ("Good answer overall.", "no final line of the form 'Rating: [[{value}]]' found"),
+        ("Good answer overall.", "no final line of the form 'Rating: [[N]]' found"),
         ("Superb.\nRating: [[11]]", "rating: Input should be less than or equal to 10"),
         ("Weak.\nRating: [[0]]", "rating: Input should be greater than or equal to 1"),
         ("Decent.\nRating: [[7.5]]", "rating: must be a whole number, got 7.5"),
@@ -80,7 +80,7 @@ def test_missing_or_out_of_range_rating_is_re_asked(bad: str, problem: str) -> N
     reask = sent(script, 1)
     assert reask[-2] == {"role": "assistant", "content": bad}
     assert problem in reask[-1]["content"]
-    assert "integer from 1 to 10" in reask[-1]["content"]
+    assert "whole number from 1 to 10" in reask[-1]["content"]
 
 
 def test_exhausted_re_asks_become_an_error_record() -> None:
