@@ -42,10 +42,12 @@ _EXPORTS: dict[str, str] = {
     "LengthCorrelation": "judgecards.bias",
     "list_cards": "judgecards.cards",
     "load_card": "judgecards.cards",
+    "load_prices": "judgecards.pricing",
     "MissingExtra": "judgecards.errors",
     "MissingInput": "judgecards.errors",
     "MOCK_BANNER": "judgecards.providers.mock",
     "model_family": "judgecards.bias",
+    "ModelPrice": "judgecards.pricing",
     "ModelRating": "judgecards.pairwise.ratings",
     "PairOutcome": "judgecards.pairwise.rules",
     "pairwise_report": "judgecards.pairwise.report",
@@ -53,6 +55,7 @@ _EXPORTS: dict[str, str] = {
     "PairwiseVerbosity": "judgecards.bias",
     "NotRecorded": "judgecards.errors",
     "OutputError": "judgecards.errors",
+    "PriceTable": "judgecards.pricing",
     "ProviderConfigError": "judgecards.errors",
     "ProviderError": "judgecards.errors",
     "rank_stored": "judgecards.pairwise.stored",
@@ -109,10 +112,12 @@ __all__ = [
     "LengthCorrelation",
     "list_cards",
     "load_card",
+    "load_prices",
     "MissingExtra",
     "MissingInput",
     "MOCK_BANNER",
     "model_family",
+    "ModelPrice",
     "ModelRating",
     "NotRecorded",
     "OutputError",
@@ -120,6 +125,7 @@ __all__ = [
     "pairwise_report",
     "PairwiseReport",
     "PairwiseVerbosity",
+    "PriceTable",
     "ProviderConfigError",
     "ProviderError",
     "rank_stored",
@@ -231,6 +237,11 @@ if TYPE_CHECKING:
     )
     from judgecards.pairwise.stored import (
         rank_stored,
+    )
+    from judgecards.pricing import (
+        ModelPrice,
+        PriceTable,
+        load_prices,
     )
     from judgecards.providers.mock import (
         MOCK_BANNER,

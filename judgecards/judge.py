@@ -31,6 +31,7 @@ from judgecards.errors import (
 )
 from judgecards.judge_requests import first_request, mock_options, reask
 from judgecards.parse import parse_reply
+from judgecards.pricing import PriceTable, load_prices
 from judgecards.providers import make_provider, split_model
 from judgecards.providers.base import Completion, CompletionRequest, Provider, Usage
 from judgecards.render import DEFAULT_MAX_INPUT_CHARS, check_inputs
@@ -169,6 +170,9 @@ class _Attempts:
             usage=TokenUsage(
                 input_tokens=self.usage.input_tokens, output_tokens=self.usage.output_tokens
             ),
+            cost_usd=judge.prices.cost(
+                judge.model, self.usage.input_tokens, self.usage.output_tokens
+            ),
             latency_s=time.perf_counter() - self.started,
             attempts=self.attempts,
             transport_retries=self.transport_retries,
@@ -201,6 +205,8 @@ class Judge:
             `score`, an ``input`` error record from `score_many`.
         offline: answer only from stored judgments and cached replies, with no API key; an
             item that would need a call raises `NotRecorded` naming it (`judgecards.replay`).
+        prices: a `PriceTable`, or a price file over the shipped table (else
+            ``JUDGECARDS_PRICES``); each result's ``cost_usd`` comes from it (`judgecards.pricing`).
         **provider_options: passed to the provider: ``api_key``, ``base_url``, ``timeout``,
             ``http_client``, ``async_http_client``.
     """
@@ -222,6 +228,7 @@ class Judge:
         rubric: RubricPolicy | None = None,
         max_input_chars: int | None = DEFAULT_MAX_INPUT_CHARS,
         offline: bool = False,
+        prices: PriceTable | str | os.PathLike[str] | None = None,
         **provider_options: Any,
     ) -> None:
         if max_attempts < 1:
@@ -230,6 +237,7 @@ class Judge:
             raise ValueError("max_input_chars must be at least 1 (or None for no limit)")
         self.max_input_chars = max_input_chars
         self.card = load_card(card, cards_dir=cards_dir)
+        self.prices = prices if isinstance(prices, PriceTable) else load_prices(prices)
         if rubric is not None and "criteria" not in self.card.spec.inputs:
             raise ValueError(
                 f"rubric= applies to cards with a 'criteria' input; {self.card.ref} has none"
@@ -447,7 +455,7 @@ class Judge:
         )[:32]
         result = JudgeResult(
             id=key, item_id=item_id, status="error", card=self.card.ref, card_hash=self.card.hash,
-            model=self.model, error_kind="input", error=str(error),
+            model=self.model, error_kind="input", error=str(error), cost_usd=0.0,
         )  # fmt: skip
         self.store.save(
             result, inputs={k: v for k, v in item.items() if k != "id"}, params=self.params

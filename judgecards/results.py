@@ -39,6 +39,10 @@ class JudgeResult(BaseModel):
         card / card_hash: ``name@version`` and ``sha256:<hex>`` of the card used.
         model: ``provider:model`` as configured (``mock:…`` for synthetic runs).
         usage: tokens billed; zero when served from cache.
+        cost_usd: US dollars billed for ``usage`` at the price table's rates
+            (`judgecards.pricing`); ``None`` means unknown (tokens were billed on a model with
+            no price), never free; 0.0 for mock models and for results that made no call (served
+            from cache this time: the row stored earlier keeps what it cost then).
         latency_s: wall time spent on the item, waits included.
         attempts: judge replies requested (1 + re-asks); a transport retry is not an attempt.
         transport_retries: requests re-sent after a retryable transport failure (429, 5xx,
@@ -64,6 +68,7 @@ class JudgeResult(BaseModel):
     card_hash: str
     model: str
     usage: TokenUsage = Field(default_factory=TokenUsage)
+    cost_usd: float | None = None
     latency_s: float = 0.0
     attempts: int = 0
     transport_retries: int = 0

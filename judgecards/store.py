@@ -165,11 +165,20 @@ def m004_time_order_indexes(db: sqlite_utils.Database) -> None:
     db.table("comparisons").create_index(["created_at", "id"], index_name="comparisons_time")
 
 
+@migrations()
+def m005_result_cost(db: sqlite_utils.Database) -> None:
+    """`JudgeResult.cost_usd`, NULL when unknown (older rows, unless they billed no tokens)."""
+    db.table("results").add_column("cost_usd", float)
+    db.execute("UPDATE results SET cost_usd = 0.0 WHERE coalesce(input_tokens, 0) = 0 "
+               "AND coalesce(output_tokens, 0) = 0")  # fmt: skip
+
+
+_COST_GROUPS = {"card": "card", "model": "model", "day": "substr(created_at, 1, 10)"}
 _RESULT_COLUMNS = (
     "id", "item_id", "card", "card_hash", "model", "status", "verdict", "model_verdict",
     "verdict_overridden", "scores", "output", "inputs", "params", "raw_reply", "error_kind",
-    "error", "attempts", "transport_retries", "input_tokens", "output_tokens", "latency_s",
-    "cached", "created_at",
+    "error", "attempts", "transport_retries", "input_tokens", "output_tokens", "cost_usd",
+    "latency_s", "cached", "created_at",
 )  # fmt: skip
 _CACHE_COLUMNS = (
     "key", "provider", "model", "text", "reply_model", "finish_reason", "input_tokens",
@@ -222,6 +231,19 @@ def card_filter(card: str | None, column: str = "card") -> tuple[list[str], list
         return [f"{column} = ?"], [card]
     prefix = f"{card}@"
     return [f"substr({column}, 1, ?) = ?"], [len(prefix), prefix]
+
+
+def _filters(
+    card: str | None, model: str | None, since: str | None, until: str | None = None
+) -> tuple[list[str], list[Any]]:
+    """Clauses selecting a card ref, a judge model and a ``[since, until)`` span of created_at."""
+    clauses, params = card_filter(card)
+    bounds = (("model = ?", model), ("created_at >= ?", since), ("created_at < ?", until))
+    for clause, value in bounds:
+        if value:
+            clauses.append(clause)
+            params.append(value)
+    return clauses, params
 
 
 def _where(clauses: Sequence[str]) -> str:
@@ -289,8 +311,8 @@ class Store(Database):
             "error_kind": result.error_kind, "error": _redacted(result.error),
             "attempts": result.attempts, "transport_retries": result.transport_retries,
             "input_tokens": result.usage.input_tokens, "output_tokens": result.usage.output_tokens,
-            "latency_s": result.latency_s, "cached": int(result.cached),
-            "created_at": result.created_at.isoformat(),
+            "cost_usd": result.cost_usd, "latency_s": result.latency_s,
+            "cached": int(result.cached), "created_at": result.created_at.isoformat(),
         }  # fmt: skip
         now = result.created_at.isoformat()
         cache_rows = [
@@ -363,14 +385,11 @@ class Store(Database):
 
         ``card`` may be ``name`` (any version) or ``name@version`` (`card_filter`).
         """
-        clauses, params = card_filter(card)
-        for column, value in (("model", model), ("status", status)):
-            if value:
-                clauses.append(f"{column} = ?")
-                params.append(value)
-        if since:
-            clauses.append("created_at >= ?")
-            params.append(since.isoformat() if isinstance(since, datetime) else since)
+        since = since.isoformat() if isinstance(since, datetime) else since
+        clauses, params = _filters(card, model, since)
+        if status:
+            clauses.append("status = ?")
+            params.append(status)
         rows = self.query(
             f"SELECT {', '.join(_RESULT_COLUMNS)} FROM results {_where(clauses)} "
             "ORDER BY created_at, id",
@@ -426,6 +445,20 @@ class Store(Database):
             doing=f"list the stored versions of {card}",
         )
         return [row[0] for row in rows]
+
+    def cost_totals(self, by: str, **filters: str | None) -> list[tuple[Any, ...]]:
+        """Per card, model or UTC day: ``(group, results, served from cache, input tokens,
+        output tokens, known cost in USD, results of unknown cost)``, sorted by group;
+        ``filters``: ``card``, ``model``, ``since`` as in `export_rows`."""
+        clauses, params = _filters(**filters)
+        rows = self.query(
+            f"SELECT {_COST_GROUPS[by]} AS grp, count(*), sum(cached), "
+            "sum(coalesce(input_tokens, 0)), sum(coalesce(output_tokens, 0)), total(cost_usd), "
+            f"sum(cost_usd IS NULL) FROM results {_where(clauses)} GROUP BY grp ORDER BY grp",
+            params,
+            doing="total stored costs",
+        )
+        return [tuple(row) for row in rows]
 
     # ------------------------------------------------------------------ comparisons
 
@@ -493,16 +526,7 @@ class Store(Database):
         UTC ``created_at``; ``model`` is the judge model; ``card`` as in `card_filter`.
         """
         columns = {"results": _RESULT_COLUMNS, "comparisons": COMPARISON_COLUMNS}[table]
-        clauses, params = card_filter(card)
-        if model:
-            clauses.append("model = ?")
-            params.append(model)
-        if since:
-            clauses.append("created_at >= ?")
-            params.append(since)
-        if until:
-            clauses.append("created_at < ?")
-            params.append(until)
+        clauses, params = _filters(card, model, since, until)
         select = f"SELECT {', '.join(columns)} FROM {table}"
         after: tuple[str, str] | None = None
         while True:
@@ -560,6 +584,7 @@ def _result_from_row(row: Mapping[str, Any], *, served_from_store: bool = False)
         else TokenUsage(
             input_tokens=row["input_tokens"] or 0, output_tokens=row["output_tokens"] or 0
         ),
+        cost_usd=0.0 if served_from_store else row["cost_usd"],
         latency_s=row["latency_s"] or 0.0,
         attempts=row["attempts"] or 0,
         transport_retries=0 if served_from_store else row["transport_retries"] or 0,
