@@ -39,6 +39,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "compare",
         "A/B-compare two output files with a pairwise judge, both orders.",
     ),
+    "cost": (
+        "judgecards.cli.cost",
+        "cost",
+        "What stored results cost, totalled by card, judge model or day.",
+    ),
     "estimate": (
         "judgecards.cli.estimate",
         "estimate",

@@ -244,6 +244,8 @@ def _verbosity(items: list[dict[str, Any]], results: list[Any]) -> str:
 
 
 def _summary(results: list[Any], elapsed: float, output_path: Path) -> str:
+    from judgecards.pricing import run_cost_text
+
     ok = [r for r in results if r.status == "ok"]
     errors = Counter(r.error_kind for r in results if r.status == "error")
     verdicts = Counter(r.verdict for r in ok if r.verdict is not None)
@@ -268,5 +270,6 @@ def _summary(results: list[Any], elapsed: float, output_path: Path) -> str:
     error_text = ", ".join(f"{kind} {n}" for kind, n in errors.most_common()) if errors else "none"
     lines.append(f"errors:    {sum(errors.values())} ({error_text})")
     lines.append(f"tokens:    {tokens_in} in, {tokens_out} out")
+    lines.append(f"cost:      {run_cost_text(results)}")
     lines.append(f"cache:     {cached} of {len(results)} served without a call")
     return "\n".join(lines)

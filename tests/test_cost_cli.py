@@ -1,0 +1,142 @@
+"""``judgecards cost`` and the run summaries' cost line, over results judged through the real
+OpenAI SDK (scripted HTTP) so the tokens and prices are the ones a real run records."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from judgecards.cli import cli
+from judgecards.store import Store
+from tests.fakes.http import Script, openai_chat, reference_judgment
+from tests.fakes.judges import openai_judge
+from tests.fakes.server import FakeServer
+
+QUESTION = {"question": "Boiling point of water at sea level?", "gold_answer": "100 °C"}
+GPT4O = (2.50, 10.00)  # the shipped list price per million tokens (input, output)
+
+
+def run(*args: Any) -> Result:
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def judge_items(db: Path, model: str, n: int, tokens: tuple[int, int]) -> None:
+    replies = [
+        openai_chat(reference_judgment(), prompt_tokens=tokens[0], completion_tokens=tokens[1])
+        for _ in range(n)
+    ]
+    with openai_judge(Script(*replies), model=model, db=db) as judge:
+        for i in range(n):
+            assert judge.score(**QUESTION, model_output=f"{model} answer {i}").ok
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    path = tmp_path / "runs.db"
+    judge_items(path, "gpt-4o-2024-08-06", 3, (1_000, 200))  # priced through its snapshot
+    judge_items(path, "local-llama", 2, (500, 50))  # no price: unknown
+    return path
+
+
+def test_totals_by_model_price_what_was_billed_and_keep_unknown_apart(db: Path) -> None:
+    result = run("cost", "--db", db, "--by", "model", "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    groups = {group["group"]: group for group in report["groups"]}
+    priced = groups["openai:gpt-4o-2024-08-06"]
+    assert (priced["results"], priced["input_tokens"], priced["output_tokens"]) == (3, 3_000, 600)
+    assert priced["cost_usd"] == pytest.approx((3_000 * GPT4O[0] + 600 * GPT4O[1]) / 1e6)
+    unpriced = groups["openai:local-llama"]
+    assert unpriced["cost_usd"] is None and unpriced["unknown_cost_results"] == 2
+    total = report["total"]
+    # A total with unknown parts is not a total: null, with the known part beside it.
+    assert total["cost_usd"] is None and total["unknown_cost_results"] == 2
+    assert total["known_cost_usd"] == pytest.approx(priced["cost_usd"])
+    assert total["results"] == 5
+
+
+def test_the_table_says_unknown_and_filters_narrow_it(db: Path) -> None:
+    table = run("cost", "--db", db)
+    assert table.exit_code == 0, table.output
+    assert "unknown (2 results)" in table.output and "$0.0135" in table.output
+    only = run("cost", "--db", db, "--model", "openai:gpt-4o-2024-08-06", "--by", "card")
+    assert "reference@1" in only.output and "unknown" not in only.output
+    future = run("cost", "--db", db, "--since", "2999-01-01", "--json")
+    assert json.loads(future.output)["groups"] == []
+    assert run("cost", "--db", db, "--since", "2999-01-01").output.strip() == (
+        "no stored results match"
+    )
+
+
+def test_by_day_groups_on_the_utc_date(db: Path) -> None:
+    report = json.loads(run("cost", "--db", db, "--by", "day", "--json").output)
+    [day] = report["groups"]
+    with Store(db) as store:
+        first = next(store.results())[0]
+    assert day["group"] == first.created_at.date().isoformat() and day["results"] == 5
+
+
+def test_a_re_run_from_cache_costs_nothing_and_adds_nothing(db: Path) -> None:
+    before = json.loads(run("cost", "--db", db, "--json").output)["total"]
+    with openai_judge(Script(), model="gpt-4o-2024-08-06", db=db) as judge:
+        again = judge.score(**QUESTION, model_output="gpt-4o-2024-08-06 answer 0")
+    assert again.cached and again.cost_usd == 0.0
+    assert json.loads(run("cost", "--db", db, "--json").output)["total"] == before
+
+
+def test_rows_from_before_costs_were_recorded_read_as_unknown(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    judge_items(path, "gpt-4o", 1, (1_000, 100))
+    with closing(sqlite3.connect(path)) as conn, conn:
+        conn.execute("UPDATE results SET cost_usd = NULL")  # as m005 leaves a billed old row
+    total = json.loads(run("cost", "--db", path, "--json").output)["total"]
+    assert total["cost_usd"] is None and total["unknown_cost_results"] == 1
+
+
+def test_bad_arguments_fail_before_anything_is_read(tmp_path: Path) -> None:
+    missing = run("cost", "--db", tmp_path / "absent.db")
+    assert missing.exit_code == 2 and "no such file" in missing.output
+    assert not (tmp_path / "absent.db").exists()
+    bad_date = run("cost", "--db", tmp_path / "absent.db", "--since", "2026-13-01")
+    assert bad_date.exit_code == 2 and "--since" in bad_date.output
+    assert run("cost", "--by", "week").exit_code == 2
+
+
+def test_score_summary_reports_this_runs_cost_and_unknown(
+    tmp_path: Path, serve: Callable[..., FakeServer]
+) -> None:
+    server = serve()
+    items = tmp_path / "items.jsonl"
+    items.write_text(
+        "".join(json.dumps({"id": f"q{i}", **QUESTION, "model_output": f"{i} °C"}) + "\n"
+                for i in range(3))
+    )  # fmt: skip
+    runner = CliRunner(env={"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": None})
+
+    def score(model: str) -> tuple[str, list[dict[str, Any]]]:
+        output = tmp_path / "out.jsonl"
+        result = runner.invoke(cli, [
+            "score", "--card", "reference", "--model", model, "--input", str(items),
+            "--output", str(output), "--db", str(tmp_path / "s.db"),
+        ])  # fmt: skip
+        assert result.exit_code == 0, result.output
+        line = next(x for x in result.stdout.splitlines() if x.startswith("cost:"))
+        return line, [json.loads(x) for x in output.read_text().splitlines()]
+
+    line, results = score("openai:gpt-4o")
+    tokens_in = sum(r["usage"]["input_tokens"] for r in results)
+    tokens_out = sum(r["usage"]["output_tokens"] for r in results)
+    assert tokens_in > 0
+    expected = (tokens_in * GPT4O[0] + tokens_out * GPT4O[1]) / 1e6
+    assert line == f"cost:      ${expected:.4f} this run"
+    line, _ = score("openai:gpt-4o")
+    assert line == "cost:      $0.0000 this run, 3 served from cache at no cost"
+    line, _ = score("openai:local-judge")
+    assert line.startswith("cost:      unknown this run (3 result(s) on a model with no price")
