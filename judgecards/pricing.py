@@ -25,7 +25,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from judgecards._yaml import load_yaml
 from judgecards.errors import InputError
-from judgecards.results import JudgeResult
 
 __all__ = [
     "MOCK_SOURCE",
@@ -167,24 +166,22 @@ def _parse(text: str, *, file: str | Path) -> dict[str, ModelPrice]:
     return prices
 
 
-def run_cost(results: Iterable[JudgeResult]) -> float | None:
+def run_cost(costs: Iterable[float | None]) -> float | None:
     """What a run's results cost this time: their sum, or None if any one's cost is unknown."""
-    costs = [result.cost_usd for result in results]
-    return None if any(cost is None for cost in costs) else sum(c for c in costs if c is not None)
+    known = list(costs)
+    return None if any(cost is None for cost in known) else sum(c for c in known if c is not None)
 
 
-def run_cost_text(results: Sequence[JudgeResult]) -> str:
-    """A summary's cost, this run only (results served from cache cost nothing this time; what
-    they cost when judged stays in their rows: ``judgecards cost``)."""
-    unknown = sum(1 for result in results if result.cost_usd is None)
+def run_cost_text(costs: Sequence[float | None], *, cached: int = 0, mock: bool = False) -> str:
+    """A summary's cost line, this run only: results served from cache (``cached`` of them)
+    cost nothing this time; what they cost when judged stays in their rows (``judgecards cost``).
+    """
+    unknown = sum(1 for cost in costs if cost is None)
     if unknown:
         return (
             f"unknown this run ({unknown} result(s) on a model with no price; add it with "
             f"--prices or ${PRICES_ENV})"
         )
-    cached = sum(1 for result in results if result.cached)
-    mock = (
-        " (mock: no provider is paid)" if any(r.model.startswith("mock:") for r in results) else ""
-    )
     served = f", {cached} served from cache at no cost" if cached else ""
-    return f"{format_cost(run_cost(results))} this run{served}{mock}"
+    free = " (mock: no provider is paid)" if mock else ""
+    return f"{format_cost(run_cost(costs))} this run{served}{free}"

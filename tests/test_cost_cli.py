@@ -17,7 +17,7 @@ from judgecards.cli import cli
 from judgecards.store import Store
 from tests.fakes.http import Script, openai_chat, reference_judgment
 from tests.fakes.judges import openai_judge
-from tests.fakes.server import FakeServer
+from tests.fakes.server import FakeServer, card_reply
 
 QUESTION = {"question": "Boiling point of water at sea level?", "gold_answer": "100 °C"}
 GPT4O = (2.50, 10.00)  # the shipped list price per million tokens (input, output)
@@ -140,3 +140,54 @@ def test_score_summary_reports_this_runs_cost_and_unknown(
     assert line == "cost:      $0.0000 this run, 3 served from cache at no cost"
     line, _ = score("openai:local-judge")
     assert line.startswith("cost:      unknown this run (3 result(s) on a model with no price")
+
+
+def test_compare_summary_and_json_give_this_runs_cost(
+    tmp_path: Path, serve: Callable[..., FakeServer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = serve(reply=card_reply)
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.chdir(tmp_path)
+    rows = [{"id": f"q{i}", "question": f"Q{i}?"} for i in range(3)]
+    for side in "ab":
+        Path(f"{side}.jsonl").write_text(
+            "".join(json.dumps({**r, "answer": f"{side} says {i}"}) + "\n" for i, r in enumerate(rows))
+        )  # fmt: skip
+    args = ["compare", "--model", "openai:gpt-4o", "--a", "a.jsonl", "--b", "b.jsonl",
+            "--output", "out.jsonl", "--db", "c.db"]  # fmt: skip
+
+    first = run(*args)
+    assert first.exit_code == 0, first.output
+    orders = [
+        json.loads(line)[order]
+        for line in Path("out.jsonl").read_text().splitlines()
+        for order in ("first_order", "second_order")
+    ]
+    costs = [order["cost_usd"] for order in orders]
+    assert len(costs) == 6 and all(cost > 0 for cost in costs)
+    assert f"cost:      ${sum(costs):.4f} this run" in first.stdout.splitlines()
+    with Store(tmp_path / "c.db") as store:  # the same costs are what was stored
+        assert sum(r.cost_usd or 0 for r, _ in store.results()) == pytest.approx(sum(costs))
+
+    again = run(*args, "--json")
+    assert json.loads(again.stdout)["cost_usd"] == 0.0
+
+
+def test_eval_reports_the_judge_tiers_cost(
+    tmp_path: Path, serve: Callable[..., FakeServer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.test_eval_cli import SURVIVORS, YAML, setup
+
+    server = serve()
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    config = setup(tmp_path, YAML, model="openai:gpt-4o")
+    args = ["eval", str(config), "--db", str(tmp_path / "e.db")]
+
+    report = json.loads(run(*args, "--json").stdout)
+    judged = [r["judge"] for r in report["results"] if r["judge"]]
+    assert len(judged) == SURVIVORS and all(j["cost_usd"] > 0 for j in judged)
+    assert report["cost_usd"] == pytest.approx(sum(j["cost_usd"] for j in judged))
+    text = run(*args).stdout
+    assert "cost:      $0.0000 this run, 2 served from cache at no cost" in text

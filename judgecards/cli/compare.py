@@ -210,6 +210,8 @@ def compare(
         "without new calls",
     )
 
+    from judgecards.pricing import run_cost, run_cost_text
+
     report = comparison_report(comparisons, judge_model=model, seed=seed)
     failed = [c for c in comparisons if not c.ok]
     orders = [o for c in comparisons for o in (c.first_order, c.second_order)]
@@ -227,6 +229,7 @@ def compare(
                 ),
                 "unmatched": {"only_in_a": joined.only_in_a, "only_in_b": joined.only_in_b},
                 "judgments_served_without_call": len(orders) - calls,
+                "cost_usd": run_cost(o.cost_usd for o in orders),
                 "output": str(output_path),
                 "elapsed_s": round(elapsed, 3),
                 "mock": model.startswith("mock:"),
@@ -248,6 +251,9 @@ def compare(
         lines.append(
             f"cache:     {len(orders) - calls} of {len(orders)} judgments served without a call"
         )
+        costs = [o.cost_usd for o in orders]
+        mock = model.startswith("mock:")
+        lines.append(f"cost:      {run_cost_text(costs, cached=len(orders) - calls, mock=mock)}")
         click.echo("\n".join(lines))
     ci.emit(compare_run(comparisons, subject=f"{judge.card.ref} on {model}", seconds=elapsed))
     mock_banner(model)

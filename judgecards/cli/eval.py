@@ -133,9 +133,14 @@ def eval_command(
             note=f"; the judge's results are stored in {db}: run the same command again to "
             "write the file without new calls",
         )
+    from judgecards.pricing import run_cost, run_cost_text
+
+    judged = [outcome.judge for outcome in report.items if outcome.judge is not None]
     if as_json:
         data = {"config": str(config_path), "items_file": str(items_path), "output": str(output_path) if output_path else None,
                 "elapsed_s": round(elapsed, 3), **report.to_dict()}  # fmt: skip
+        if judged:
+            data["cost_usd"] = run_cost(r.cost_usd for r in judged)
         click.echo(json.dumps(data, indent=2))
     else:
         click.echo(report.as_text())
@@ -145,6 +150,11 @@ def eval_command(
             else " (--output FILE keeps one row per item)"
         )
         click.echo(f"\n{len(items)} items in {elapsed:.1f}s{where}")
+        if judged:
+            costs = [r.cost_usd for r in judged]
+            served = sum(1 for r in judged if r.cached)
+            mock = bool(model and model.startswith("mock:"))
+            click.echo(f"cost:      {run_cost_text(costs, cached=served, mock=mock)}")
     ci.emit(eval_run(report, subject=config_path.name, seconds=elapsed))
     if model:
         mock_banner(model)

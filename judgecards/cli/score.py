@@ -270,6 +270,8 @@ def _summary(results: list[Any], elapsed: float, output_path: Path) -> str:
     error_text = ", ".join(f"{kind} {n}" for kind, n in errors.most_common()) if errors else "none"
     lines.append(f"errors:    {sum(errors.values())} ({error_text})")
     lines.append(f"tokens:    {tokens_in} in, {tokens_out} out")
-    lines.append(f"cost:      {run_cost_text(results)}")
+    costs = [r.cost_usd for r in results]
+    mock = any(r.model.startswith("mock:") for r in results)
+    lines.append(f"cost:      {run_cost_text(costs, cached=cached, mock=mock)}")
     lines.append(f"cache:     {cached} of {len(results)} served without a call")
     return "\n".join(lines)

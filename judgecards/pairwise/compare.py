@@ -68,6 +68,8 @@ class OrderJudgment(BaseModel):
         reasoning: the judge's reasoning, when the card asks for one.
         raw_reply: the judge's last raw reply.
         cached: served from the store or the response cache, without a provider call.
+        cost_usd: what this order's judgment cost this time (`JudgeResult.cost_usd`; None:
+            unknown).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -80,6 +82,7 @@ class OrderJudgment(BaseModel):
     reasoning: str | None = None
     raw_reply: str | None = None
     cached: bool = False
+    cost_usd: float | None = None
     error_kind: str | None = None
     error: str | None = None
 
@@ -282,6 +285,7 @@ def _order(result: JudgeResult, shown_first: Literal["A", "B"]) -> OrderJudgment
         reasoning=reasoning if isinstance(reasoning, str) else None,
         raw_reply=result.raw_reply,
         cached=result.cached,
+        cost_usd=result.cost_usd,
         error_kind=None if usable else error_kind,
         error=None if usable else error,
     )

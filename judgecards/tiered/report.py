@@ -69,6 +69,7 @@ class ItemOutcome:
                     "error_kind",
                     "error",
                     "usage",
+                    "cost_usd",
                 },
             )
         return row
