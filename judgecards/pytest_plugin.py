@@ -42,7 +42,8 @@ class JudgeFactory(Protocol):
 
 @dataclass
 class JudgeStats:
-    """Counts for the session summary; plain integers, so xdist workers can send them."""
+    """Counts for the session summary; plain numbers, so xdist workers can send them.
+    ``cost_usd`` sums the judgments of known price; ``unknown_cost`` counts the rest."""
 
     judges: int = 0
     mock_judges: int = 0
@@ -53,6 +54,8 @@ class JudgeStats:
     output_tokens: int = 0
     error_records: int = 0
     failed_tests: int = 0
+    cost_usd: float = 0.0
+    unknown_cost: int = 0
 
     def add_results(self, results: list[JudgeResult]) -> None:
         self.judgments += len(results)
@@ -60,11 +63,13 @@ class JudgeStats:
         self.error_records += sum(result.status != "ok" for result in results)
         self.input_tokens += sum(result.usage.input_tokens for result in results)
         self.output_tokens += sum(result.usage.output_tokens for result in results)
+        self.cost_usd += sum(result.cost_usd or 0.0 for result in results)
+        self.unknown_cost += sum(result.cost_usd is None for result in results)
 
     def merge(self, other: Mapping[str, Any]) -> None:
         for field in fields(self):
             value = other.get(field.name, 0)
-            if isinstance(value, int):
+            if isinstance(value, (int, float)):
                 setattr(self, field.name, getattr(self, field.name) + value)
 
 
@@ -166,6 +171,8 @@ class _JudgeSession:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if hasattr(self.config, "workerinput") or self.stats.judges == 0:
             return
+        from judgecards.pricing import PRICES_ENV, format_cost
+
         stats = self.stats
         mode = "offline (stored judgments only)" if self.offline else "online"
         rows = [
@@ -174,6 +181,7 @@ class _JudgeSession:
             ("provider calls", stats.calls),
             ("input tokens", stats.input_tokens),
             ("output tokens", stats.output_tokens),
+            ("cost", "unknown" if stats.unknown_cost else format_cost(stats.cost_usd)),
             ("error records", stats.error_records),
             ("failed tests", stats.failed_tests),
         ]
@@ -183,6 +191,11 @@ class _JudgeSession:
             terminalreporter.write_line(f"{label:<16}{value:>{width}}")
         where = self.db or "default (JUDGECARDS_DB or ./judgecards.db)"
         terminalreporter.write_line(f"{stats.judges} judge(s), {mode}, database: {where}")
+        if stats.unknown_cost:
+            terminalreporter.write_line(
+                f"cost: {stats.unknown_cost} judgment(s) on a model with no price "
+                f"({format_cost(stats.cost_usd)} known); add it with {PRICES_ENV}=path"
+            )
         if stats.mock_judges:
             from judgecards.providers.mock import MOCK_BANNER
 

@@ -4,6 +4,7 @@ OpenAI SDK (scripted HTTP) so the tokens and prices are the ones a real run reco
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Callable
 from contextlib import closing
@@ -18,6 +19,8 @@ from judgecards.store import Store
 from tests.fakes.http import Script, openai_chat, reference_judgment
 from tests.fakes.judges import openai_judge
 from tests.fakes.server import FakeServer, card_reply
+
+pytest_plugins = ["pytester"]
 
 QUESTION = {"question": "Boiling point of water at sea level?", "gold_answer": "100 °C"}
 GPT4O = (2.50, 10.00)  # the shipped list price per million tokens (input, output)
@@ -191,3 +194,35 @@ def test_eval_reports_the_judge_tiers_cost(
     assert report["cost_usd"] == pytest.approx(sum(j["cost_usd"] for j in judged))
     text = run(*args).stdout
     assert "cost:      $0.0000 this run, 2 served from cache at no cost" in text
+
+
+PLUGIN_SUITE = """
+def test_judged(judge):
+    j = judge("reference", model="openai:local-judge")
+    assert j.score(question="Capital of France?", gold_answer="Paris", model_output="Paris").ok
+"""
+
+
+def test_the_pytest_session_table_has_a_cost_row_unknown_until_priced(
+    pytester: pytest.Pytester, serve: Callable[..., FakeServer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = serve()
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    pytester.makepyfile(test_inner=PLUGIN_SUITE)
+
+    unpriced = pytester.runpytest("--judge-db=unpriced.db", "-p", "no:cacheprovider")
+    unpriced.assert_outcomes(passed=1)
+    text = unpriced.stdout.str()
+    assert re.search(r"^cost\s+unknown$", text, re.M)
+    assert "cost: 1 judgment(s) on a model with no price ($0.0000 known)" in text
+
+    prices = pytester.path / "prices.yml"
+    prices.write_text(
+        "models:\n  openai:local-judge: {input: 1000, output: 1000, as_of: '2026-11', source: t}\n"
+    )
+    monkeypatch.setenv("JUDGECARDS_PRICES", str(prices))
+    priced = pytester.runpytest("--judge-db=priced.db", "-p", "no:cacheprovider")
+    priced.assert_outcomes(passed=1)
+    [cost] = re.findall(r"^cost\s+\$(\d+\.\d{4})$", priced.stdout.str(), re.M)
+    assert float(cost) > 0
