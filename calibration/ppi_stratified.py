@@ -25,7 +25,7 @@ from calibration._ppi_core import (
     clip_share,
     fit_ppi,
     indicator,
-    normal_estimate,
+    small_sample_interval,
 )
 from judgecards.metrics.stats import Estimate
 
@@ -48,7 +48,9 @@ def stratified_corrected_mean(
     """Corrected mean when strata were labelled at different rates (stratified PPI++).
 
     Each stratum gets its own PPI++ estimate, with its own λ, and the strata are weighted by
-    their share of the population: ``θ̂ = Σ_k share_k·θ̂_k`` with variance ``Σ_k share_k²·σ_k²``.
+    their share of the population: ``θ̂ = Σ_k share_k·θ̂_k`` with variance ``Σ_k share_k²·σ_k²``
+    and skew term ``Σ_k share_k³·κ₃,k``; the interval is `corrected_mean`'s small-sample one,
+    with Welch–Satterthwaite degrees of freedom.
     This is unbiased when labels were drawn uniformly *within* each stratum, whatever the rate
     per stratum, and narrower than one pooled estimate when the judge's bias differs by stratum.
 
@@ -161,7 +163,7 @@ def _stratified(
     codes = {k: i for i, k in enumerate(observed)}
     s_codes = np.fromiter((codes[k] for k in s), dtype=np.intp, count=len(s))
     s_u_codes = np.fromiter((codes[k] for k in s_u), dtype=np.intp, count=len(s_u))
-    value, variance = 0.0, 0.0
+    value, variance, third_cumulant, df_terms = 0.0, 0.0, 0.0, 0.0
     for k in observed:
         share = population[k]
         if share == 0.0:
@@ -179,7 +181,11 @@ def _stratified(
         fit = fit_ppi(y[in_l], f[in_l], f_u[in_u], ones_l, ones_u, alpha, tuning, folds, seed)
         value += share * fit.estimate.value
         variance += (share * fit.se) ** 2
-    return normal_estimate(value, math.sqrt(variance), alpha, len(y))
+        third_cumulant += share**3 * fit.third_cumulant
+        df_terms += (share * fit.se) ** 4 / (int(in_l.sum()) - 1)
+    # Welch–Satterthwaite degrees of freedom for the weighted sum of the strata's estimates.
+    df = variance**2 / df_terms if df_terms > 0 else float(len(y) - 1)
+    return small_sample_interval(value, math.sqrt(variance), third_cumulant, df, alpha, len(y))
 
 
 def _stratum_weights(

@@ -80,8 +80,10 @@ def mt_bench() -> MTBench:
 
 
 @cache
-def summeval() -> dict[str, tuple[NDArray[np.float64], NDArray[np.float64]]]:
-    """Per dimension: (mean of 3 expert scores, GPT-4 reason-then-score) over 1,200 summaries.
+def summeval() -> dict[str, tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.str_]]]:
+    """Per dimension: (mean of 3 expert scores, GPT-4 reason-then-score, system) per summary.
+
+    1,200 summaries: 12 systems (``model_id``) × 100 source documents.
 
     GPT-4's score is the last standalone digit 1–5 of its reply ("… Final score: 5."); one reply
     without one (consistency) is dropped.
@@ -109,6 +111,7 @@ def summeval() -> dict[str, tuple[NDArray[np.float64], NDArray[np.float64]]]:
         result[dimension] = (
             np.array([experts[k][dimension] for k in keys]),
             np.array([gpt4[k][dimension] for k in keys]),
+            np.array([system for system, _ in keys]),
         )
     return result
 
