@@ -37,7 +37,8 @@ def judge_items(db: Path, model: str, n: int, tokens: tuple[int, int]) -> None:
     ]
     with openai_judge(Script(*replies), model=model, db=db) as judge:
         for i in range(n):
-            assert judge.score(**QUESTION, model_output=f"{model} answer {i}").ok
+            output = f"{model} answer {i} ({tokens[0]} tokens)"
+            assert judge.score(**QUESTION, model_output=output).ok
 
 
 @pytest.fixture
@@ -89,7 +90,7 @@ def test_by_day_groups_on_the_utc_date(db: Path) -> None:
 def test_a_re_run_from_cache_costs_nothing_and_adds_nothing(db: Path) -> None:
     before = json.loads(run("cost", "--db", db, "--json").output)["total"]
     with openai_judge(Script(), model="gpt-4o-2024-08-06", db=db) as judge:
-        again = judge.score(**QUESTION, model_output="gpt-4o-2024-08-06 answer 0")
+        again = judge.score(**QUESTION, model_output="gpt-4o-2024-08-06 answer 0 (1000 tokens)")
     assert again.cached and again.cost_usd == 0.0
     assert json.loads(run("cost", "--db", db, "--json").output)["total"] == before
 
@@ -226,3 +227,23 @@ def test_the_pytest_session_table_has_a_cost_row_unknown_until_priced(
     priced.assert_outcomes(passed=1)
     [cost] = re.findall(r"^cost\s+\$(\d+\.\d{4})$", priced.stdout.str(), re.M)
     assert float(cost) > 0
+
+
+def test_datasette_costliest_items_rank_by_cost_then_tokens_unknown_last(tmp_path: Path) -> None:
+    from tests.test_export import query
+
+    path = tmp_path / "ranked.db"
+    judge_items(path, "gpt-4o-mini", 1, (9_000, 900))  # $0.00189: most tokens, cheapest model
+    judge_items(path, "gpt-4o", 1, (2_000, 200))  # $0.0070
+    judge_items(path, "gpt-4o", 1, (1_000, 500))  # $0.0075
+    judge_items(path, "gpt-4o", 1, (3_000, 0))  # $0.0075 too: more tokens, so first
+    judge_items(path, "local-llama", 1, (50_000, 5_000))  # unknown: after every priced one
+    rows = query(path, "costliest_items")
+    assert [(row["model"], row["tokens"]) for row in rows] == [
+        ("openai:gpt-4o", 3_000),
+        ("openai:gpt-4o", 1_500),
+        ("openai:gpt-4o", 2_200),
+        ("openai:gpt-4o-mini", 9_900),
+        ("openai:local-llama", 55_000),
+    ]
+    assert rows[0]["cost_usd"] == pytest.approx(0.0075) and rows[-1]["cost_usd"] is None

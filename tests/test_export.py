@@ -443,14 +443,18 @@ def test_error_kinds_per_run_finds_the_error_record(filled: dict[str, Any]) -> N
     assert scored["errors"] == 0 and scored["results"] == 13 and scored["day"] == TODAY.isoformat()
 
 
-def test_costliest_items_come_first_by_tokens(filled: dict[str, Any]) -> None:
+def test_costliest_items_come_first_by_cost_then_tokens(filled: dict[str, Any]) -> None:
     rows = query(filled["db"], "costliest_items")
     stored = stored_results(filled["db"])
-    tokens = sorted(
-        ((r.usage.input_tokens or 0) + (r.usage.output_tokens or 0) for r, _ in stored),
+    # Mock judgments cost 0.0, so here tokens decide (priced orderings: tests/test_cost_cli.py).
+    expected = sorted(
+        (
+            (r.cost_usd, (r.usage.input_tokens or 0) + (r.usage.output_tokens or 0))
+            for r, _ in stored
+        ),
         reverse=True,
     )
-    assert [row["tokens"] for row in rows] == tokens[:100]
+    assert [(row["cost_usd"], row["tokens"]) for row in rows] == expected[:100]
     assert rows[0]["tokens"] > 0
 
 
