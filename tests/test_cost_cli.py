@@ -247,3 +247,45 @@ def test_datasette_costliest_items_rank_by_cost_then_tokens_unknown_last(tmp_pat
         ("openai:local-llama", 55_000),
     ]
     assert rows[0]["cost_usd"] == pytest.approx(0.0075) and rows[-1]["cost_usd"] is None
+
+
+@pytest.mark.parametrize("command", ["score", "compare", "eval"])
+def test_a_bad_price_file_stops_a_run_before_anything_is_judged(
+    tmp_path: Path, command: str
+) -> None:
+    prices = tmp_path / "prices.yml"
+    prices.write_text("models:\n  openai:x:\n    input: 1\n    output: oops\n")
+    db = tmp_path / "never.db"
+    result = run(command, "--prices", prices, "--db", db, *{
+        "score": ["--card", "reference", "--model", "mock:judge", "--input", "i.jsonl",
+                  "--output", tmp_path / "o.jsonl"],
+        "compare": ["--model", "mock:judge", "--a", "a.jsonl", "--b", "b.jsonl",
+                    "--output", tmp_path / "o.jsonl"],
+        "eval": [tmp_path / "missing.yaml"],
+    }[command])  # fmt: skip
+    assert result.exit_code == 2
+    assert f"{prices}:4, field 'openai:x.output'" in result.output
+    assert not db.exists()
+
+
+def test_score_prices_an_unpriced_model_with_prices(
+    tmp_path: Path, serve: Callable[..., FakeServer]
+) -> None:
+    server = serve()
+    items = tmp_path / "items.jsonl"
+    items.write_text(json.dumps({"id": "q", **QUESTION, "model_output": "100 °C"}) + "\n")
+    prices = tmp_path / "prices.yml"
+    prices.write_text(
+        "models:\n  openai:local-judge: {input: 1000000, output: 0, as_of: '2026-11', source: t}\n"
+    )
+    result = CliRunner(env={"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": None}).invoke(
+        cli,
+        ["score", "--card", "reference", "--model", "openai:local-judge", "--input", str(items),
+         "--output", str(tmp_path / "o.jsonl"), "--db", str(tmp_path / "p.db"),
+         "--prices", str(prices)],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    [row] = [json.loads(line) for line in (tmp_path / "o.jsonl").read_text().splitlines()]
+    # $1 per input token: the cost is the input token count, in dollars.
+    assert row["cost_usd"] == pytest.approx(row["usage"]["input_tokens"])
+    assert f"cost:      ${row['usage']['input_tokens']:.4f} this run" in result.stdout

@@ -21,6 +21,7 @@ __all__ = [
     "max_input_chars_option",
     "mock_banner",
     "oversized_inputs",
+    "prices_option",
     "warn_if_uncalibrated",
 ]
 
@@ -125,6 +126,23 @@ def max_input_chars_option(function: F) -> F:
         show_default=True,
         help="Longest input accepted, in characters (0: no limit). Longer inputs are refused "
         "before any call.",
+    )(function)
+
+
+def _load_prices(ctx: click.Context, param: click.Parameter, value: Path | None) -> Any:
+    # Read and validated while parsing: a bad price file fails (exit 2) before any call.
+    from judgecards.pricing import load_prices
+
+    return load_prices(value) if value is not None else None
+
+
+def prices_option(function: F) -> F:
+    return click.option(
+        "--prices",
+        type=click.Path(dir_okay=False, path_type=Path),
+        callback=_load_prices,
+        help="YAML price file over the shipped table (env JUDGECARDS_PRICES); models with no "
+        "price cost 'unknown'.",
     )(function)
 
 

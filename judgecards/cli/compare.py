@@ -24,6 +24,7 @@ from judgecards.cli._common import (
     max_input_chars_option,
     mock_banner,
     oversized_inputs,
+    prices_option,
     warn_if_uncalibrated,
 )
 from judgecards.cli._output import OutputFile
@@ -123,6 +124,7 @@ class _Joined:
     help="Seed of the report's bootstrap intervals.",
 )
 @max_input_chars_option
+@prices_option
 @max_errors_option
 @ci_output_options
 @db_option
@@ -143,6 +145,7 @@ def compare(
     timeout: float,
     seed: int,
     max_input_chars: int,
+    prices: Any,
     max_errors: ErrorBudget,
     junit: Path | None,
     summary_md: Path | None,
@@ -184,6 +187,8 @@ def compare(
     options: dict[str, Any] = {"timeout": timeout}
     if base_url:
         options["base_url"] = base_url
+    if prices is not None:
+        options["prices"] = prices
     with Judge(
         card, model, db=db, cache=not no_cache, max_attempts=max_attempts,
         max_input_chars=limit, **options,

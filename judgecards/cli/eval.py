@@ -10,6 +10,7 @@ import json
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -23,6 +24,7 @@ from judgecards.cli._common import (
     max_errors_option,
     max_input_chars_option,
     mock_banner,
+    prices_option,
     warn_if_uncalibrated,
 )
 from judgecards.cli._output import OutputFile
@@ -53,6 +55,7 @@ from judgecards.cli._progress import for_judge, reporting
     "(e.g. run a config written for mock:judge on openai:gpt-4o).",
 )
 @max_input_chars_option
+@prices_option
 @max_errors_option
 @ci_output_options
 @db_option
@@ -62,6 +65,7 @@ def eval_command(
     as_json: bool,
     model: str | None,
     max_input_chars: int,
+    prices: Any,
     max_errors: ErrorBudget,
     junit: Path | None,
     summary_md: Path | None,
@@ -96,13 +100,17 @@ def eval_command(
     # Every check, card and judge setting is validated by building the pipeline against a
     # scratch in-memory store first: a bad config must not create or migrate the database.
     with Store(":memory:") as scratch:
-        trial = build_pipeline(config, source, db=scratch, model=model, max_input_chars=limit)
+        trial = build_pipeline(
+            config, source, db=scratch, model=model, max_input_chars=limit, prices=prices
+        )
         try:
             check_fields(config, source, trial, items, items_path)
         finally:
             if trial.judge is not None:
                 trial.judge.judge.close()
-    pipeline = build_pipeline(config, source, db=db, model=model, max_input_chars=limit)
+    pipeline = build_pipeline(
+        config, source, db=db, model=model, max_input_chars=limit, prices=prices
+    )
     judge = pipeline.judge
     model = judge.judge.model if judge is not None else None
     if judge is not None and model:

@@ -22,6 +22,7 @@ from judgecards.cli._common import (
     max_input_chars_option,
     mock_banner,
     oversized_inputs,
+    prices_option,
     warn_if_uncalibrated,
 )
 from judgecards.cli._output import OutputFile
@@ -95,6 +96,7 @@ from judgecards.jsonl import read_items
     help="With --guarantee: allowed probability, per judge, that its guarantee fails.",
 )
 @max_input_chars_option
+@prices_option
 @max_errors_option
 @ci_output_options
 @db_option
@@ -114,6 +116,7 @@ def score(
     cascade: str | None,
     delta: float,
     max_input_chars: int,
+    prices: Any,
     max_errors: ErrorBudget,
     junit: Path | None,
     summary_md: Path | None,
@@ -157,6 +160,8 @@ def score(
     ci.check(others=[output_path, db])
 
     options: dict[str, Any] = {"timeout": timeout}
+    if prices is not None:
+        options["prices"] = prices
     if base_url:
         options["base_url"] = base_url
     if top_logprobs is not None:

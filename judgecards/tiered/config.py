@@ -51,6 +51,7 @@ from judgecards.tiered.pipeline import JudgeCheck, Tier, TieredEval
 
 if TYPE_CHECKING:
     from judgecards.judge import Judge
+    from judgecards.pricing import PriceTable
     from judgecards.store import Store
 
 __all__ = [
@@ -294,6 +295,7 @@ def build_pipeline(
     db: Store | Path | None = None,
     model: str | None = None,
     max_input_chars: int | None = DEFAULT_MAX_INPUT_CHARS,
+    prices: PriceTable | None = None,
 ) -> TieredEval:
     """The `TieredEval` a config describes; the judge, if any, stores its results in ``db``.
 
@@ -302,6 +304,8 @@ def build_pipeline(
     when the replacement uses the same provider, and dropped when it names another (the URL
     belongs to the configured provider's server). ``max_input_chars`` is every judge's per-input
     limit (`judgecards.Judge`; ``None``: none): a longer input makes that item an error record.
+    ``prices`` (``--prices``) prices every judge's results (else the shipped table and
+    ``JUDGECARDS_PRICES``).
 
     Raises:
         InputError: a check, card or judge setting the config names is invalid (with its line),
@@ -324,7 +328,7 @@ def build_pipeline(
     for position, tier in enumerate(config.tiers):
         if tier.judge is not None:
             loc: tuple[str | int, ...] = ("tiers", position, "judge")
-            judge = _build_judge(tier.judge, source, loc, base, db, model, max_input_chars)
+            judge = _build_judge(tier.judge, source, loc, base, db, model, max_input_chars, prices)
             try:
                 stages.append(
                     JudgeCheck(
@@ -360,11 +364,14 @@ def _build_judge(
     db: Store | Path | None,
     model: str | None,
     max_input_chars: int | None,
+    prices: PriceTable | None = None,
 ) -> Judge:
     from judgecards.judge import Judge
 
     directories = [spec.cards_dir] if isinstance(spec.cards_dir, str) else spec.cards_dir
     options: dict[str, Any] = {"timeout": spec.timeout, "max_input_chars": max_input_chars}
+    if prices is not None:
+        options["prices"] = prices
     same_provider = model is None or model.partition(":")[0] == spec.model.partition(":")[0]
     if spec.base_url and same_provider:
         options["base_url"] = spec.base_url
