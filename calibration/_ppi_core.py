@@ -5,6 +5,7 @@ Private to the package (see `calibration.ppi` for the method and its references)
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
@@ -105,20 +106,27 @@ def small_sample_interval(
     covariances with se² are exactly κ₃(θ̂), as for one sample mean). Inverting g at the
     t-quantiles gives an asymmetric interval; with no skew it is the t interval.
     """
-    from scipy.stats import t as student_t
-
     level = 1.0 - alpha
     if se <= 0.0 or not math.isfinite(se):
         return Estimate(value, value, value, level, n)
-    q = float(student_t.ppf(1.0 - alpha / 2.0, df))
-    a = third_cumulant / se**3 / 3.0
-    if abs(a) < 1e-12:
+    q = t_quantile(1.0 - alpha / 2.0, df)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        a = float(np.float64(third_cumulant) / np.float64(se) ** 3 / 3.0)
+    if not math.isfinite(a) or abs(a) < 1e-12:  # no skew, or se too small to measure it
         return Estimate(value, value - q * se, value + q * se, level, n)
 
     def inverse(u: float) -> float:
         return float((np.cbrt(1.0 + 3.0 * a * (u - a / 2.0)) - 1.0) / a)
 
     return Estimate(value, value - se * inverse(q), value - se * inverse(-q), level, n)
+
+
+@functools.lru_cache(maxsize=256)
+def t_quantile(p: float, df: float) -> float:
+    """Student's t quantile; cached because simulations and reports ask for the same few."""
+    from scipy.stats import t as student_t
+
+    return float(student_t.ppf(p, df))
 
 
 def fixed_tuning(tuning: Tuning) -> float:

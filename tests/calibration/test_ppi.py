@@ -172,6 +172,16 @@ def test_rate_is_the_mean_of_indicators_clipped_to_a_share() -> None:
     assert (never.value, never.low, never.high) == (0.0, 0.0, 0.0)
 
 
+def test_the_skew_step_is_monotone_and_never_turns_into_nan() -> None:
+    # Strong skew: Hall's map is still monotone, so the interval stays ordered around the value;
+    # a standard error too small to cube falls back to the t interval instead of NaN.
+    strong = small_sample_interval(1.0, 0.1, -0.001, 49, 0.05, 50)
+    assert strong.low < 1.0 - 0.1 * _t95(50) < 1.0 < strong.high < 1.0 + 0.1 * _t95(50)
+    tiny = small_sample_interval(1.0, 1e-120, 1e-300, 10, 0.05, 11)
+    assert all(math.isfinite(x) for x in (tiny.low, tiny.high))
+    assert tiny.low <= 1.0 <= tiny.high
+
+
 def test_stratified_with_one_stratum_is_the_plain_estimate() -> None:
     y, f, f_u = _synthetic(60, 400, 7)
     one = stratified_corrected_mean(y, f, f_u, strata=["s"] * 60, unlabeled_strata=["s"] * 400)
