@@ -8,8 +8,8 @@ as often), mean 95% interval width over 300 draws of n labels, uniform vs uncert
 
 * agreement of GPT-4 with the human majority (all 1,814): n=100 0.178 vs 0.189; n=200 0.127 vs
   0.136;
-* corrected (PPI++) win rate of gpt-3.5-turbo (678 comparisons): n=100 0.128 vs 0.154; n=200
-  0.093 vs 0.114; coverage 0.96–0.99 for both.
+* corrected (PPI++) win rate of gpt-3.5-turbo (678 comparisons): n=100 0.131 vs 0.157; n=200
+  0.094 vs 0.115; coverage 0.96–0.99 for both.
 
 Both stay unbiased, but on MT-Bench oversampling the inconsistent verdicts *widens* the
 intervals: where GPT-4 contradicts itself it says "tie", and its error there is predictable
