@@ -396,7 +396,7 @@ def _rows(
         return []
     if n < MIN_ITEMS:
         notes.append(
-            f"{name}: {n} labelled items (fewer than {MIN_ITEMS}): normal intervals may undercover"
+            f"{name}: {n} labelled items (fewer than {MIN_ITEMS}): the intervals may undercover"
         )
     rows = []
     for category in categories:
