@@ -128,6 +128,8 @@ class Database:
         # sqlite-utils runs the migrations; it only ever sees the connection under our lock.
         self._db = sqlite_utils.Database(self._conn)
         if read_only:
+            if migrations is not None:
+                self._refuse_outdated(migrations)
             return
         try:
             try:
@@ -140,6 +142,27 @@ class Database:
         except StoreError:
             self._conn.close()
             raise
+
+    def _refuse_outdated(self, migrations: Migrations) -> None:
+        # A file written by an older judgecards lacks newer columns; reading it without
+        # migrating would fail on the first query with "no such column". Say what to do.
+        with self._lock:
+            try:
+                applied = migrations.applied(self._db)
+                pending = migrations.pending(self._db) if applied else []
+            except sqlite3.Error as error:
+                self._conn.close()
+                raise self._error("read the database's migrations", error) from error
+        if pending:
+            self._conn.close()
+            names = ", ".join(migration.name for migration in pending)
+            raise StoreError(
+                f"database {self.path} was written by an older judgecards (not yet applied: "
+                f"{names}); open it once with a command that writes (e.g. judgecards cost "
+                "--db PATH) to upgrade it",
+                path=self.path,
+                operation="open the database",
+            )
 
     def _connect(self) -> sqlite3.Connection:
         doing = "open the database"

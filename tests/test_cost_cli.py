@@ -289,3 +289,22 @@ def test_score_prices_an_unpriced_model_with_prices(
     # $1 per input token: the cost is the input token count, in dollars.
     assert row["cost_usd"] == pytest.approx(row["usage"]["input_tokens"])
     assert f"cost:      ${row['usage']['input_tokens']:.4f} this run" in result.stdout
+
+
+def test_a_database_from_before_costs_is_upgraded_not_misread(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    judge_items(path, "gpt-4o", 1, (1_000, 100))
+    with closing(sqlite3.connect(path)) as conn, conn:  # as judgecards left it before m005
+        conn.execute("ALTER TABLE results DROP COLUMN cost_usd")
+        conn.execute("DELETE FROM _sqlite_migrations WHERE name = 'm005_result_cost'")
+    # A read-only command cannot add the column: it says so instead of "no such column".
+    refused = run("export", "results", "--db", path, "--output", tmp_path / "r.jsonl")
+    assert refused.exit_code == 2
+    assert "written by an older judgecards (not yet applied: m005_result_cost)" in refused.output
+    # `cost` migrates: the billed old row reads as unknown, and then exports work again.
+    total = json.loads(run("cost", "--db", path, "--json").output)["total"]
+    assert total["cost_usd"] is None and total["unknown_cost_results"] == 1
+    exported = run("export", "results", "--db", path, "--output", tmp_path / "r.jsonl")
+    assert exported.exit_code == 0, exported.output
+    [row] = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
+    assert row["cost_usd"] is None and row["input_tokens"] == 1_000
