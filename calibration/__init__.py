@@ -66,7 +66,7 @@ from judgecards._lazy import lazy_exports
 _EXPORTS: dict[str, str] = {
     "AgreementReport": "calibration.report",
     "AlignmentError": "judgecards.errors",
-    "AlignmentResult": "calibration.align",
+    "AlignmentResult": "calibration.alignment",
     "AlignmentRun": "calibration.records",
     "AnchorSet": "calibration.records",
     "Audit": "calibration.audit",
@@ -74,14 +74,14 @@ _EXPORTS: dict[str, str] = {
     "AuditReport": "calibration.audit_report",
     "AuditSummary": "calibration.audit_report",
     "CalibrationStatus": "calibration.status",
-    "CandidateScore": "calibration.align",
+    "CandidateScore": "calibration.alignment",
     "Cascade": "calibration.cascade",
     "CascadeDecision": "calibration.cascade",
     "CascadeRun": "calibration.cascade",
     "CascadeStage": "calibration.cascade",
     "ClassScores": "calibration.report",
     "CorrectedEstimate": "calibration.ppi",
-    "DawidSkeneResult": "calibration.dawid_skene",
+    "DawidSkeneResult": "calibration.dawid_skene_model",
     "EstimateError": "judgecards.errors",
     "EstimateRow": "calibration.estimates",
     "EstimatesReport": "calibration.estimates",
@@ -101,14 +101,14 @@ _EXPORTS: dict[str, str] = {
     "SelectiveThreshold": "calibration.selective",
     "SmallSampleWarning": "calibration._core",
     "ThresholdTest": "calibration.selective",
-    "agreement": "calibration.agreement",
-    "align": "calibration.align",
-    "alignment_runs": "calibration.align",
+    "agreement": "calibration.agreement_measures",
+    "align": "calibration.alignment",
+    "alignment_runs": "calibration.alignment",
     "calibrate": "calibration.report",
     "corrected_estimate": "calibration.ppi",
     "corrected_mean": "calibration.ppi",
     "corrected_rate": "calibration.ppi",
-    "dawid_skene": "calibration.dawid_skene",
+    "dawid_skene": "calibration.dawid_skene_model",
     "draw_pps": "calibration.uncertainty_sampling",
     "estimate": "calibration.estimates",
     "evaluate_jury": "calibration.jury",
@@ -119,7 +119,7 @@ _EXPORTS: dict[str, str] = {
     "inclusion_probabilities": "calibration.uncertainty_sampling",
     "inter_annotator": "calibration.interrater",
     "judgment_confidence": "calibration.confidence",
-    "kappa": "calibration.agreement",
+    "kappa": "calibration.agreement_measures",
     "krippendorff_alpha": "calibration.interrater",
     "latest_calibration": "calibration.status",
     "majority_vote": "calibration.jury",
@@ -211,13 +211,13 @@ __getattr__, __dir__ = lazy_exports("calibration", globals(), _EXPORTS, __all__)
 
 if TYPE_CHECKING:
     from calibration._core import SmallSampleWarning
-    from calibration.agreement import agreement, kappa
-    from calibration.align import AlignmentResult, CandidateScore, align, alignment_runs
+    from calibration.agreement_measures import agreement, kappa
+    from calibration.alignment import AlignmentResult, CandidateScore, align, alignment_runs
     from calibration.audit import Audit
     from calibration.audit_report import AuditReport, AuditSummary
     from calibration.cascade import Cascade, CascadeDecision, CascadeRun, CascadeStage
     from calibration.confidence import judgment_confidence, order_consistency, sample_agreement
-    from calibration.dawid_skene import DawidSkeneResult, dawid_skene
+    from calibration.dawid_skene_model import DawidSkeneResult, dawid_skene
     from calibration.estimates import EstimateRow, EstimatesReport, estimate
     from calibration.interrater import (
         InterAnnotatorReport,

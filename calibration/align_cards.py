@@ -1,4 +1,4 @@
-"""Candidate cards for `calibration.align`: the card's system prompt with worked examples or
+"""Candidate cards for `calibration.alignment`: the card's system prompt with worked examples or
 guidelines, written as a new card version.
 
 Examples and guidelines go into the card's ``system`` text, never into its Jinja body: the

@@ -1,4 +1,4 @@
-"""The items `calibration.align` works on: human-labelled results, their stratified split into
+"""The items `calibration.alignment` works on: human-labelled results, their stratified split into
 example pool, dev and test with its leakage guard, and the choice of examples from the pool.
 
 An item is one stored result with a reference label (the labelers' majority on one field) and

@@ -7,7 +7,7 @@
   learns whom to follow, whom to ignore and whom to invert: on LLMBar, ChatGPT's verdicts are
   worse than chance and get a negative weight.
 * `evaluate_jury` — the fitted jury held out (k-fold, repeated), beside each judge alone, the
-  naive majority and Dawid–Skene (`calibration.dawid_skene`), and a note that says plainly when
+  naive majority and Dawid–Skene (`calibration.dawid_skene_model`), and a note that says plainly when
   the jury does worse than its best judge. On LLMBar's 419 items the naive majority of six judges
   gets 0.603 where GPT-4 alone gets 0.845: a jury can hurt, and this is how to know.
 """
@@ -28,7 +28,7 @@ from calibration._verdicts import (
     encode_verdicts,
     human_codes,
 )
-from calibration.dawid_skene import dawid_skene
+from calibration.dawid_skene_model import dawid_skene
 
 __all__ = [
     "FittedJury",

@@ -17,7 +17,7 @@ Aggregators (``method``):
   judge alone — on LLMBar a naive majority of six judges (0.603) is far worse than GPT-4 alone
   (0.845).
 * ``"dawid-skene"`` — no labels: each judge's confusion matrix estimated by EM over the batch
-  (`calibration.dawid_skene`); the confidence is the posterior of the chosen label.
+  (`calibration.dawid_skene_model`); the confidence is the posterior of the chosen label.
 
 Pairwise judges (cards with ``answer_a``/``answer_b``) judge each pair in both orders
 (`judgecards.pairwise.acompare_many` on the same pool); each order is a vote of its own, so a
@@ -42,7 +42,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from calibration.dawid_skene import dawid_skene
+from calibration.dawid_skene_model import dawid_skene
 from calibration.jury import FittedJury, fit_jury, majority_vote
 from judgecards.errors import WrongCardKind
 from judgecards.judge import Judge

@@ -19,7 +19,7 @@ Tables::
                   probability (its weight is the inverse)
     anchor_sets   a named, fixed set of human-labelled items to re-judge over time
     anchor_items  its items: inputs, the source run's judge labels, and the human labels
-    alignment_runs  one `calibration.align` run: card and label-set hashes, judge model, the
+    alignment_runs  one `calibration.alignment` run: card and label-set hashes, judge model, the
                   candidates' dev kappa, the chosen one's test kappa, the card version written
 """
 

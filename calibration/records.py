@@ -188,7 +188,7 @@ class AnchorItem:
 
 @dataclass(frozen=True)
 class AlignmentRun:
-    """One stored `calibration.align` run.
+    """One stored `calibration.alignment` run.
 
     Attributes:
         id: row id.

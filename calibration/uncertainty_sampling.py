@@ -4,7 +4,7 @@ A uniform spot-check spends most labels on items the judge is confident about an
 on. Oversampling the uncertain ones finds more disagreements per label, but a naive average over
 such a sample is biased towards the hard items. The cure is to know each item's probability of
 being drawn, ``π_i``, and weight every labelled item by ``1/π_i`` (Horvitz–Thompson): agreement,
-kappa (`calibration.agreement`'s ``sample_weight``) and the corrected estimates
+kappa (`calibration.agreement_measures`'s ``sample_weight``) and the corrected estimates
 (`calibration.corrected_mean`'s ``weights``) then estimate the population's values again.
 
 * `inclusion_probabilities` — ``π_i ∝ floor + (1 − floor)·(1 − confidence_i)``, scaled to sum to

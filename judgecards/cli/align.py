@@ -81,7 +81,7 @@ def align(
     best is scored once on test and, unless the card as is won, written as a new card version
     in the first --cards-dir. Every run is stored in the database.
     """
-    from calibration.align import align as run_alignment
+    from calibration.alignment import align as run_alignment
     from judgecards.errors import StoreError
 
     if not db.is_file():  # the labels are in an existing database: never start a new one

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from calibration.align import alignment_runs
 from calibration.align_cards import aligned_system
 from calibration.align_split import AlignItem, AlignSplit, split_labelled
+from calibration.alignment import alignment_runs
 from calibration.migrations import open_store
 from calibration.records import NewLabel
 from calibration.repository import CalibrationRepository
@@ -340,7 +340,7 @@ def test_examples_are_neutralised_data() -> None:
 
 
 def test_a_candidate_is_never_scored_on_its_own_examples(tmp_path: Path) -> None:
-    from calibration.align import _Candidate, _Scorer
+    from calibration.alignment import _Candidate, _Scorer
     from calibration.label_fields import label_fields
 
     card = load_card("reference")

@@ -11,8 +11,8 @@ import calibration
 
 MODULES = [
     "calibration",
-    "calibration.agreement",
-    "calibration.dawid_skene",
+    "calibration.agreement_measures",
+    "calibration.dawid_skene_model",
     "calibration.interrater",
     "calibration.jury",
     "calibration.pairwise",
@@ -46,3 +46,26 @@ def test_every_public_name_is_documented(name: str) -> None:
 def test_public_warning_is_a_user_warning() -> None:
     assert issubclass(calibration.SmallSampleWarning, UserWarning)
     assert calibration.SmallSampleWarning.__module__ == "calibration"
+
+
+def test_exported_names_are_not_shadowed_by_submodules() -> None:
+    # Importing a submodule sets it as an attribute of its package: a module named like an
+    # exported function (`calibration.agreement`, once) replaced `calibration.agreement` the
+    # function, and code that ran later failed with "'module' object is not callable".
+    import pkgutil
+    import subprocess
+    import sys
+
+    code = (
+        "import importlib, pkgutil, types, calibration\n"
+        "for m in pkgutil.iter_modules(calibration.__path__):\n"
+        "    importlib.import_module(f'calibration.{m.name}')\n"
+        "print(sorted(n for n in calibration.__all__"
+        " if isinstance(getattr(calibration, n), types.ModuleType)))\n"
+    )
+    shadowed = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert shadowed == "[]"
+    modules = {m.name for m in pkgutil.iter_modules(calibration.__path__)}
+    assert not modules & set(calibration.__all__)

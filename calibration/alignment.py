@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from calibration._core import SmallSampleWarning
-from calibration.agreement import kappa
+from calibration.agreement_measures import kappa
 from calibration.align_cards import aligned_system, card_file_text, card_path, write_card
 from calibration.align_split import AlignItem, AlignSplit, labelled_items, nearest, split_labelled
 from calibration.label_fields import LabelField, judge_labels, label_fields
