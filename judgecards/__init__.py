@@ -66,6 +66,7 @@ _EXPORTS: dict[str, str] = {
     "results_table": "judgecards.export",
     "RetryPolicy": "judgecards.retry",
     "RubricPolicy": "judgecards.schemas",
+    "RunPlan": "judgecards.plan",
     "self_preference_warning": "judgecards.bias",
     "Store": "judgecards.store",
     "StoreError": "judgecards.errors",
@@ -136,6 +137,7 @@ __all__ = [
     "results_table",
     "RetryPolicy",
     "RubricPolicy",
+    "RunPlan",
     "self_preference_warning",
     "Store",
     "StoreError",
@@ -237,6 +239,9 @@ if TYPE_CHECKING:
     )
     from judgecards.pairwise.stored import (
         rank_stored,
+    )
+    from judgecards.plan import (
+        RunPlan,
     )
     from judgecards.pricing import (
         ModelPrice,

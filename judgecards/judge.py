@@ -31,6 +31,7 @@ from judgecards.errors import (
 )
 from judgecards.judge_requests import first_request, mock_options, reask
 from judgecards.parse import parse_reply
+from judgecards.plan import RunPlan
 from judgecards.pricing import PriceTable, load_prices
 from judgecards.providers import make_provider, split_model
 from judgecards.providers.base import Completion, CompletionRequest, Provider, Usage
@@ -320,6 +321,31 @@ class Judge:
         result, entries, params = await self._run_async(item)
         self._save(item, result, entries, params)
         return result
+
+    def plan(self, items: Iterable[Mapping[str, Any]]) -> RunPlan:
+        """What `score_many` of ``items`` would send and its projected cost, with no call:
+        every first prompt rendered, its tokens estimated (`judgecards.plan`)."""
+        prepared: list[_Item] = []
+        total = refused = 0
+        for item in items:
+            total += 1
+            item_id = None if item.get("id") is None else str(item.get("id"))
+            try:
+                prepared.append(self._prepare(item, item_id=item_id))
+            except InvalidInput:
+                refused += 1
+        stored = self._stored(prepared)
+        requests = []
+        for entry in prepared:
+            if entry.key not in stored:
+                try:
+                    requests.append(self._first_request(entry))
+                except RenderError:
+                    refused += 1
+        return RunPlan.of(
+            self.model, self.prices.lookup(self.model), requests,
+            items=total, stored=len(stored), refused=refused,
+        )  # fmt: skip
 
     def score_many(
         self,

@@ -308,3 +308,57 @@ def test_a_database_from_before_costs_is_upgraded_not_misread(tmp_path: Path) ->
     assert exported.exit_code == 0, exported.output
     [row] = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
     assert row["cost_usd"] is None and row["input_tokens"] == 1_000
+
+
+# ---------------------------------------------------------------- --plan
+
+
+def test_plan_estimates_the_prompts_it_would_send_and_calls_nothing() -> None:
+    items = [{"id": f"q{i}", **QUESTION, "model_output": f"{i} °C"} for i in range(3)]
+    items.append({"id": "bad", "question": "no gold answer", "model_output": "x"})
+    script = Script(
+        *(
+            openai_chat(reference_judgment(), prompt_tokens=900, completion_tokens=90)
+            for _ in range(3)
+        )
+    )
+    judge = openai_judge(script)
+    plan = judge.plan(items)
+    assert script.requests == []  # planning sends nothing
+    assert (plan.items, plan.to_judge, plan.stored, plan.refused) == (4, 3, 0, 1)
+
+    judge.score_many(items, concurrency=1)
+    # The estimate is over exactly the prompts then sent: characters / 4, rounded up.
+    # (the OpenAI body carries the system prompt as its first message)
+    sent = [sum(len(m["content"]) for m in body["messages"]) for body in script.bodies()]
+    assert plan.input_tokens == sum(-(-chars // 4) for chars in sent)
+    assert plan.max_output_tokens == 3 * judge.max_tokens
+    low, high = plan.live_cost() or (0, 0)
+    assert low == pytest.approx(plan.input_tokens * GPT4O[0] / 1e6)
+    assert high == pytest.approx(low + 3 * judge.max_tokens * GPT4O[1] / 1e6)
+    assert plan.batch_cost() == pytest.approx((low / 2, high / 2))
+    assert judge.plan(items).to_judge == 0 and judge.plan(items).stored == 3
+
+
+def test_score_plan_prints_the_projection_and_judges_nothing(
+    tmp_path: Path, serve: Callable[..., FakeServer]
+) -> None:
+    server = serve()
+    items = tmp_path / "items.jsonl"
+    items.write_text(json.dumps({"id": "q", **QUESTION, "model_output": "100 °C"}) + "\n")
+    output = tmp_path / "o.jsonl"
+    runner = CliRunner(env={"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": None})
+
+    def plan(model: str) -> Result:
+        return runner.invoke(cli, [
+            "score", "--card", "reference", "--model", model, "--input", str(items),
+            "--output", str(output), "--db", str(tmp_path / "p.db"), "--plan",
+        ])  # fmt: skip
+
+    priced = plan("openai:gpt-4o")
+    assert priced.exit_code == 0, priced.output
+    assert "1 to judge, 0 already stored" in priced.stdout
+    assert re.search(r"cost live: \$\d\.\d{4} to \$\d\.\d{4}", priced.stdout)
+    unpriced = plan("openai:local-judge")
+    assert "cost live: unknown (openai:local-judge has no price" in unpriced.stdout
+    assert server.requests == 0 and not output.exists()

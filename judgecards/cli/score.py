@@ -97,6 +97,12 @@ from judgecards.jsonl import read_items
 )
 @max_input_chars_option
 @prices_option
+@click.option(
+    "--plan",
+    is_flag=True,
+    help="Render every prompt, estimate its tokens and print the projected cost (live and "
+    "batch), then stop: no call is made and nothing is judged.",
+)
 @max_errors_option
 @ci_output_options
 @db_option
@@ -117,6 +123,7 @@ def score(
     delta: float,
     max_input_chars: int,
     prices: Any,
+    plan: bool,
     max_errors: ErrorBudget,
     junit: Path | None,
     summary_md: Path | None,
@@ -166,6 +173,8 @@ def score(
         options["base_url"] = base_url
     if top_logprobs is not None:
         options["top_logprobs"] = top_logprobs or None
+    if plan and guarantee is not None:
+        raise click.UsageError("--plan projects one model's run: leave out --guarantee/--cascade")
     if guarantee is not None:
         results, run, elapsed = score_cascade(
             card, models, items, target=guarantee, delta=delta, db=db, concurrency=concurrency,
@@ -186,10 +195,14 @@ def score(
         finish_run(errors, len(results), max_errors)
         return
     model = models[0]
+    # A plan makes no call, so it needs no API key: the offline stand-in has the same keys.
     with Judge(
         card, model, db=db, cache=not no_cache, max_attempts=max_attempts,
-        max_input_chars=limit, **options,
+        max_input_chars=limit, offline=plan, **options,
     ) as judge:  # fmt: skip
+        if plan:
+            click.echo(judge.plan(items).as_text())
+            return
         mock_banner(model)
         warn_if_uncalibrated(judge)
         click.echo(f"Judging {len(items)} items with {card.ref} on {model} (db {db})", err=True)
