@@ -165,18 +165,7 @@ class CalibrationRepository:
 
     def audits(self, *, card: str | None = None, model: str | None = None) -> list[AuditRecord]:
         """Stored audits, oldest first; ``card`` is ``name`` or ``name@version``."""
-        if not self._has("audits"):
-            return []
-        clauses, params = card_filter(card)
-        if model:
-            clauses.append("model = ?")
-            params.append(model)
-        rows = self.store.query(
-            f"SELECT {', '.join(_AUDIT_COLUMNS)} FROM audits {_where(clauses)} "
-            "ORDER BY created_at, id",
-            params,
-            doing="read audits",
-        )
+        rows = self._by_card_and_model("audits", _AUDIT_COLUMNS, card, model)
         return [_audit(row) for row in rows]
 
     def audit(self, audit_id: int) -> AuditRecord | None:
@@ -339,19 +328,25 @@ class CalibrationRepository:
         self, *, card: str | None = None, model: str | None = None
     ) -> list[AlignmentRun]:
         """Stored alignment runs, oldest first; ``card`` is ``name`` or ``name@version``."""
-        if not self._has("alignment_runs"):
+        rows = self._by_card_and_model("alignment_runs", _ALIGNMENT_COLUMNS, card, model)
+        return [_alignment_run(row) for row in rows]
+
+    def _by_card_and_model(
+        self, table: str, columns: Sequence[str], card: str | None, model: str | None
+    ) -> list[tuple[Any, ...]]:
+        """A table's rows for a card (``name`` or ``name@version``) and model, oldest first;
+        none when an older database has no such table yet."""
+        if not self._has(table):
             return []
         clauses, params = card_filter(card)
         if model:
             clauses.append("model = ?")
             params.append(model)
-        rows = self.store.query(
-            f"SELECT {', '.join(_ALIGNMENT_COLUMNS)} FROM alignment_runs {_where(clauses)} "
-            "ORDER BY created_at, id",
+        return self.store.query(
+            f"SELECT {', '.join(columns)} FROM {table} {_where(clauses)} ORDER BY created_at, id",
             params,
-            doing="read alignment runs",
+            doing=f"read {table.replace('_', ' ')}",
         )
-        return [_alignment_run(row) for row in rows]
 
 
 def _alignment_run(row: Sequence[Any]) -> AlignmentRun:
