@@ -29,6 +29,7 @@ from judgecards.errors import (
     RenderError,
     TransportError,
 )
+from judgecards.judge_pool import run_pool
 from judgecards.judge_requests import first_request, mock_options, reask
 from judgecards.parse import parse_reply
 from judgecards.plan import RunPlan
@@ -407,35 +408,18 @@ class Judge:
             elif entry.key in stored:
                 report(stored[entry.key])
 
-        semaphore = pool or asyncio.Semaphore(concurrency)
-        stopped = False
+        async def work(item: _Item) -> JudgeResult:
+            result, entries, params = await self._run_async(item)
+            self._save(item, result, entries, params)
+            return result
 
-        async def run(item: _Item) -> None:
-            nonlocal stopped
-            async with semaphore:
-                # After a failure that stops the batch (auth), items still waiting for a slot must
-                # not start: the slot is released before gather() can cancel them.
-                if stopped:
-                    return
-                try:
-                    result, entries, params = await self._run_async(item)
-                except BaseException:
-                    stopped = True
-                    raise
-                self._save(item, result, entries, params)
+        def finished(item: _Item, result: JudgeResult) -> None:
             outcomes[item.key] = result
             report(result)
 
         pending = [item for key, item in runnable.items() if key not in stored]
-        tasks = [asyncio.ensure_future(run(item)) for item in pending]
         try:
-            if tasks:
-                await asyncio.gather(*tasks)
-        except BaseException:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            raise
+            await run_pool(pending, work, finished, slots=pool or asyncio.Semaphore(concurrency))
         finally:
             await self.provider.aclose()
         # Items that share a key (same id and inputs) were judged once and share the result.
