@@ -21,6 +21,11 @@ Tables::
     anchor_items  its items: inputs, the source run's judge labels, and the human labels
     alignment_runs  one `calibration.alignment` run: card and label-set hashes, judge model, the
                   candidates' dev kappa, the chosen one's test kappa, the card version written
+    label_queues  an audit served for labelling (`calibration.label_queue`): labels wanted per
+                  item, reservation timeout, who it is for, the secret of the pairwise sides;
+                  with queue_reservations, queue_skips, queue_sides (which labeler saw a
+                  pairwise item's answers swapped) and label_reveals (why a labeler differs
+                  from the judge, asked after the blind label, never used in kappa)
 """
 
 from __future__ import annotations
@@ -184,6 +189,59 @@ def m003_audit_inclusion_probabilities(db: sqlite_utils.Database) -> None:
     # Uncertainty samples (calibration.uncertainty_sampling): null for uniform and stratified ones.
     db.table("audit_items").add_column("confidence", float)
     db.table("audit_items").add_column("inclusion_probability", float)
+
+
+@migrations()
+def m004_label_queues(db: sqlite_utils.Database) -> None:
+    # Served labelling (calibration.label_queue): an audit is a queue. Its blind labels go to
+    # `labels` like any other; these tables hold only the queue's own state.
+    db.table("label_queues").create(
+        {
+            "audit_id": int,
+            "labels_wanted": int,  # labels from different labelers each item asks for
+            "reserve_seconds": int,  # how long a served item is held for its labeler
+            "labelers": str,  # JSON list of the labelers the queue is for; null: every labeler
+            "reveal": int,  # 1: after a blind label, offer the judge's answer and ask why
+            "secret": str,  # keys the pairwise side shuffle; never leaves the server
+            "created_at": str,
+        },
+        pk="audit_id",
+        not_null={"labels_wanted", "reserve_seconds", "reveal", "secret", "created_at"},
+        foreign_keys=[("audit_id", "audits", "id")],
+    )
+    # An item's own label count, when it asks for more (or fewer) than its queue.
+    db.table("audit_items").add_column("labels_wanted", int)
+    db.table("queue_reservations").create(
+        {"audit_id": int, "position": int, "labeler": str, "until": float},  # epoch seconds
+        pk=("audit_id", "position", "labeler"),
+        not_null={"until"},
+    )
+    db.table("queue_skips").create(
+        {"audit_id": int, "position": int, "labeler": str, "created_at": str},
+        pk=("audit_id", "position", "labeler"),
+    )
+    db.table("queue_reservations").create_index(
+        ["audit_id", "labeler"], index_name="queue_reservations_labeler"
+    )
+    db.table("queue_sides").create(
+        {"audit_id": int, "position": int, "labeler": str, "swapped": int},
+        pk=("audit_id", "position", "labeler"),
+        not_null={"swapped"},
+    )
+    db.table("label_reveals").create(
+        {
+            "audit_id": int,
+            "position": int,
+            "labeler": str,
+            "result_id": str,
+            "judge": str,  # JSON {field: value}: what the labeler was shown
+            "reason": str,  # "judge_wrong" | "i_slipped" | "rubric_unclear" | null (agreed)
+            "note": str,
+            "created_at": str,
+        },
+        pk=("audit_id", "position", "labeler"),
+        not_null={"result_id", "judge", "created_at"},
+    )
 
 
 def open_store(db: Store | str | os.PathLike[str] | None = None) -> Store:

@@ -1,0 +1,696 @@
+"""Blind labelling queues: an audit served to people one item at a time.
+
+Any audit (``audit sample``, a cascade's escalated items, the API or the page) is a queue. Its
+settings (`QueueSettings`) say how many labels from different labelers each item asks for, how
+long a served item is held for its labeler, who the queue is for, and whether the judge's
+answer is offered after a label. An audit nobody configured is served with the defaults.
+
+**Serving.** `LabelQueue.next` gives a labeler the item they already hold (a reload, or a resume
+the next day, shows the same item), else the first item, in audit order, that they have neither
+labelled nor skipped and that is still short of its labels once the labels given and *other*
+labelers' live reservations are counted; that item is then reserved to them for
+``reserve_seconds``. A lapsed reservation simply stops counting, so the item goes to the next
+labeler who asks. Each decision is one ``BEGIN IMMEDIATE`` transaction (`QueueRepository`), so
+concurrent labelers — threads or processes — never get the same last slot.
+
+**Blind.** What a labeler is sent (`QueueItem`) holds the card's inputs, the label form and their
+progress: never the judge's verdict, scores, reasons or reply, nor anyone else's labels. The
+judge's answer (`LabelQueue.judge_answer`) is given only for an item the asking labeler has
+already labelled. Why they differ (`REVEAL_REASONS`) is stored in ``label_reveals``, apart from
+the labels, so it never reaches kappa.
+
+**Pairwise sides.** For a card with a ``winner`` field, each (labeler, item) gets its answers in
+an order drawn from HMAC-SHA256(queue secret, audit, result, labeler): the same labeler always
+sees the same order, different labelers different ones. The order is stored (``queue_sides``)
+when the item is served; the labeler's ``A`` / ``B`` are positions as shown and are mapped back
+to the result's own A / B before storing, so the labels mean what the judge's do, and
+`LabelQueue.position_preference` measures how often people pick the answer shown first.
+
+**Labels** are written by `CalibrationRepository.add_labels` into ``labels`` with the audit id,
+``source = "serve"`` and the labeler's name, exactly as ``labels import`` writes them, so
+``audit report``, the gate and every calibration function read them unchanged. ``undo`` removes
+the labeler's newest served label (never an imported sheet's) and gives that item back to them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import math
+import os
+import secrets
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Literal
+
+from calibration.label_fields import WINNERS, LabelField, label_fields
+from calibration.migrations import open_store
+from calibration.queue_repository import QueueRepository, QueueRow
+from calibration.records import AuditRecord, NewLabel
+from calibration.repository import CalibrationRepository
+from judgecards.cards import Card, load_card
+from judgecards.errors import AuditError, JudgecardsError, LabelImportError
+from judgecards.schemas import RubricPolicy
+from judgecards.store import Store
+
+__all__ = [
+    "REVEAL_REASONS",
+    "JudgeAnswer",
+    "LabelQueue",
+    "LabelQueueError",
+    "PositionPreference",
+    "Progress",
+    "QueueItem",
+    "QueueSettings",
+    "QueueSummary",
+]
+
+REVEAL_REASONS = ("judge_wrong", "i_slipped", "rubric_unclear")
+"""Why a labeler's blind label differs from the judge's, asked after the reveal."""
+
+DEFAULT_RESERVE_SECONDS = 900
+MAX_NOTE_CHARS = 2000
+ErrorCode = Literal["not_found", "conflict", "invalid", "missing"]
+CardsDir = str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None
+
+
+class LabelQueueError(AuditError):
+    """A queue request that cannot be honoured; ``code`` and ``field`` say what and where.
+
+    ``not_found``: no such audit or item for this labeler (a queue that is not theirs looks
+    the same as one that does not exist); ``conflict``: already labelled, nothing to undo;
+    ``invalid`` / ``missing``: a label value (``field`` names it). Nothing is written.
+    """
+
+    def __init__(self, message: str, *, code: ErrorCode, field: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.field = field
+
+
+@dataclass(frozen=True)
+class QueueSettings:
+    """How an audit is served.
+
+    Attributes:
+        audit_id: the audit.
+        labels_wanted: labels from different labelers each item asks for (an item may ask for
+            its own number, `LabelQueue.want`).
+        reserve_seconds: how long a served item is held for its labeler before others may get it.
+        labelers: the labelers the queue is for; ``None``: every labeler.
+        reveal: offer the judge's answer after each blind label and ask why they differ.
+    """
+
+    audit_id: int
+    labels_wanted: int = 1
+    reserve_seconds: int = DEFAULT_RESERVE_SECONDS
+    labelers: tuple[str, ...] | None = None
+    reveal: bool = True
+
+    def admits(self, labeler: str) -> bool:
+        """Whether the queue is for this labeler."""
+        return self.labelers is None or labeler in self.labelers
+
+
+@dataclass(frozen=True)
+class Progress:
+    """A labeler's progress in one queue: ``done`` of ``done + remaining`` (skips apart)."""
+
+    done: int
+    remaining: int
+    skipped: int
+
+    @property
+    def total(self) -> int:
+        return self.done + self.remaining
+
+
+@dataclass(frozen=True)
+class QueueItem:
+    """What a labeler is sent: the card's inputs and the form, nothing the judge said.
+
+    ``inputs`` are shown as text; for a pairwise card ``answer_a`` / ``answer_b`` are already in
+    this labeler's order, and a ``winner`` of ``A`` means the answer shown first. ``hints``
+    describe rubric criteria.
+    """
+
+    audit_id: int
+    position: int
+    card: str
+    inputs: dict[str, Any]
+    fields: tuple[LabelField, ...]
+    hints: dict[str, str]
+    progress: Progress
+    reveal: bool
+
+
+@dataclass(frozen=True)
+class QueueSummary:
+    """One queue as listed: the audit, its settings and the asking labeler's progress."""
+
+    audit: AuditRecord
+    settings: QueueSettings
+    progress: Progress
+
+
+@dataclass(frozen=True)
+class JudgeAnswer:
+    """The judge's labels of an item and the asking labeler's own, after their blind label.
+
+    Pairwise winners are in the labeler's order (``A`` = shown first). ``differs`` names the
+    fields where the two disagree.
+    """
+
+    position: int
+    judge: dict[str, Any]
+    yours: dict[str, Any]
+    differs: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class PositionPreference:
+    """How often people chose the answer shown first, over served pairwise labels.
+
+    ``share_first`` is first / (first + second): 0.5 when people have no position bias;
+    ``None`` with no decided vote. ``low`` / ``high``: its 95% Wilson interval.
+    """
+
+    first: int
+    second: int
+    ties: int
+    share_first: float | None
+    low: float | None = None
+    high: float | None = None
+    by_labeler: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+
+
+class LabelQueue:
+    """The labelling queues of one results database.
+
+    Args:
+        db: a `Store` or a database path (the calibration tables are created or migrated).
+        cards_dir: extra card directories, to read user cards' inputs and label fields.
+        clock: seconds since the epoch (tests pass their own to expire reservations).
+    """
+
+    def __init__(
+        self,
+        db: Store | str | os.PathLike[str] | None = None,
+        *,
+        cards_dir: CardsDir = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._owns_store = not isinstance(db, Store)
+        self.store = open_store(db)
+        self.calibration = CalibrationRepository(self.store)
+        self.repository = QueueRepository(self.store)
+        self.cards_dir = cards_dir
+        self.clock = clock
+        self._cards: dict[str, Card] = {}
+
+    def __enter__(self) -> LabelQueue:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the database if this object opened it."""
+        if self._owns_store:
+            self.store.close()
+
+    # ------------------------------------------------------------------ settings
+
+    def open(
+        self,
+        audit_id: int,
+        *,
+        labels_wanted: int = 1,
+        reserve_seconds: int = DEFAULT_RESERVE_SECONDS,
+        labelers: Sequence[str] | None = None,
+        reveal: bool = True,
+    ) -> QueueSettings:
+        """Set how an existing audit is served (again: new settings, the same pairwise sides)."""
+        self._audit(audit_id)
+        if labels_wanted < 1:
+            raise LabelQueueError(
+                f"labels_wanted must be at least 1, got {labels_wanted}",
+                code="invalid", field="labels_wanted",
+            )  # fmt: skip
+        if reserve_seconds < 1:
+            raise LabelQueueError(
+                f"reserve_seconds must be at least 1, got {reserve_seconds}",
+                code="invalid", field="reserve_seconds",
+            )  # fmt: skip
+        names = None if labelers is None else tuple(dict.fromkeys(labelers))
+        with self.repository.transaction(f"open audit #{audit_id} for labelling") as tx:
+            self.repository.save_queue(
+                tx,
+                {
+                    "audit_id": audit_id, "labels_wanted": labels_wanted,
+                    "reserve_seconds": reserve_seconds,
+                    "labelers": None if names is None else json.dumps(list(names)),
+                    "reveal": int(reveal), "secret": secrets.token_hex(32), "created_at": _now(),
+                },
+            )  # fmt: skip
+        return self.settings(audit_id)
+
+    def create(
+        self,
+        *,
+        card: str,
+        model: str,
+        n: int = 50,
+        seed: int | None = None,
+        strategy: Literal["uniform", "stratified", "uncertainty"] | None = None,
+        since: datetime | str | None = None,
+        labels_wanted: int = 1,
+        reserve_seconds: int = DEFAULT_RESERVE_SECONDS,
+        labelers: Sequence[str] | None = None,
+        reveal: bool = True,
+    ) -> QueueSettings:
+        """Draw a new audit exactly as `calibration.Audit.sample` does, and open it as a queue."""
+        from calibration.audit import Audit
+
+        audit = Audit(self.store, cards_dir=self.cards_dir)
+        sample = audit.sample(
+            card=card, model=model, n=n, seed=seed, strategy=strategy, since=since
+        )
+        return self.open(
+            sample.audit.id, labels_wanted=labels_wanted, reserve_seconds=reserve_seconds,
+            labelers=labelers, reveal=reveal,
+        )  # fmt: skip
+
+    def want(self, audit_id: int, positions: Sequence[int], labels_wanted: int | None) -> None:
+        """Ask some items for their own number of labels (``None``: back to the queue's)."""
+        self._audit(audit_id)
+        if labels_wanted is not None and labels_wanted < 1:
+            raise LabelQueueError(
+                f"labels_wanted must be at least 1, got {labels_wanted}",
+                code="invalid", field="labels_wanted",
+            )  # fmt: skip
+        with self.repository.transaction(f"set the labels wanted in audit #{audit_id}") as tx:
+            found = self.repository.want(tx, audit_id, positions, labels_wanted)
+            if found != len(set(positions)):
+                raise LabelQueueError(
+                    f"audit #{audit_id} has no item at some of positions {sorted(positions)}",
+                    code="not_found", field="positions",
+                )  # fmt: skip
+
+    def settings(self, audit_id: int) -> QueueSettings:
+        """An audit's queue settings (the defaults when it was never opened)."""
+        row = self.repository.queue(audit_id)
+        if row is None:
+            self._audit(audit_id)
+            return QueueSettings(audit_id)
+        return _settings(row)
+
+    def queues(self, labeler: str | None = None) -> list[QueueSummary]:
+        """Every queue, or (``labeler``) those that are for this labeler, with their progress."""
+        configured = {row[0]: _settings(row) for row in self.repository.queues()}
+        summaries = []
+        for record in self.calibration.audits():
+            settings = configured.get(record.id, QueueSettings(record.id))
+            if labeler is not None and not settings.admits(labeler):
+                continue
+            progress = self._progress(settings, labeler) if labeler else Progress(0, 0, 0)
+            summaries.append(QueueSummary(record, settings, progress))
+        return summaries
+
+    # ------------------------------------------------------------------ labelling
+
+    def next(self, audit_id: int, labeler: str) -> QueueItem | None:
+        """The item this labeler works on now (reserved to them), or ``None`` when done."""
+        settings = self._settings_for(audit_id, labeler)
+        record = self._audit(audit_id)
+        now = self.clock()
+        with self.repository.transaction(f"serve an item of audit #{audit_id}") as tx:
+            self._ensure_queue(tx, settings)
+            position = self.repository.held(tx, audit_id, labeler, now)
+            if position is None:
+                position = self.repository.first_open(
+                    tx, audit_id, labeler, settings.labels_wanted, now
+                )
+            if position is None:
+                return None
+            self.repository.reserve(
+                tx, audit_id, position, labeler, now, now + settings.reserve_seconds
+            )
+            stored = self.repository.item(audit_id, position)
+            assert stored is not None  # the position was just read in this transaction
+            swapped = self._side(tx, settings, position, stored[0], labeler, record)
+        return self._blind_item(record, settings, position, stored[0], labeler, swapped)
+
+    def submit(
+        self,
+        audit_id: int,
+        labeler: str,
+        position: int,
+        values: Mapping[str, Any],
+        *,
+        note: str | None = None,
+    ) -> Progress:
+        """Store a labeler's blind label of one item; every field of its form must be given.
+
+        Pairwise ``winner`` values are positions as this labeler was shown them. Raises
+        `LabelQueueError` (nothing stored) for an unknown item, a second label of the same
+        item by the same labeler (``undo`` first), a missing or invalid value.
+        """
+        settings = self._settings_for(audit_id, labeler)
+        record = self._audit(audit_id)
+        stored = self._item(audit_id, position)
+        result_id, item_id = stored[0], stored[1]
+        if note is not None and len(note) > MAX_NOTE_CHARS:
+            raise LabelQueueError(
+                f"note must be at most {MAX_NOTE_CHARS} characters, got {len(note)}",
+                code="invalid", field="note",
+            )  # fmt: skip
+        fields, _ = self._fields(record.card, self._inputs(result_id))
+        checked = _checked_values(fields, values)
+        now_text = _now()
+        with self.repository.transaction(f"store a label in audit #{audit_id}") as tx:
+            if self.repository.labelled(tx, audit_id, result_id, labeler):
+                raise LabelQueueError(
+                    f"{labeler} already labelled item {position} of audit #{audit_id} "
+                    "(undo it to label it again)",
+                    code="conflict",
+                )
+            self._ensure_queue(tx, settings)
+            swapped = self._side(tx, settings, position, result_id, labeler, record)
+            labels = [
+                NewLabel(
+                    result_id=result_id, item_id=item_id, card=record.card, model=record.model,
+                    labeler=labeler, field=name, kind=fields[name].kind,
+                    value=_flip(value) if swapped and fields[name].kind == "winner" else value,
+                    note=note or None, created_at=now_text, source="serve",
+                )
+                for name, value in checked.items()
+            ]  # fmt: skip
+            try:
+                self.calibration.add_labels(labels, audit_id=audit_id, source="serve")
+            except LabelImportError as error:
+                raise LabelQueueError(str(error), code="conflict") from error
+            self.repository.release(tx, audit_id, position, labeler)
+        return self._progress(settings, labeler)
+
+    def skip(self, audit_id: int, labeler: str, position: int) -> Progress:
+        """Never serve this item to this labeler again; it goes to others at once."""
+        settings = self._settings_for(audit_id, labeler)
+        self._item(audit_id, position)
+        with self.repository.transaction(f"skip an item of audit #{audit_id}") as tx:
+            self.repository.skip(tx, audit_id, position, labeler, _now())
+            self.repository.release(tx, audit_id, position, labeler)
+        return self._progress(settings, labeler)
+
+    def undo(self, audit_id: int, labeler: str) -> int:
+        """Remove this labeler's newest served label in the queue and hold that item for them.
+
+        Returns the item's position (`next` serves it again). Labels from an imported sheet are
+        never undone here. Raises `LabelQueueError` (``conflict``) when there is nothing to undo.
+        """
+        settings = self._settings_for(audit_id, labeler)
+        now = self.clock()
+        with self.repository.transaction(f"undo a label in audit #{audit_id}") as tx:
+            result_id = self.repository.last_served_label(tx, audit_id, labeler)
+            if result_id is None:
+                raise LabelQueueError(
+                    f"{labeler} has no label in audit #{audit_id} to undo", code="conflict"
+                )
+            self.repository.delete_labels(tx, audit_id, result_id, labeler)
+            position = self.repository.position_of(tx, audit_id, result_id)
+            self.repository.reserve(
+                tx, audit_id, position, labeler, now, now + settings.reserve_seconds
+            )
+        return position
+
+    def progress(self, audit_id: int, labeler: str) -> Progress:
+        """A labeler's progress in one queue."""
+        return self._progress(self._settings_for(audit_id, labeler), labeler)
+
+    # ------------------------------------------------------------------ after the blind label
+
+    def judge_answer(self, audit_id: int, labeler: str, position: int) -> JudgeAnswer:
+        """The judge's labels of an item, only once this labeler's own label of it is stored.
+
+        Raises `LabelQueueError` (``not_found``) before that: the same answer as for an item
+        that does not exist, so nothing about the judge can be learnt by asking early.
+        """
+        self._settings_for(audit_id, labeler)
+        record = self._audit(audit_id)
+        result_id, _, judge_json = self._item(audit_id, position)
+        mine = {
+            label.field: label.value
+            for label in self.calibration.labels(audit_id=audit_id, labeler=labeler)
+            if label.result_id == result_id
+        }
+        if not mine:
+            raise LabelQueueError(
+                f"no judge answer to show for item {position} of audit #{audit_id} before "
+                f"{labeler}'s own label of it",
+                code="not_found",
+            )
+        fields, _ = self._fields(record.card, self._inputs(result_id))
+        swapped = bool(self.repository.side(audit_id, position, labeler))
+        judge = {name: value for name, value in json.loads(judge_json).items() if name in fields}
+        if swapped:
+            judge = {n: _flip(v) if fields[n].kind == "winner" else v for n, v in judge.items()}
+            mine = {n: _flip(v) if fields[n].kind == "winner" else v for n, v in mine.items()}
+        differs = tuple(name for name in fields if name in judge and judge[name] != mine.get(name))
+        return JudgeAnswer(position, judge, mine, differs)
+
+    def explain(
+        self,
+        audit_id: int,
+        labeler: str,
+        position: int,
+        reason: str | None,
+        *,
+        note: str | None = None,
+    ) -> None:
+        """Store why this labeler's label differs from the judge's (``None``: it does not).
+
+        Kept in ``label_reveals``, apart from the labels: kappa never sees it.
+        """
+        if reason is not None and reason not in REVEAL_REASONS:
+            raise LabelQueueError(
+                f"reason must be one of {', '.join(REVEAL_REASONS)} or null, got {reason!r}",
+                code="invalid", field="reason",
+            )  # fmt: skip
+        if note is not None and len(note) > MAX_NOTE_CHARS:
+            raise LabelQueueError(
+                f"note must be at most {MAX_NOTE_CHARS} characters", code="invalid", field="note"
+            )
+        answer = self.judge_answer(audit_id, labeler, position)
+        result_id = self._item(audit_id, position)[0]
+        with self.repository.transaction(f"store a reveal in audit #{audit_id}") as tx:
+            self.repository.save_reveal(
+                tx,
+                {
+                    "audit_id": audit_id, "position": position, "labeler": labeler,
+                    "result_id": result_id, "judge": answer.judge, "reason": reason,
+                    "note": note, "created_at": _now(),
+                },
+            )  # fmt: skip
+
+    def position_preference(self, audit_id: int) -> PositionPreference:
+        """People's first-position preference over this audit's served pairwise labels."""
+        sides = self.repository.sides(audit_id)
+        positions = {
+            item.result_id: item.position for item in self.calibration.audit_items(audit_id)
+        }
+        counts: dict[str, list[int]] = {}
+        for label in self.calibration.labels(audit_id=audit_id):
+            swapped = sides.get((positions.get(label.result_id, -1), label.labeler))
+            if label.kind != "winner" or swapped is None:
+                continue
+            shown = _flip(label.value) if swapped else label.value
+            tally = counts.setdefault(label.labeler, [0, 0, 0])
+            tally[("A", "B", "tie").index(shown)] += 1
+        first = sum(t[0] for t in counts.values())
+        second = sum(t[1] for t in counts.values())
+        ties = sum(t[2] for t in counts.values())
+        decided = first + second
+        low, high = _wilson(first, decided) if decided else (None, None)
+        return PositionPreference(
+            first, second, ties, first / decided if decided else None, low, high,
+            {name: (t[0], t[1], t[2]) for name, t in sorted(counts.items())},
+        )  # fmt: skip
+
+    # ------------------------------------------------------------------ internals
+
+    def _audit(self, audit_id: int) -> AuditRecord:
+        record = self.calibration.audit(audit_id)
+        if record is None:
+            raise LabelQueueError(f"no audit #{audit_id}", code="not_found", field="audit_id")
+        return record
+
+    def _settings_for(self, audit_id: int, labeler: str) -> QueueSettings:
+        try:
+            settings = self.settings(audit_id)
+        except LabelQueueError:
+            settings = None
+        if settings is None or not settings.admits(labeler):
+            # A queue that is not theirs looks like one that does not exist.
+            raise LabelQueueError(f"no audit #{audit_id}", code="not_found", field="audit_id")
+        return settings
+
+    def _ensure_queue(self, tx: Any, settings: QueueSettings) -> None:
+        """Give an audit served with the defaults its row (and so its pairwise secret)."""
+        if self.repository.queue(settings.audit_id) is None:
+            self.repository.save_queue(
+                tx,
+                {
+                    "audit_id": settings.audit_id, "labels_wanted": settings.labels_wanted,
+                    "reserve_seconds": settings.reserve_seconds, "labelers": None,
+                    "reveal": int(settings.reveal), "secret": secrets.token_hex(32),
+                    "created_at": _now(),
+                },
+            )  # fmt: skip
+
+    def _item(self, audit_id: int, position: int) -> tuple[str, str | None, str]:
+        stored = self.repository.item(audit_id, position)
+        if stored is None:
+            raise LabelQueueError(
+                f"audit #{audit_id} has no item {position}", code="not_found", field="position"
+            )
+        return stored
+
+    def _inputs(self, result_id: str) -> dict[str, Any]:
+        stored = self.store.get(result_id)
+        if stored is None:
+            raise LabelQueueError(
+                f"result {result_id} is no longer stored", code="not_found", field="position"
+            )
+        return stored[1]
+
+    def _card(self, ref: str) -> Card:
+        if ref not in self._cards:
+            self._cards[ref] = load_card(ref, cards_dir=self.cards_dir)
+        return self._cards[ref]
+
+    def _fields(
+        self, ref: str, inputs: Mapping[str, Any]
+    ) -> tuple[dict[str, LabelField], dict[str, str]]:
+        """The item's label form: the card's label fields, or a rubric item's criteria."""
+        card = self._card(ref)
+        fields = label_fields(card)
+        hints: dict[str, str] = {}
+        if not fields and "criteria" in card.spec.inputs:
+            try:
+                criteria = RubricPolicy().criteria_for(inputs.get("criteria"))
+            except ValueError as error:
+                raise LabelQueueError(
+                    f"the item's criteria cannot be labelled: {error}", code="invalid"
+                ) from error
+            for criterion in criteria:
+                name = criterion["name"]
+                fields[name] = LabelField(
+                    name, "score", minimum=criterion["scale_min"], maximum=criterion["scale_max"]
+                )
+                hints[name] = criterion["description"]
+        return fields, hints
+
+    def _side(
+        self,
+        tx: Any,
+        settings: QueueSettings,
+        position: int,
+        result_id: str,
+        labeler: str,
+        record: AuditRecord,
+    ) -> bool:
+        """Whether this labeler sees this pairwise item's answers swapped (stored once)."""
+        try:
+            fields, _ = self._fields(record.card, {})
+        except JudgecardsError:
+            return False
+        if not any(spec.kind == "winner" for spec in fields.values()):
+            return False
+        known = self.repository.side(settings.audit_id, position, labeler)
+        if known is not None:
+            return known
+        secret = self.repository.secret(settings.audit_id)
+        message = f"{settings.audit_id}:{result_id}:{labeler}".encode()
+        swapped = bool(hmac.new(secret.encode(), message, hashlib.sha256).digest()[0] & 1)
+        self.repository.save_side(tx, settings.audit_id, position, labeler, swapped)
+        return swapped
+
+    def _blind_item(
+        self,
+        record: AuditRecord,
+        settings: QueueSettings,
+        position: int,
+        result_id: str,
+        labeler: str,
+        swapped: bool,
+    ) -> QueueItem:
+        card = self._card(record.card)
+        stored = self._inputs(result_id)
+        fields, hints = self._fields(record.card, stored)
+        shown = [
+            name
+            for name in card.spec.inputs
+            if name in stored and not (hints and name == "criteria")
+        ]
+        inputs = {name: stored[name] for name in shown}
+        if swapped and "answer_a" in inputs and "answer_b" in inputs:
+            inputs["answer_a"], inputs["answer_b"] = inputs["answer_b"], inputs["answer_a"]
+        return QueueItem(
+            record.id, position, record.card, inputs, tuple(fields.values()), hints,
+            self._progress(settings, labeler), settings.reveal,
+        )  # fmt: skip
+
+    def _progress(self, settings: QueueSettings, labeler: str) -> Progress:
+        audit_id = settings.audit_id
+        return Progress(
+            self.repository.done_count(audit_id, labeler),
+            self.repository.open_count(audit_id, labeler, settings.labels_wanted, self.clock()),
+            self.repository.skipped_count(audit_id, labeler),
+        )
+
+
+def _checked_values(fields: Mapping[str, LabelField], values: Mapping[str, Any]) -> dict[str, Any]:
+    unknown = [name for name in values if name not in fields]
+    if unknown:
+        raise LabelQueueError(
+            f"unknown label field {unknown[0]!r} (fields: {', '.join(fields)})",
+            code="invalid", field=f"values.{unknown[0]}",
+        )  # fmt: skip
+    checked: dict[str, Any] = {}
+    for name, spec in fields.items():
+        try:
+            value = spec.parse(values.get(name), text=False)
+        except ValueError as error:
+            raise LabelQueueError(
+                f"{name}: {error}", code="invalid", field=f"values.{name}"
+            ) from None
+        if value is None:
+            raise LabelQueueError(
+                f"{name} is not labelled: give {spec.describe()}",
+                code="missing", field=f"values.{name}",
+            )  # fmt: skip
+        checked[name] = value
+    return checked
+
+
+def _flip(value: Any) -> Any:
+    return {"A": "B", "B": "A"}.get(value, value) if value in WINNERS else value
+
+
+def _wilson(successes: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
+    share = successes / n
+    centre = (share + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(share * (1 - share) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def _settings(row: QueueRow) -> QueueSettings:
+    labelers = None if row[3] is None else tuple(json.loads(row[3]))
+    return QueueSettings(int(row[0]), int(row[1]), int(row[2]), labelers, bool(row[4]))
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat()
