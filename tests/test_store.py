@@ -360,6 +360,7 @@ def test_only_the_store_and_the_calibration_repository_hold_sql() -> None:
         "calibration/repository.py",
         "calibration/queue_repository.py",  # the labelling queues (calibration.label_queue)
         "calibration/migrations.py",  # the calibration schema, applied through Store.migrate
+        "judgecards/serve/repository.py",  # the server's tokens, through Store.transaction
     }  # fmt: skip
     sql = re.compile(
         r"\b(SELECT\s.+\sFROM|INSERT\s+(OR\s+\w+\s+)?INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM)\b"

@@ -1,0 +1,109 @@
+"""Tokens, login, roles and CSRF, against a real uvicorn on loopback (and Chromium for login)."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import httpx
+import pytest
+
+from judgecards.serve.tokens import TokenError, Tokens, token_hash
+from judgecards.store import Store
+from tests.serve.conftest import ServedApp
+
+
+def test_a_token_is_stored_as_its_hash_only(served_app: ServedApp) -> None:
+    secret = served_app.token("admin", "ann")
+    rows = sqlite3.connect(served_app.db_path).execute("SELECT * FROM serve_tokens").fetchall()
+    assert len(rows) == 1
+    assert secret not in repr(rows)
+    assert token_hash(secret) in rows[0]
+
+
+def test_unknown_role_and_empty_name_are_refused(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    with Store(tmp_path / "t.db") as store:
+        tokens = Tokens(store)
+        with pytest.raises(TokenError, match="unknown role"):
+            tokens.create("root", "ann")
+        with pytest.raises(TokenError, match="name"):
+            tokens.create("admin", "  ")
+        assert tokens.list() == []
+
+
+def test_bearer_cookie_roles_and_revocation(served_app: ServedApp) -> None:
+    admin = served_app.token("admin", "ann")
+    labeler = served_app.token("labeler", "bob")
+    with httpx.Client(base_url=served_app.url) as client:
+        assert client.get("/").status_code == 401
+        assert client.get("/").json()["error"]["code"] == "unauthenticated"
+        page = client.get("/", headers={"Accept": "text/html"})
+        assert page.status_code == 401 and "Please log in" in page.text
+        assert client.get("/", headers=served_app.headers(admin)).status_code == 200
+        assert client.get("/", headers={"Authorization": "Bearer jc_wrong"}).status_code == 401
+        # A labeler cannot read the OpenAPI-described admin API.
+        forbidden = client.get("/openapi.json", headers=served_app.headers("x"))
+        assert forbidden.status_code == 401
+        assert client.get("/openapi.json", headers=served_app.headers(labeler)).status_code == 200
+    tokens = served_app.app.state.tokens
+    bob = next(row for row in tokens.list() if row.name == "bob")
+    tokens.revoke(bob.id)
+    with httpx.Client(base_url=served_app.url) as client:
+        assert client.get("/", headers=served_app.headers(labeler)).status_code == 401
+    with pytest.raises(TokenError, match="no live token"):
+        tokens.revoke(bob.id)
+
+
+def test_login_sets_a_strict_httponly_cookie_and_refuses_other_origins(
+    served_app: ServedApp,
+) -> None:
+    secret = served_app.token("labeler", "bob")
+    with httpx.Client(base_url=served_app.url) as client:
+        response = client.post("/login", data={"token": secret})
+        assert response.status_code == 303 and response.headers["location"] == "/"
+        cookie = response.headers["set-cookie"].lower()
+        assert "httponly" in cookie and "samesite=strict" in cookie and "path=/" in cookie
+        assert client.get("/").status_code == 200  # the cookie now authenticates
+        refused = client.post("/login", data={"token": "jc_nope"})
+        assert refused.status_code == 401
+    with httpx.Client(base_url=served_app.url) as client:
+        cross = client.post(
+            "/login", data={"token": secret}, headers={"Origin": "https://evil.example"}
+        )
+        assert cross.status_code == 403 and "set-cookie" not in cross.headers
+
+
+def test_cookie_requests_that_change_state_need_the_csrf_token(served_app: ServedApp) -> None:
+    secret = served_app.token("labeler", "bob")
+    with httpx.Client(base_url=served_app.url) as client:
+        client.post("/login", data={"token": secret})
+        refused = client.post("/logout")
+        assert refused.status_code == 403 and refused.json()["error"]["code"] == "csrf"
+        wrong = client.post("/logout", headers={"X-CSRF-Token": "0" * 64})
+        assert wrong.status_code == 403
+        page = client.get("/", headers={"Accept": "text/html"}).text
+        token = page.split('name="csrf-token" content="', 1)[1].split('"', 1)[0]
+        assert len(token) == 64
+        done = client.post("/logout", headers={"X-CSRF-Token": token})
+        assert done.status_code == 303
+    with httpx.Client(base_url=served_app.url) as client:
+        # Bearer requests are exempt: no browser adds that header by itself.
+        assert client.post("/logout", headers=served_app.headers(secret)).status_code == 303
+
+
+@pytest.mark.browser
+def test_the_personal_link_logs_in_and_leaves_no_token_in_the_url(
+    served_app: ServedApp,
+    page,
+    aborted_requests,  # type: ignore[no-untyped-def]
+) -> None:
+    secret = served_app.token("labeler", "carol")
+    seen: list[str] = []
+    page.on("request", lambda request: seen.append(request.url))
+    page.goto(served_app.login_url(secret))
+    page.wait_for_url(served_app.url + "/")
+    assert "carol (labeler)" in page.text_content(".who")
+    assert secret not in page.url
+    assert not any(secret in url for url in seen)  # never sent in a URL, only in the POST body
+    cookies = {cookie["name"]: cookie for cookie in page.context.cookies()}
+    assert cookies["jc_session"]["httpOnly"] and cookies["jc_session"]["sameSite"] == "Strict"
+    assert aborted_requests == []
