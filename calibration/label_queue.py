@@ -37,22 +37,36 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import math
 import os
 import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Literal
 
-from calibration.label_fields import WINNERS, LabelField, label_fields
+from calibration.label_fields import LabelField, label_fields
 from calibration.migrations import open_store
-from calibration.queue_repository import QueueRepository, QueueRow
+from calibration.queue_records import (
+    DEFAULT_RESERVE_SECONDS,
+    MAX_NOTE_CHARS,
+    REVEAL_REASONS,
+    JudgeAnswer,
+    LabelQueueError,
+    PositionPreference,
+    Progress,
+    QueueItem,
+    QueueSettings,
+    QueueSummary,
+    checked_values,
+    flipped,
+    settings_of,
+    wilson,
+)
+from calibration.queue_repository import QueueRepository
 from calibration.records import AuditRecord, NewLabel
 from calibration.repository import CalibrationRepository
 from judgecards.cards import Card, load_card
-from judgecards.errors import AuditError, JudgecardsError, LabelImportError
+from judgecards.errors import JudgecardsError, LabelImportError
 from judgecards.schemas import RubricPolicy
 from judgecards.store import Store
 
@@ -68,123 +82,7 @@ __all__ = [
     "QueueSummary",
 ]
 
-REVEAL_REASONS = ("judge_wrong", "i_slipped", "rubric_unclear")
-"""Why a labeler's blind label differs from the judge's, asked after the reveal."""
-
-DEFAULT_RESERVE_SECONDS = 900
-MAX_NOTE_CHARS = 2000
-ErrorCode = Literal["not_found", "conflict", "invalid", "missing"]
 CardsDir = str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None
-
-
-class LabelQueueError(AuditError):
-    """A queue request that cannot be honoured; ``code`` and ``field`` say what and where.
-
-    ``not_found``: no such audit or item for this labeler (a queue that is not theirs looks
-    the same as one that does not exist); ``conflict``: already labelled, nothing to undo;
-    ``invalid`` / ``missing``: a label value (``field`` names it). Nothing is written.
-    """
-
-    def __init__(self, message: str, *, code: ErrorCode, field: str | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.field = field
-
-
-@dataclass(frozen=True)
-class QueueSettings:
-    """How an audit is served.
-
-    Attributes:
-        audit_id: the audit.
-        labels_wanted: labels from different labelers each item asks for (an item may ask for
-            its own number, `LabelQueue.want`).
-        reserve_seconds: how long a served item is held for its labeler before others may get it.
-        labelers: the labelers the queue is for; ``None``: every labeler.
-        reveal: offer the judge's answer after each blind label and ask why they differ.
-    """
-
-    audit_id: int
-    labels_wanted: int = 1
-    reserve_seconds: int = DEFAULT_RESERVE_SECONDS
-    labelers: tuple[str, ...] | None = None
-    reveal: bool = True
-
-    def admits(self, labeler: str) -> bool:
-        """Whether the queue is for this labeler."""
-        return self.labelers is None or labeler in self.labelers
-
-
-@dataclass(frozen=True)
-class Progress:
-    """A labeler's progress in one queue: ``done`` of ``done + remaining`` (skips apart)."""
-
-    done: int
-    remaining: int
-    skipped: int
-
-    @property
-    def total(self) -> int:
-        return self.done + self.remaining
-
-
-@dataclass(frozen=True)
-class QueueItem:
-    """What a labeler is sent: the card's inputs and the form, nothing the judge said.
-
-    ``inputs`` are shown as text; for a pairwise card ``answer_a`` / ``answer_b`` are already in
-    this labeler's order, and a ``winner`` of ``A`` means the answer shown first. ``hints``
-    describe rubric criteria.
-    """
-
-    audit_id: int
-    position: int
-    card: str
-    inputs: dict[str, Any]
-    fields: tuple[LabelField, ...]
-    hints: dict[str, str]
-    progress: Progress
-    reveal: bool
-
-
-@dataclass(frozen=True)
-class QueueSummary:
-    """One queue as listed: the audit, its settings and the asking labeler's progress."""
-
-    audit: AuditRecord
-    settings: QueueSettings
-    progress: Progress
-
-
-@dataclass(frozen=True)
-class JudgeAnswer:
-    """The judge's labels of an item and the asking labeler's own, after their blind label.
-
-    Pairwise winners are in the labeler's order (``A`` = shown first). ``differs`` names the
-    fields where the two disagree.
-    """
-
-    position: int
-    judge: dict[str, Any]
-    yours: dict[str, Any]
-    differs: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class PositionPreference:
-    """How often people chose the answer shown first, over served pairwise labels.
-
-    ``share_first`` is first / (first + second): 0.5 when people have no position bias;
-    ``None`` with no decided vote. ``low`` / ``high``: its 95% Wilson interval.
-    """
-
-    first: int
-    second: int
-    ties: int
-    share_first: float | None
-    low: float | None = None
-    high: float | None = None
-    by_labeler: dict[str, tuple[int, int, int]] = field(default_factory=dict)
 
 
 class LabelQueue:
@@ -306,11 +204,11 @@ class LabelQueue:
         if row is None:
             self._audit(audit_id)
             return QueueSettings(audit_id)
-        return _settings(row)
+        return settings_of(row)
 
     def queues(self, labeler: str | None = None) -> list[QueueSummary]:
         """Every queue, or (``labeler``) those that are for this labeler, with their progress."""
-        configured = {row[0]: _settings(row) for row in self.repository.queues()}
+        configured = {row[0]: settings_of(row) for row in self.repository.queues()}
         summaries = []
         for record in self.calibration.audits():
             settings = configured.get(record.id, QueueSettings(record.id))
@@ -369,7 +267,7 @@ class LabelQueue:
                 code="invalid", field="note",
             )  # fmt: skip
         fields, _ = self._fields(record.card, self._inputs(result_id))
-        checked = _checked_values(fields, values)
+        checked = checked_values(fields, values)
         now_text = _now()
         with self.repository.transaction(f"store a label in audit #{audit_id}") as tx:
             if self.repository.labelled(tx, audit_id, result_id, labeler):
@@ -384,7 +282,7 @@ class LabelQueue:
                 NewLabel(
                     result_id=result_id, item_id=item_id, card=record.card, model=record.model,
                     labeler=labeler, field=name, kind=fields[name].kind,
-                    value=_flip(value) if swapped and fields[name].kind == "winner" else value,
+                    value=flipped(value) if swapped and fields[name].kind == "winner" else value,
                     note=note or None, created_at=now_text, source="serve",
                 )
                 for name, value in checked.items()
@@ -456,8 +354,8 @@ class LabelQueue:
         swapped = bool(self.repository.side(audit_id, position, labeler))
         judge = {name: value for name, value in json.loads(judge_json).items() if name in fields}
         if swapped:
-            judge = {n: _flip(v) if fields[n].kind == "winner" else v for n, v in judge.items()}
-            mine = {n: _flip(v) if fields[n].kind == "winner" else v for n, v in mine.items()}
+            judge = {n: flipped(v) if fields[n].kind == "winner" else v for n, v in judge.items()}
+            mine = {n: flipped(v) if fields[n].kind == "winner" else v for n, v in mine.items()}
         differs = tuple(name for name in fields if name in judge and judge[name] != mine.get(name))
         return JudgeAnswer(position, judge, mine, differs)
 
@@ -506,14 +404,14 @@ class LabelQueue:
             swapped = sides.get((positions.get(label.result_id, -1), label.labeler))
             if label.kind != "winner" or swapped is None:
                 continue
-            shown = _flip(label.value) if swapped else label.value
+            shown = flipped(label.value) if swapped else label.value
             tally = counts.setdefault(label.labeler, [0, 0, 0])
             tally[("A", "B", "tie").index(shown)] += 1
         first = sum(t[0] for t in counts.values())
         second = sum(t[1] for t in counts.values())
         ties = sum(t[2] for t in counts.values())
         decided = first + second
-        low, high = _wilson(first, decided) if decided else (None, None)
+        low, high = wilson(first, decided) if decided else (None, None)
         return PositionPreference(
             first, second, ties, first / decided if decided else None, low, high,
             {name: (t[0], t[1], t[2]) for name, t in sorted(counts.items())},
@@ -650,46 +548,6 @@ class LabelQueue:
             self.repository.open_count(audit_id, labeler, settings.labels_wanted, self.clock()),
             self.repository.skipped_count(audit_id, labeler),
         )
-
-
-def _checked_values(fields: Mapping[str, LabelField], values: Mapping[str, Any]) -> dict[str, Any]:
-    unknown = [name for name in values if name not in fields]
-    if unknown:
-        raise LabelQueueError(
-            f"unknown label field {unknown[0]!r} (fields: {', '.join(fields)})",
-            code="invalid", field=f"values.{unknown[0]}",
-        )  # fmt: skip
-    checked: dict[str, Any] = {}
-    for name, spec in fields.items():
-        try:
-            value = spec.parse(values.get(name), text=False)
-        except ValueError as error:
-            raise LabelQueueError(
-                f"{name}: {error}", code="invalid", field=f"values.{name}"
-            ) from None
-        if value is None:
-            raise LabelQueueError(
-                f"{name} is not labelled: give {spec.describe()}",
-                code="missing", field=f"values.{name}",
-            )  # fmt: skip
-        checked[name] = value
-    return checked
-
-
-def _flip(value: Any) -> Any:
-    return {"A": "B", "B": "A"}.get(value, value) if value in WINNERS else value
-
-
-def _wilson(successes: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
-    share = successes / n
-    centre = (share + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(share * (1 - share) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
-def _settings(row: QueueRow) -> QueueSettings:
-    labelers = None if row[3] is None else tuple(json.loads(row[3]))
-    return QueueSettings(int(row[0]), int(row[1]), int(row[2]), labelers, bool(row[4]))
 
 
 def _now() -> str:

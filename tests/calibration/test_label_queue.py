@@ -39,7 +39,7 @@ class Clock:
 
 
 def reference_results(store: Store, verdicts: list[str]) -> None:
-    card = load_card("reference")
+    card = load_card("reference@1")
     for i, verdict in enumerate(verdicts):
         correctness, completeness = SCORES[verdict]
         result = JudgeResult(
@@ -54,7 +54,7 @@ def reference_results(store: Store, verdicts: list[str]) -> None:
 
 
 def pairwise_results(store: Store, winners: list[str]) -> None:
-    card = load_card("pairwise")
+    card = load_card("pairwise@1")
     for i, winner in enumerate(winners):
         result = JudgeResult(
             id=f"p{i:03d}", item_id=f"pair{i}", status="ok", verdict=winner, model_verdict=winner,
