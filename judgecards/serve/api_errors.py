@@ -19,6 +19,8 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from judgecards.errors import JudgecardsError, StoreError
+
 __all__ = [
     "ApiError",
     "ErrorBody",
@@ -113,8 +115,17 @@ async def _validation_error(request: Request, error: Exception) -> Response:
     return error_json(422, "invalid", message, field or None)
 
 
+async def _library_error(request: Request, error: Exception) -> Response:
+    # Routes check their input first; what still escapes is the database (busy, damaged, full)
+    # or a library refusal the route did not anticipate: never a 500 with a traceback.
+    if isinstance(error, StoreError):
+        return error_json(503, "store", str(error))
+    return error_json(422, "invalid", str(error))
+
+
 def install_error_handlers(app: FastAPI, *, page: ErrorPage) -> None:
     """JSON errors for the API and ``page`` for browsers, on every route of ``app``."""
     app.add_exception_handler(ApiError, _api_error_handler(page))
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(JudgecardsError, _library_error)

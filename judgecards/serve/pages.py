@@ -29,7 +29,7 @@ from judgecards.serve.auth import (
     csrf_protect,
     csrf_token,
 )
-from judgecards.serve.tokens import Tokens
+from judgecards.serve.tokens import Tokens, login_link
 
 __all__ = [
     "STATIC_DIR",
@@ -65,11 +65,6 @@ def render(
 def error_page(request: Request, status: int, code: str, message: str) -> HTMLResponse:
     """The page a browser gets instead of a JSON error (401 says how to log in)."""
     return render(request, "message.html", {"code": code, "message": message}, status=status)
-
-
-def login_link(base_url: str, secret: str) -> str:
-    """The personal link that logs a browser in with ``secret`` (carried in the fragment)."""
-    return f"{base_url.rstrip('/')}/login#token={secret}"
 
 
 router = APIRouter(include_in_schema=False)

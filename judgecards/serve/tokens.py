@@ -17,7 +17,7 @@ from judgecards.errors import JudgecardsError
 from judgecards.serve.repository import TokenRepository, TokenRow
 from judgecards.store import Store
 
-__all__ = ["ROLES", "IssuedToken", "Role", "TokenError", "Tokens"]
+__all__ = ["ROLES", "IssuedToken", "Role", "TokenError", "Tokens", "login_link", "token_hash"]
 
 Role = Literal["admin", "labeler"]
 ROLES: tuple[Role, ...] = get_args(Role)
@@ -40,6 +40,15 @@ class IssuedToken:
 
 def token_hash(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+def login_link(base_url: str, secret: str) -> str:
+    """The personal link that logs a browser in with ``secret``.
+
+    The token rides in the fragment (``/login#token=...``), which browsers never send to the
+    server: it reaches no access log, proxy or Referer (see `judgecards.serve.pages`).
+    """
+    return f"{base_url.rstrip('/')}/login#token={secret}"
 
 
 def _now() -> str:
