@@ -33,11 +33,6 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "audit",
         "Spot-check judge drift against human labels: sample, ingest, report, rerun.",
     ),
-    "batch": (
-        "judgecards.cli.batch",
-        "batch",
-        "Provider batches (half price): list, status, collect and cancel them.",
-    ),
     "cards": ("judgecards.cli.cards", "cards", "List, show and lock judge cards."),
     "compare": (
         "judgecards.cli.compare",
@@ -75,11 +70,6 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "Turn OpenAI Evals graders or a promptfoo config into judge cards and eval configs.",
     ),
     "labels": ("judgecards.cli.labels", "labels", "Import and export human labels (CSV or JSONL)."),
-    "report": (
-        "judgecards.cli.report",
-        "report",
-        "Write the judge report (plots and tables) as one self-contained HTML file.",
-    ),
     "score": (
         "judgecards.cli.score",
         "score",
