@@ -21,10 +21,12 @@ JudgecardsError
 ├── JudgeOutputError       (raw reply, problems)  internal to the re-ask loop
 ├── NotRecorded            (card, model, item_id) an offline judge would need a provider call
 ├── RankingError           stored comparisons cannot be rated (none, or disconnected groups)
+├── BudgetError            a cost cap cannot be kept (a model with no price, a negative cap)
 ├── EstimateError          no corrected estimate: no results or no human labels to correct with
 ├── AuditError             an audit cannot be made or read (nothing to sample, unknown audit,
 │                          a cascade without enough labels)
 ├── AlignmentError         a judge cannot be aligned (no labels, too few to split)
+├── ReportError            a report has nothing to show (no stored results match)
 └── StoreError             (path, operation)     the database cannot be opened, read or written
 ```
 
@@ -47,6 +49,7 @@ from judgecards.redaction import redact
 __all__ = [
     "AlignmentError",
     "AuditError",
+    "BudgetError",
     "CardError",
     "CardLockMismatch",
     "CardNotFound",
@@ -66,6 +69,7 @@ __all__ = [
     "ProviderError",
     "RankingError",
     "RenderError",
+    "ReportError",
     "StoreError",
     "TransportError",
     "UncalibratedJudgeWarning",
@@ -253,6 +257,11 @@ class RankingError(JudgecardsError, ValueError):
     """Stored comparisons cannot be rated: none match, or they split into groups never compared."""
 
 
+class BudgetError(JudgecardsError, ValueError):
+    """``max_cost`` cannot be kept: the model has no price (its spend would be unknown, never 0),
+    or the cap is not a number of dollars >= 0. Raised before anything is judged."""
+
+
 class EstimateError(JudgecardsError):
     """No corrected estimate can be made: no judged results, no human labels, or too few."""
 
@@ -309,3 +318,7 @@ class AlignmentError(JudgecardsError):
     """A judge cannot be aligned to its people: no human labels, too few to split into an example
     pool, dev and test, no card directory to write the new version to, or a leak of example items
     into the items scored."""
+
+
+class ReportError(JudgecardsError):
+    """A report has nothing to show: no stored results match the card and model asked for."""
