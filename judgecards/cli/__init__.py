@@ -70,6 +70,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "Turn OpenAI Evals graders or a promptfoo config into judge cards and eval configs.",
     ),
     "labels": ("judgecards.cli.labels", "labels", "Import and export human labels (CSV or JSONL)."),
+    "report": (
+        "judgecards.cli.report",
+        "report",
+        "Write the judge report (plots and tables) as one self-contained HTML file.",
+    ),
     "score": (
         "judgecards.cli.score",
         "score",
