@@ -206,15 +206,19 @@ class LabelQueue:
             return QueueSettings(audit_id)
         return settings_of(row)
 
-    def queues(self, labeler: str | None = None) -> list[QueueSummary]:
-        """Every queue, or (``labeler``) those that are for this labeler, with their progress."""
+    def queues(self, labeler: str | None = None, *, every: bool = False) -> list[QueueSummary]:
+        """The queues that are for ``labeler`` (``every``: all of them), oldest first.
+
+        Each carries ``labeler``'s progress where the queue is for them (else zeros).
+        """
         configured = {row[0]: settings_of(row) for row in self.repository.queues()}
         summaries = []
         for record in self.calibration.audits():
             settings = configured.get(record.id, QueueSettings(record.id))
-            if labeler is not None and not settings.admits(labeler):
+            mine = labeler is not None and settings.admits(labeler)
+            if not (mine or every):
                 continue
-            progress = self._progress(settings, labeler) if labeler else Progress(0, 0, 0)
+            progress = self._progress(settings, labeler) if mine and labeler else Progress(0, 0, 0)
             summaries.append(QueueSummary(record, settings, progress))
         return summaries
 
