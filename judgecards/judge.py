@@ -17,7 +17,15 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import (
+    AsyncIterable,
+    AsyncIterator,
+    Callable,
+    Iterable,
+    Mapping,
+    Sequence,
+    Sized,
+)
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,7 +37,7 @@ from judgecards.errors import (
     RenderError,
     TransportError,
 )
-from judgecards.judge_pool import run_pool
+from judgecards.judge_pool import stream_judgments
 from judgecards.judge_requests import first_request, mock_options, reask
 from judgecards.parse import parse_reply
 from judgecards.plan import RunPlan
@@ -380,53 +388,45 @@ class Judge:
     ) -> list[JudgeResult]:
         """Async twin of `score_many`; ``pool`` (instead of ``concurrency``) bounds the calls
         in flight together with other batches that share it (a `calibration.Jury`'s judges)."""
+        listed = list(items)
+        stream = self.ascore_stream(
+            listed, concurrency=concurrency, progress=progress, pool=pool, total=len(listed)
+        )
+        return [result async for result in stream]
+
+    def ascore_stream(
+        self,
+        items: Iterable[Mapping[str, Any]] | AsyncIterable[Mapping[str, Any]],
+        *,
+        concurrency: int = 8,
+        progress: Progress | None = None,
+        pool: asyncio.Semaphore | None = None,
+        total: int | None = None,
+    ) -> AsyncIterator[JudgeResult]:
+        """Judge ``items`` (an iterable or async iterable, read as it is needed) and yield each
+        result in input order, holding only a bounded window of items: memory does not grow
+        with the number of items (`judgecards.judge_pool`).
+
+        Stored results are looked up a chunk at a time. Items with the same id and inputs share
+        one call while both are in the window; a later repeat is answered from the store or the
+        response cache. ``total`` (needed with ``progress`` when ``items`` has no length) is
+        the count passed to ``progress``.
+        """
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
-        prepared: list[_Item | JudgeResult] = []
-        for item in items:
-            item_id = item.get("id")
-            item_id = None if item_id is None else str(item_id)
-            try:
-                prepared.append(self._prepare(item, item_id=item_id))
-            except InvalidInput as error:
-                prepared.append(self._input_error(item, item_id, error))
-        runnable = {p.key: p for p in prepared if isinstance(p, _Item)}
-        stored = self._stored(list(runnable.values()))
-        total = len(prepared)
-        done = 0
-        outcomes: dict[str, JudgeResult] = dict(stored)
-
-        def report(result: JudgeResult) -> None:
-            nonlocal done
-            done += 1
-            if progress is not None:
-                progress(done, total, result)
-
-        for entry in prepared:
-            if isinstance(entry, JudgeResult):
-                report(entry)
-            elif entry.key in stored:
-                report(stored[entry.key])
+        if total is None and isinstance(items, Sized):
+            total = len(items)
+        if progress is not None and total is None:
+            raise ValueError("progress needs total= when the items have no length")
 
         async def work(item: _Item) -> JudgeResult:
             result, entries, params = await self._run_async(item)
             self._save(item, result, entries, params)
             return result
 
-        def finished(item: _Item, result: JudgeResult) -> None:
-            outcomes[item.key] = result
-            report(result)
-
-        pending = [item for key, item in runnable.items() if key not in stored]
-        try:
-            await run_pool(pending, work, finished, slots=pool or asyncio.Semaphore(concurrency))
-        finally:
-            await self.provider.aclose()
-        # Items that share a key (same id and inputs) were judged once and share the result.
-        results: list[JudgeResult] = []
-        for entry in prepared:
-            results.append(entry if isinstance(entry, JudgeResult) else outcomes[entry.key])
-        return results
+        return stream_judgments(
+            self, items, work, concurrency=concurrency, progress=progress, pool=pool, total=total
+        )
 
     # ------------------------------------------------------------------ internals
 

@@ -49,6 +49,8 @@ class JudgeResult(BaseModel):
             timeout, connection error, a rejected parameter) for this item, summed over its
             attempts; 0 for cached results.
         cached: served from the results store or response cache without a provider call.
+        via: where the first reply came from: ``live`` (a call per item) or ``batch`` (a
+            provider batch, `judgecards.batch`; its re-asks are live calls).
         error_kind: ``invalid_output``, ``rate_limit``, ``transient``, ``fatal`` or ``input`` (the
             item is missing an input, has one over the size limit, or its data breaks the card).
     """
@@ -73,6 +75,7 @@ class JudgeResult(BaseModel):
     attempts: int = 0
     transport_retries: int = 0
     cached: bool = False
+    via: Literal["live", "batch"] = "live"
     error_kind: str | None = None
     error: str | None = None
     created_at: datetime = Field(default_factory=_now)

@@ -141,3 +141,12 @@ def m005_result_cost(db: sqlite_utils.Database) -> None:
     db.table("results").add_column("cost_usd", float)
     db.execute("UPDATE results SET cost_usd = 0.0 WHERE coalesce(input_tokens, 0) = 0 "
                "AND coalesce(output_tokens, 0) = 0")  # fmt: skip
+
+
+@migrations()
+def m009_result_via(db: sqlite_utils.Database) -> None:
+    """`JudgeResult.via`: ``live`` or ``batch`` (the first reply came from a provider batch).
+
+    Rows written before it existed were all judged live.
+    """
+    db.table("results").add_column("via", str, not_null_default="live")

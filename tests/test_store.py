@@ -361,6 +361,7 @@ def test_only_the_store_and_the_calibration_repository_hold_sql() -> None:
         "calibration/queue_repository.py",  # the labelling queues (calibration.label_queue)
         "calibration/migrations.py",  # the calibration schema, applied through Store.migrate
         "judgecards/serve/repository.py",  # the server's tokens, through Store.transaction
+        "judgecards/batch/repository.py",  # provider batches and their items (judgecards.batch)
     }  # fmt: skip
     sql = re.compile(
         r"\b(SELECT\s.+\sFROM|INSERT\s+(OR\s+\w+\s+)?INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM)\b"

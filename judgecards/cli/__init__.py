@@ -33,6 +33,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "audit",
         "Spot-check judge drift against human labels: sample, ingest, report, rerun.",
     ),
+    "batch": (
+        "judgecards.cli.batch",
+        "batch",
+        "Provider batches (half price): list, status, collect and cancel them.",
+    ),
     "cards": ("judgecards.cli.cards", "cards", "List, show and lock judge cards."),
     "compare": (
         "judgecards.cli.compare",

@@ -103,6 +103,14 @@ from judgecards.jsonl import read_items
     help="Render every prompt, estimate its tokens and print the projected cost (live and "
     "batch), then stop: no call is made and nothing is judged.",
 )
+@click.option(
+    "--batch",
+    "use_batch",
+    is_flag=True,
+    help="Submit the items to the provider's batch API (OpenAI Batch, Anthropic Message "
+    "Batches: half price, results within 24 h) instead of judging them now; prints the batch "
+    "ids and the commands that collect them and write --output.",
+)
 @max_errors_option
 @ci_output_options
 @db_option
@@ -124,6 +132,7 @@ def score(
     max_input_chars: int,
     prices: Any,
     plan: bool,
+    use_batch: bool,
     max_errors: ErrorBudget,
     junit: Path | None,
     summary_md: Path | None,
@@ -175,6 +184,8 @@ def score(
         options["top_logprobs"] = top_logprobs or None
     if plan and guarantee is not None:
         raise click.UsageError("--plan projects one model's run: leave out --guarantee/--cascade")
+    if use_batch and (plan or guarantee is not None):
+        raise click.UsageError("--batch submits one model's run: leave out --plan/--guarantee")
     if guarantee is not None:
         results, run, elapsed = score_cascade(
             card, models, items, target=guarantee, delta=delta, db=db, concurrency=concurrency,
@@ -202,6 +213,12 @@ def score(
     ) as judge:  # fmt: skip
         if plan:
             click.echo(judge.plan(items).as_text())
+            return
+        if use_batch:
+            from judgecards.cli.batch import submitted_text
+
+            job = judge.submit_batch(items, cards_dirs=[str(path) for path in cards_dirs])
+            click.echo(submitted_text(job, db))
             return
         mock_banner(model)
         warn_if_uncalibrated(judge)

@@ -10,6 +10,7 @@ import os
 from typing import Any, ClassVar
 
 from judgecards.errors import ProviderConfigError
+from judgecards.providers.base import CompletionRequest
 from judgecards.redaction import register_secret
 
 
@@ -54,6 +55,23 @@ class SDKProvider:
     def _sdk_classes(self) -> tuple[Any, Any]:
         """The SDK's (sync, async) client classes, imported only when first needed."""
         raise NotImplementedError
+
+    def _arguments(self, request: CompletionRequest) -> dict[str, Any]:
+        """The SDK call's keyword arguments for one `CompletionRequest`."""
+        raise NotImplementedError
+
+    def request_body(self, request: CompletionRequest) -> dict[str, Any]:
+        """The JSON body the SDK would send for ``request``: a batch line's ``body`` / ``params``.
+
+        Built from the same `_arguments` as a live call, so whatever a live request carries (a
+        response format, cache control) a batch line carries too; client-side options
+        (``timeout``) are left out and ``extra_body`` is merged in, as the SDK does.
+        """
+        arguments = dict(self._arguments(request))
+        for option in ("timeout", "extra_headers", "extra_query"):
+            arguments.pop(option, None)
+        extra = arguments.pop("extra_body", None) or {}
+        return {**arguments, **extra}
 
     def _build(self, async_: bool) -> Any:
         sync_class, async_class = self._sdk_classes()

@@ -58,6 +58,13 @@ class AnthropicProvider(SDKProvider):
     async def acomplete(self, request: CompletionRequest) -> Completion:
         return _completion(await self._async().messages.create(**self._arguments(request)))
 
+    def completion_from_body(self, body: Any) -> Completion:
+        """A reply from a message's JSON body (a batch result's ``result.message``), read
+        exactly as a live response is."""
+        from anthropic.types import Message
+
+        return _completion(Message.model_validate(body))
+
     def classify(self, error: BaseException) -> RetryDecision | None:
         import anthropic
 

@@ -83,6 +83,13 @@ class OpenAIProvider(SDKProvider):
         response = await self._async().chat.completions.create(**self._arguments(request))
         return _completion(response)
 
+    def completion_from_body(self, body: Any) -> Completion:
+        """A reply from a chat completion's JSON body (a batch output line's ``response.body``),
+        read exactly as a live response is."""
+        from openai.types.chat import ChatCompletion
+
+        return _completion(ChatCompletion.model_validate(body))
+
     def classify(self, error: BaseException) -> RetryDecision | None:
         import openai
 

@@ -1,0 +1,354 @@
+"""Collect provider batches: poll their status, and store their replies exactly as live ones.
+
+A batch's reply answers its item's first attempt inside the judge's own re-ask loop
+(`Judge._run_async` with ``first=``): the same parse, verdict rules, re-asks (live calls),
+result row and response-cache entries as a live run, plus ``via="batch"`` and the batch price
+(the provider's batch discount on the batch reply's tokens; re-asks at live prices). So a later
+live run of the same items finds them stored and makes no call.
+
+Collection is idempotent and resumable: items move ``submitted`` → ``collected`` one by one as
+their result is stored, a batch is ``collected`` once all its items are, and nothing here ever
+creates a batch except the explicit ``retry="resubmit"``. A process killed while waiting picks
+up where it stopped on the next call. A row left ``submitting`` (the process died during the
+create call) is reconciled by listing the provider's batches (`BatchAPI.find`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+from judgecards.batch.api import (
+    BatchAPI,
+    BatchError,
+    BatchStatus,
+    Outcome,
+    OutcomeState,
+    batch_api_for,
+)
+from judgecards.batch.repository import BatchRepository, JobRow
+from judgecards.batch.submit import BatchJob, submit_batch
+from judgecards.providers.base import Completion
+from judgecards.redaction import redact
+from judgecards.results import JudgeResult
+
+if TYPE_CHECKING:
+    from judgecards.judge import Judge, _Item
+
+__all__ = ["BatchCollection", "collect_batch", "job_matches", "progress_line", "refresh"]
+
+Retry = Literal["resubmit", "live"]
+_DONE = ("collected", "canceled", "failed")
+_LEFT = ("errored", "expired", "canceled")
+# When a batch ended without a line for a request, the batch's own end says what happened.
+_UNANSWERED: dict[str, OutcomeState] = {
+    "expired": "expired", "cancelled": "canceled", "canceled": "canceled",
+}  # fmt: skip
+
+
+@dataclass
+class BatchCollection:
+    """What one `Judge.collect_batch` call found and stored.
+
+    Attributes:
+        jobs: the batches looked at, as stored after this call.
+        results: results stored by this call (batch replies, and live ones with ``live``).
+        waiting: items still in batches that have not ended.
+        left: items a batch did not answer (errored, expired, canceled) and not retried, by
+            state; ``retry="resubmit"`` or ``"live"`` takes them.
+        resubmitted: the new submission made for them (``retry="resubmit"``).
+        live: how many were judged live (``retry="live"``).
+    """
+
+    jobs: list[JobRow] = field(default_factory=list)
+    results: list[JudgeResult] = field(default_factory=list)
+    waiting: int = 0
+    left: dict[str, int] = field(default_factory=dict)
+    resubmitted: BatchJob | None = None
+    live: int = 0
+
+    @property
+    def finished(self) -> bool:
+        """No item waits in a batch and none is left without a result."""
+        return self.waiting == 0 and not self.left
+
+    def as_text(self) -> str:
+        ok = sum(1 for r in self.results if r.ok)
+        lines = [progress_line(self.jobs)]
+        lines.append(
+            f"stored {len(self.results)} result(s) this time ({ok} ok, "
+            f"{len(self.results) - ok} error records); {self.waiting} item(s) still waiting"
+        )
+        if self.left:
+            parts = ", ".join(f"{state} {n}" for state, n in sorted(self.left.items()))
+            lines.append(
+                f"not answered by the provider: {parts}; collect again with --resubmit (a new "
+                "batch) or --live (judged now) to judge them"
+            )
+        if self.live:
+            lines.append(f"judged live: {self.live} item(s)")
+        if self.resubmitted is not None:
+            lines.append(self.resubmitted.as_text())
+        return "\n".join(lines)
+
+
+def job_matches(judge: Judge, job: JobRow) -> bool:
+    """Whether ``job`` was submitted by a judge like this one (card version, model, params)."""
+    params = json.loads(json.dumps(judge.params, sort_keys=True, default=str))
+    return (job.card_hash, job.model, job.params) == (judge.card.hash, judge.model, params)
+
+
+def progress_line(jobs: Sequence[JobRow]) -> str:
+    """One line per poll: each batch's provider status and counts."""
+    parts = []
+    for job in jobs:
+        counts = ", ".join(f"{name} {n}" for name, n in job.counts.items() if n and name != "total")
+        status = job.provider_status or ("no provider id yet" if job.state == "submitting" else "?")
+        parts.append(f"{job.id} {status}" + (f" ({counts})" if counts else ""))
+    ended = sum(1 for job in jobs if job.state in _DONE or job.state == "ended")
+    return f"batches {ended}/{len(jobs)} ended: " + "; ".join(parts)
+
+
+def refresh(api: BatchAPI, repo: BatchRepository, job: JobRow) -> JobRow:
+    """Retrieve one batch's status from the provider and store it (reconciling a row left
+    ``submitting`` first). Returns the row as stored now."""
+    if job.provider_batch_id is None:
+        job = _reconcile(api, repo, job)
+        if job.provider_batch_id is None:
+            return job
+    status = _call(lambda: api.retrieve(str(job.provider_batch_id)), f"retrieve batch {job.id}")
+    repo.update_job(
+        job.id, provider_status=status.status, counts=status.counts,
+        output_file_id=status.output_file_id, error_file_id=status.error_file_id,
+        state="ended" if status.ended else "submitted",
+        **({"note": status.failure} if status.failure else {}),
+    )  # fmt: skip
+    return repo.jobs(job.id)[0]
+
+
+def collect_batch(
+    judge: Judge,
+    job: str | None = None,
+    *,
+    wait: bool = False,
+    retry: Retry | None = None,
+    poll: float = 5.0,
+    max_poll: float = 300.0,
+    concurrency: int = 8,
+    progress: Callable[[str], None] | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> BatchCollection:
+    """Store what ``judge``'s batches (all, or those of submission/batch ``job``) answered.
+
+    ``wait`` polls until every batch has ended, every ``poll`` seconds at first and 1.5 times
+    longer each time up to ``max_poll``, calling ``progress`` with a status line each round.
+    Items a batch did not answer are left (and counted) unless ``retry`` says ``resubmit``
+    (one new batch for them, awaited too when waiting) or ``live`` (judged now, normal calls).
+    """
+    repo = BatchRepository(judge.store)
+    selected = repo.jobs(job)
+    if job and not selected:
+        raise BatchError(f"no batch or submission {job!r} in {judge.store.path}")
+    jobs = [j for j in selected if job_matches(judge, j)]
+    if job and not jobs:
+        other = selected[0]
+        raise BatchError(
+            f"batch {job} was submitted for {other.card} on {other.model} with other settings "
+            f"({other.params}); collect it with a judge like that one"
+        )
+    api = batch_api_for(judge.provider)
+    collection = BatchCollection()
+    delay = poll
+    resubmitted = False
+    while True:
+        for index, row in enumerate(jobs):
+            if row.state not in _DONE:
+                row = refresh(api, repo, row)
+                if row.state == "ended":
+                    collection.results += _ingest(judge, api, repo, row, concurrency)
+                jobs[index] = repo.jobs(row.id)[0]
+        if progress is not None:
+            progress(progress_line(jobs))
+        open_jobs = [j for j in jobs if j.state not in _DONE]
+        if not open_jobs and retry is not None and not resubmitted:
+            resubmitted = True
+            added = _retry(judge, repo, jobs, retry, collection)
+            jobs += added
+            if added and wait:
+                continue
+        if not wait or not open_jobs:
+            break
+        sleep(delay)
+        delay = min(delay * 1.5, max_poll)
+    collection.jobs = jobs
+    collection.waiting = sum(
+        n for j in jobs if j.state not in _DONE for s, n in repo.item_states(j.id).items()
+        if s == "submitted"
+    )  # fmt: skip
+    for j in jobs:
+        if j.state in _DONE:
+            for state, n in repo.item_states(j.id).items():
+                if state in _LEFT:
+                    collection.left[state] = collection.left.get(state, 0) + n
+    return collection
+
+
+def _call(action: Callable[[], Any], doing: str) -> Any:
+    try:
+        return action()
+    except Exception as error:
+        if type(error).__module__.split(".")[0] not in ("openai", "anthropic"):
+            raise
+        raise BatchError(f"cannot {doing}: {redact(str(error))}") from None
+
+
+def _reconcile(api: BatchAPI, repo: BatchRepository, job: JobRow) -> JobRow:
+    """A row whose create call never reported back: adopt the one provider batch that is
+    certainly or most plausibly it, else say why not (the row stays ``submitting``)."""
+    created = datetime.fromisoformat(job.created_at).timestamp()
+    known = {j.provider_batch_id for j in repo.jobs() if j.provider_batch_id}
+    found = [
+        batch_id
+        for batch_id in _call(
+            lambda: api.find(job.id, created_after=created, requests=job.requests),
+            f"list the provider's batches to find {job.id}",
+        )
+        if batch_id not in known
+    ]
+    if len(found) == 1:
+        repo.update_job(job.id, provider_batch_id=found[0], state="submitted",
+                        note="provider id found by listing the provider's batches")  # fmt: skip
+    else:
+        why = "none matches" if not found else f"{len(found)} match ({', '.join(found)})"
+        repo.update_job(job.id, note=f"create call did not report back; provider batches: {why}")
+    return repo.jobs(job.id)[0]
+
+
+def _ingest(
+    judge: Judge, api: BatchAPI, repo: BatchRepository, job: JobRow, concurrency: int
+) -> list[JudgeResult]:
+    """Read an ended batch's outcomes and store each item's result (idempotent)."""
+    waiting = {item.custom_id: item for item in repo.items(job.id, states=("submitted",))}
+    status = BatchStatus(
+        status=str(job.provider_status), ended=True, counts=job.counts,
+        output_file_id=job.output_file_id, error_file_id=job.error_file_id,
+    )  # fmt: skip
+    outcomes: dict[str, Outcome] = {}
+    if waiting and (job.output_file_id or job.error_file_id or job.provider != "openai"):
+        for outcome in _call(
+            lambda: list(api.results(str(job.provider_batch_id), status)),
+            f"read the results of batch {job.id}",
+        ):
+            if outcome.custom_id in waiting:
+                outcomes[outcome.custom_id] = outcome
+    unanswered: OutcomeState = _UNANSWERED.get(str(job.provider_status), "errored")
+    reason = job.note if job.provider_status == "failed" and job.note else "no result line"
+    items: list[tuple[_Item, Completion]] = []
+    states: dict[str, tuple[str, str | None]] = {}
+    for key, row in waiting.items():
+        outcome = outcomes.get(key) or Outcome(key, unanswered, error=f"{unanswered}: {reason}")
+        if outcome.completion is None:
+            states[key] = (outcome.state, outcome.error)
+            continue
+        item = judge._prepare(row.inputs, item_id=row.item_id)
+        if item.key != key:
+            raise BatchError(
+                f"batch {job.id}: item {row.item_id or key} no longer has the key it was "
+                "submitted under (card or judge settings changed); nothing was stored for it"
+            )
+        items.append((item, outcome.completion))
+    repo.set_item_states(job.id, states)
+    already = judge.store.finished(item.key for item, _ in items)
+    repo.set_item_states(job.id, {key: ("collected", None) for key in already})
+    pending = [(item, reply) for item, reply in items if item.key not in already]
+    results = asyncio.run(_store_replies(judge, repo, job, pending, concurrency))
+    repo.update_job(job.id, state="collected")
+    return results
+
+
+async def _store_replies(
+    judge: Judge,
+    repo: BatchRepository,
+    job: JobRow,
+    pending: Sequence[tuple[_Item, Completion]],
+    concurrency: int,
+) -> list[JudgeResult]:
+    stored: list[JudgeResult] = []
+
+    async def work(entry: tuple[_Item, Completion]) -> JudgeResult:
+        item, reply = entry
+        result, cache_entries, params = await judge._run_async(item, first=reply)
+        result = result.model_copy(
+            update={"via": "batch", "cost_usd": _batch_cost(judge, result, reply)}
+        )
+        judge._save(item, result, cache_entries, params)
+        repo.set_item_states(job.id, {item.key: ("collected", None)})
+        return result
+
+    slots = asyncio.Semaphore(concurrency)
+
+    async def run(entry: tuple[_Item, Completion]) -> None:
+        async with slots:
+            stored.append(await work(entry))
+
+    tasks = [asyncio.ensure_future(run(entry)) for entry in pending]
+    try:
+        if tasks:
+            await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:  # an authentication failure stops the rest, as in a live run
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+    finally:
+        await judge.provider.aclose()
+    return stored
+
+
+def _batch_cost(judge: Judge, result: JudgeResult, reply: Completion) -> float | None:
+    """The result's live cost less the batch discount on the batch reply's own tokens."""
+    price = judge.prices.lookup(judge.model)
+    if result.cost_usd is None or price is None:
+        return result.cost_usd
+    batch_part = judge.prices.cost(judge.model, reply.usage.input_tokens, reply.usage.output_tokens)
+    return result.cost_usd - (batch_part or 0.0) * price.batch_discount
+
+
+def _retry(
+    judge: Judge,
+    repo: BatchRepository,
+    jobs: Sequence[JobRow],
+    retry: Retry,
+    collection: BatchCollection,
+) -> list[JobRow]:
+    """Judge the items ended batches left unanswered: in one new batch, or live now."""
+    left = [(job, item) for job in jobs if job.state == "collected"
+            for item in repo.items(job.id, states=_LEFT)]  # fmt: skip
+    if not left:
+        return []
+    raw = [{**item.inputs, **({"id": item.item_id} if item.item_id is not None else {})}
+           for _, item in left]  # fmt: skip
+    if retry == "live":
+        results = judge.score_many(raw, concurrency=8)
+        collection.results += results
+        collection.live = len(results)
+        added: list[JobRow] = []
+        new_state = "judged_live"
+    else:
+        settings = left[0][0].settings
+        collection.resubmitted = submit_batch(
+            judge, raw, cards_dirs=settings.get("cards_dirs") or ()
+        )
+        submission = collection.resubmitted.submission
+        added = repo.jobs(submission) if submission else []
+        new_state = "resubmitted"
+    for job in {j.id for j, _ in left}:
+        repo.set_item_states(
+            job, {item.custom_id: (new_state, item.error) for j, item in left if j.id == job}
+        )
+    return added

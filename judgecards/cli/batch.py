@@ -1,0 +1,262 @@
+"""``judgecards batch list | status | collect | cancel``: provider batches stored in the database.
+
+Batches are submitted by ``judgecards score --batch`` (or ``compare --batch``, or
+`Judge.submit_batch`); each is stored with the judge it was built for, so these commands rebuild
+that judge (card version, model, call parameters, base URL; the API key from the environment)
+and refuse when the card has changed since. ``collect --wait`` blocks with a progress line per
+poll; killed, it resumes where it stopped on the next run and never submits again (only
+``--resubmit`` creates a batch, for the items a batch left unanswered).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections import defaultdict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from judgecards.cli._common import db_option
+
+if TYPE_CHECKING:
+    from judgecards.batch.repository import JobRow
+    from judgecards.batch.submit import BatchJob
+    from judgecards.judge import Judge
+    from judgecards.store import Store
+
+__all__ = ["batch", "judge_for", "submitted_text"]
+
+
+def _base_url_option(function: Any) -> Any:
+    return click.option(
+        "--base-url",
+        default=None,
+        help="Server URL (else the one the batch was submitted to, else the provider's).",
+    )(function)
+
+
+def submitted_text(job: BatchJob, db: Path) -> str:
+    """What ``--batch`` did and the commands that come next."""
+    lines = [job.as_text()]
+    if job.submission:
+        lines.append(
+            f"next: judgecards batch collect {job.submission} --db {db} --wait\n"
+            "then: the same command without --batch writes --output from the stored results "
+            "(no new call)"
+        )
+    else:
+        lines.append("nothing to submit: the same command without --batch writes --output")
+    return "\n".join(lines)
+
+
+@click.group()
+def batch() -> None:
+    """Provider batches (OpenAI Batch API, Anthropic Message Batches): list, status, collect,
+    cancel. Submit with ``judgecards score --batch``."""
+
+
+def _open(db: Path) -> Store:
+    from judgecards.errors import StoreError
+    from judgecards.store import Store
+
+    if not db.exists():
+        raise StoreError(f"no database at {db}: nothing was submitted there", path=db)
+    return Store(db)
+
+
+def judge_for(store: Store, job: JobRow, base_url: str | None = None) -> Judge:
+    """A judge like the one that submitted ``job`` (same card version, model and parameters)."""
+    from judgecards.batch.api import BatchError
+    from judgecards.batch.collect import job_matches
+    from judgecards.judge import Judge
+
+    settings = job.settings
+    accepted = inspect.signature(Judge).parameters
+    options: dict[str, Any] = {
+        name: value for name, value in job.params.items() if name in accepted and name != "rubric"
+    }
+    for name in ("max_attempts", "max_input_chars", "timeout"):
+        if settings.get(name) is not None or name == "max_input_chars":
+            options[name] = settings.get(name)
+    url = base_url or settings.get("base_url")
+    if url:
+        options["base_url"] = url
+    judge = Judge(
+        job.card, job.model, db=store, cards_dir=settings.get("cards_dirs") or None, **options
+    )
+    if not job_matches(judge, job):
+        judge.close()
+        raise BatchError(
+            f"batch {job.id} was built with {job.card} ({job.card_hash[:19]}) on {job.model} "
+            f"and {job.params}; the card or its settings differ now ({judge.card.hash[:19]}, "
+            f"{judge.params}): restore that card version (--cards-dir as when submitted) to "
+            "collect it"
+        )
+    return judge
+
+
+def _groups(jobs: list[JobRow]) -> list[list[JobRow]]:
+    """Batches that one judge can serve together."""
+    groups: dict[str, list[JobRow]] = defaultdict(list)
+    for job in jobs:
+        groups[repr((job.card, job.card_hash, job.model, job.params))].append(job)
+    return list(groups.values())
+
+
+def _selected(store: Store, selector: str | None, *, open_only: bool) -> list[JobRow]:
+    from judgecards.batch.api import BatchError
+    from judgecards.batch.repository import BatchRepository
+
+    jobs = BatchRepository(store).jobs(selector)
+    if selector and not jobs:
+        raise BatchError(f"no batch or submission {selector!r} in {store.path}")
+    if open_only:
+        jobs = [job for job in jobs if job.state not in ("collected", "canceled", "failed")]
+    return jobs
+
+
+@batch.command("list")
+@db_option
+def list_command(db: Path) -> None:
+    """Every stored batch, oldest first, with its items' states. Makes no call."""
+    from judgecards.batch.repository import BatchRepository
+
+    with _open(db) as store:
+        repo = BatchRepository(store)
+        jobs = repo.jobs()
+        if not jobs:
+            click.echo(f"no batches in {db}")
+        for job in jobs:
+            states = ", ".join(f"{s} {n}" for s, n in sorted(repo.item_states(job.id).items()))
+            click.echo(
+                f"{job.id}  {job.provider_batch_id or '-'}  {job.card} on {job.model}  "
+                f"{job.state} ({job.provider_status or 'not retrieved'})  items: {states}  "
+                f"{job.created_at[:19]}"
+            )
+            if job.note:
+                click.echo(f"    note: {job.note}")
+
+
+@batch.command()
+@click.argument("selector", required=False, metavar="[ID]")
+@_base_url_option
+@db_option
+def status(selector: str | None, base_url: str | None, db: Path) -> None:
+    """Ask the provider how batches not yet collected are doing (all, or submission/batch ID).
+
+    A batch stored as 'submitting' has no provider id: the process that created it stopped
+    before the create call returned. Its provider batch is looked for (OpenAI: by our id in
+    the batch's metadata; Anthropic: by creation time and request count) and adopted when
+    exactly one matches.
+    """
+    from judgecards.batch.api import batch_api_for
+    from judgecards.batch.collect import progress_line, refresh
+    from judgecards.batch.repository import BatchRepository
+
+    with _open(db) as store:
+        jobs = _selected(store, selector, open_only=True)
+        if not jobs:
+            click.echo("no batch is waiting to be collected")
+            return
+        repo = BatchRepository(store)
+        rows = []
+        for group in _groups(jobs):
+            with judge_for(store, group[0], base_url) as judge:
+                api = batch_api_for(judge.provider)
+                rows += [refresh(api, repo, job) for job in group]
+        click.echo(progress_line(rows))
+        for job in rows:
+            if job.state == "submitting":
+                click.echo(f"{job.id}: {job.note or 'the create call has not reported back'}")
+            elif job.state == "ended":
+                click.echo(f"{job.id}: ended; `judgecards batch collect {job.id}` stores it")
+
+
+@batch.command()
+@click.argument("selector", required=False, metavar="[ID]")
+@click.option("--wait", is_flag=True, help="Poll until every batch has ended (with backoff).")
+@click.option(
+    "--resubmit",
+    "retry",
+    flag_value="resubmit",
+    default=None,
+    help="Send items a batch left unanswered (errored, expired, canceled) in a new batch.",
+)
+@click.option(
+    "--live",
+    "retry",
+    flag_value="live",
+    help="Judge items a batch left unanswered now, with ordinary calls.",
+)
+@click.option(
+    "--poll",
+    default=5.0,
+    show_default=True,
+    type=click.FloatRange(0.01, 3600),
+    help="Seconds before the first re-poll; each next wait is 1.5 times longer (at most 300).",
+)
+@click.option("--concurrency", default=8, show_default=True, type=click.IntRange(1, 1024))
+@_base_url_option
+@db_option
+def collect(
+    selector: str | None,
+    wait: bool,
+    retry: str | None,
+    poll: float,
+    concurrency: int,
+    base_url: str | None,
+    db: Path,
+) -> None:
+    """Store what batches (all, or submission/batch ID) have answered, as live results are.
+
+    Invalid replies are re-asked live, as in a live run. Afterwards, the same ``judgecards
+    score`` command without --batch writes the output file with no new call.
+    """
+    from judgecards.batch.collect import BatchCollection
+
+    with _open(db) as store:
+        jobs = _selected(store, selector, open_only=retry is None)
+        if not jobs:
+            click.echo("no batch is waiting to be collected")
+            return
+        total = BatchCollection()
+        for group in _groups(jobs):
+            with judge_for(store, group[0], base_url) as judge:
+                found = judge.collect_batch(
+                    selector, wait=wait, retry=retry,
+                    poll=poll, concurrency=concurrency,
+                    progress=lambda line: click.echo(line, err=True),
+                )  # fmt: skip
+            total.jobs += found.jobs
+            total.results += found.results
+            total.waiting += found.waiting
+            total.live += found.live
+            total.resubmitted = found.resubmitted or total.resubmitted
+            for state, n in found.left.items():
+                total.left[state] = total.left.get(state, 0) + n
+        click.echo(total.as_text())
+
+
+@batch.command()
+@click.argument("selector", metavar="ID")
+@_base_url_option
+@db_option
+def cancel(selector: str, base_url: str | None, db: Path) -> None:
+    """Ask the provider to stop the batches of submission/batch ID. Requests already answered
+    stay answered: collect them afterwards."""
+    from judgecards.batch.api import batch_api_for
+    from judgecards.batch.repository import BatchRepository
+
+    with _open(db) as store:
+        jobs = [job for job in _selected(store, selector, open_only=True) if job.provider_batch_id]
+        repo = BatchRepository(store)
+        for group in _groups(jobs):
+            with judge_for(store, group[0], base_url) as judge:
+                api = batch_api_for(judge.provider)
+                for job in group:
+                    state = api.cancel(str(job.provider_batch_id))
+                    repo.update_job(job.id, provider_status=state.status, counts=state.counts)
+                    click.echo(f"{job.id} ({job.provider_batch_id}): {state.status}")
+        if not jobs:
+            click.echo("no batch with a provider id is waiting: nothing to cancel")

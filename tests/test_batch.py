@@ -1,0 +1,266 @@
+"""Batch APIs through the real OpenAI and Anthropic SDKs against a loopback fake of both
+(`tests.fakes.batch_server`): what is submitted, split and stored, and how results come back."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from judgecards.batch import BatchError
+from judgecards.batch.repository import BatchRepository
+from judgecards.judge import Judge
+from tests.fakes.batch_server import BatchFake
+
+PROVIDERS = {"openai": "openai:gpt-4o-mini", "anthropic": "anthropic:claude-sonnet-5"}
+
+
+def items(n: int, prefix: str = "i") -> list[dict[str, Any]]:
+    return [
+        {"id": f"{prefix}{k}", "question": f"What is {k}+{k}?", "gold_answer": str(2 * k),
+         "model_output": f"It is {2 * k}."}
+        for k in range(n)
+    ]  # fmt: skip
+
+
+@pytest.fixture
+def fake() -> Iterator[BatchFake]:
+    with BatchFake() as server:
+        yield server
+
+
+def judge_on(fake: BatchFake, provider: str, db: Path, **options: Any) -> Judge:
+    url = fake.openai_url if provider == "openai" else fake.base_url
+    return Judge("reference", PROVIDERS[provider], db=db, api_key="sk-test", base_url=url,
+                 **options)  # fmt: skip
+
+
+def submitted_entries(fake: BatchFake) -> list[dict[str, Any]]:
+    """Every request the fake received in a batch, as ``{custom_id, body}``."""
+    return [request for batch in fake.batches.values() for request in batch.requests]
+
+
+def rows(db: Path, sql: str) -> list[tuple[Any, ...]]:
+    with closing(sqlite3.connect(db)) as conn:
+        return conn.execute(sql).fetchall()
+
+
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+def test_a_batch_line_is_the_live_request_body(
+    fake: BatchFake, provider: str, tmp_path: Path
+) -> None:
+    with judge_on(fake, provider, tmp_path / "live.db") as judge:
+        judge.score_many(items(1))
+    with judge_on(fake, provider, tmp_path / "batch.db") as judge:
+        job = judge.submit_batch(items(1))
+    (entry,) = submitted_entries(fake)
+    assert entry["body"] == fake.live_bodies[0]
+    assert job.submitted == 1 and len(job.batches) == 1
+    assert entry["custom_id"] == rows(tmp_path / "live.db", "SELECT id FROM results")[0][0]
+    if provider == "openai":
+        line = json.loads(fake.uploads[0])
+        assert (line["method"], line["url"]) == ("POST", "/v1/chat/completions")
+
+
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+def test_collected_results_are_live_results_and_a_later_live_run_makes_no_call(
+    fake: BatchFake, provider: str, tmp_path: Path
+) -> None:
+    db = tmp_path / "j.db"
+    with judge_on(fake, provider, db) as judge:
+        judge.submit_batch(items(3))
+        lines: list[str] = []
+        collected = judge.collect_batch(wait=True, poll=0.001, progress=lines.append)
+        assert collected.finished and len(collected.results) == 3
+        assert all(r.ok and r.via == "batch" and not r.cached for r in collected.results)
+        again = judge.score_many(items(3))
+    assert fake.counts["live"] == 0 and fake.counts["creates"] == 1
+    assert [r.verdict for r in again] == ["match"] * 3 and all(r.cached for r in again)
+    assert rows(db, "SELECT via, count(*) FROM results GROUP BY via") == [("batch", 3)]
+    # The replies are in the response cache too: a no-cache-of-results judge reuses them.
+    assert rows(db, "SELECT count(*) FROM response_cache") == [(3,)]
+    statuses = [line.split(": ", 1)[1].split()[1] for line in lines]
+    if provider == "openai":
+        assert statuses == ["validating", "in_progress", "finalizing", "completed"]
+    else:
+        assert statuses == ["in_progress", "in_progress", "ended"]
+
+
+def test_batch_results_cost_the_batch_price(fake: BatchFake, tmp_path: Path) -> None:
+    with judge_on(fake, "openai", tmp_path / "live.db") as judge:
+        (live,) = judge.score_many(items(1))
+    with judge_on(fake, "openai", tmp_path / "batch.db") as judge:
+        judge.submit_batch(items(1))
+        (batched,) = judge.collect_batch(wait=True, poll=0.001).results
+    assert live.usage == batched.usage and live.cost_usd
+    assert batched.cost_usd == pytest.approx(live.cost_usd * 0.5)  # gpt-4o-mini: 50% off
+
+
+def test_submissions_split_at_the_request_limit(fake: BatchFake, tmp_path: Path) -> None:
+    with judge_on(fake, "openai", tmp_path / "j.db") as judge:
+        job = judge.submit_batch(items(5), max_requests=2)
+    assert [b.requests for b in job.batches] == [2, 2, 1]
+    assert fake.counts["creates"] == 3 and fake.counts["uploads"] == 3
+    assert sorted(e["custom_id"] for e in submitted_entries(fake)) == sorted(
+        r[0] for r in rows(tmp_path / "j.db", "SELECT custom_id FROM batch_items")
+    )
+
+
+def test_submissions_split_at_the_byte_limit(fake: BatchFake, tmp_path: Path) -> None:
+    with judge_on(fake, "anthropic", tmp_path / "j.db") as judge:
+        one = len(
+            judge._first_request(judge._prepare(items(1)[0], item_id="i0")).messages[0].content
+        )
+        job = judge.submit_batch(items(4), max_bytes=2 * one + 2500)
+    sizes = [b.requests for b in job.batches]
+    assert sum(sizes) == 4 and len(sizes) > 1 and max(sizes) <= 2
+
+
+def test_a_request_over_the_byte_limit_stops_before_any_upload(
+    fake: BatchFake, tmp_path: Path
+) -> None:
+    with judge_on(fake, "openai", tmp_path / "j.db") as judge:
+        with pytest.raises(BatchError, match="over the batch limit"):
+            judge.submit_batch(items(3), max_bytes=200)
+    assert fake.counts["uploads"] == 0 and fake.counts["creates"] == 0
+    assert rows(tmp_path / "j.db", "SELECT count(*) FROM batch_jobs") == [(0,)]
+
+
+def test_stored_cached_and_waiting_items_are_not_submitted(fake: BatchFake, tmp_path: Path) -> None:
+    db = tmp_path / "j.db"
+    with judge_on(fake, "openai", db) as judge:
+        judge.score_many(items(2))  # i0, i1 stored
+    with judge_on(fake, "openai", db, cache=True) as judge:
+        first = judge.submit_batch(items(4))
+        again = judge.submit_batch(items(4))  # i2, i3 now wait in the first batch
+    assert (first.stored, first.submitted) == (2, 2)
+    assert (again.stored, again.waiting, again.submitted, again.submission) == (2, 2, 0, None)
+    assert fake.counts["creates"] == 1
+
+
+def test_an_item_whose_reply_is_cached_is_judged_from_the_cache(
+    fake: BatchFake, tmp_path: Path
+) -> None:
+    db = tmp_path / "j.db"
+    with judge_on(fake, "openai", db) as judge:
+        judge.score_many(items(1))
+    # Same item, another id: a new result, but its first request's reply is in the cache.
+    with judge_on(fake, "openai", db) as judge:
+        job = judge.submit_batch([{**items(1)[0], "id": "other"}])
+    assert (job.cached, job.submitted, fake.counts["live"]) == (1, 0, 1)
+    assert rows(db, "SELECT count(*) FROM results WHERE item_id = 'other'") == [(1,)]
+
+
+def test_inputs_are_checked_before_anything_is_uploaded(fake: BatchFake, tmp_path: Path) -> None:
+    bad = {"id": "bad", "question": "q"}  # no gold_answer / model_output
+    with judge_on(fake, "openai", tmp_path / "j.db") as judge:
+        job = judge.submit_batch([bad, *items(1)])
+    assert (job.refused, job.submitted) == (1, 1)
+    (entry,) = submitted_entries(fake)
+    assert rows(tmp_path / "j.db", "SELECT item_id, error_kind FROM results") == [("bad", "input")]
+    assert entry["custom_id"] != "bad"
+
+
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+def test_expired_and_errored_items_are_left_then_resubmitted(
+    fake: BatchFake, provider: str, tmp_path: Path
+) -> None:
+    db = tmp_path / "j.db"
+    with judge_on(fake, provider, db) as judge:
+        judge.submit_batch(items(4))
+        keys = [e["custom_id"] for e in submitted_entries(fake)]
+        fake.expire, fake.errored = {keys[0]}, {keys[1]}
+        first = judge.collect_batch(wait=True, poll=0.001)
+        assert first.left == {"expired": 1, "errored": 1} and len(first.results) == 2
+        fake.expire, fake.errored = set(), set()
+        second = judge.collect_batch(wait=True, poll=0.001, retry="resubmit")
+    assert second.resubmitted is not None and second.resubmitted.submitted == 2
+    assert fake.counts["creates"] == 2 and fake.counts["live"] == 0
+    assert sorted(e["custom_id"] for e in list(fake.batches.values())[1].requests) == sorted(
+        keys[:2]
+    )
+    assert second.finished and len(second.results) == 2
+    assert rows(db, "SELECT count(*) FROM results WHERE status = 'ok' AND via = 'batch'") == [(4,)]
+
+
+def test_items_a_batch_left_can_be_judged_live_instead(fake: BatchFake, tmp_path: Path) -> None:
+    with judge_on(fake, "openai", tmp_path / "j.db") as judge:
+        judge.submit_batch(items(3))
+        fake.expire = {submitted_entries(fake)[2]["custom_id"]}
+        collected = judge.collect_batch(wait=True, poll=0.001, retry="live")
+    assert collected.live == 1 and collected.finished
+    assert fake.counts["live"] == 1 and fake.counts["creates"] == 1
+    assert sorted(r.via for r in collected.results) == ["batch", "batch", "live"]
+
+
+def test_an_invalid_batch_reply_is_re_asked_live(fake: BatchFake, tmp_path: Path) -> None:
+    with judge_on(fake, "anthropic", tmp_path / "j.db") as judge:
+        judge.submit_batch(items(2))
+        fake.invalid = {submitted_entries(fake)[0]["custom_id"]}
+        collected = judge.collect_batch(wait=True, poll=0.001)
+    by_attempts = sorted((r.attempts, r.via, r.status) for r in collected.results)
+    assert by_attempts == [(1, "batch", "ok"), (2, "batch", "ok")]
+    assert fake.counts["live"] == 1  # the re-ask, a normal live request
+    assert len(fake.live_bodies[0]["messages"]) == 3  # the conversation: ask, reply, feedback
+
+
+@pytest.mark.parametrize(("status", "state"), [(500, "submitting"), (400, "failed")])
+def test_a_failed_create_call_is_recorded_and_nothing_is_judged(
+    fake: BatchFake, tmp_path: Path, status: int, state: str
+) -> None:
+    db = tmp_path / "j.db"
+    fake.create_status = status
+    with judge_on(fake, "openai", db) as judge:
+        with pytest.raises(BatchError, match="create call failed"):
+            judge.submit_batch(items(2))
+    # A 500 may have created the batch: the row stays 'submitting' for collect to look for;
+    # a 400 created nothing: the row says so and the items may be submitted again.
+    assert rows(db, "SELECT state, provider_batch_id FROM batch_jobs") == [(state, None)]
+    assert rows(db, "SELECT count(*) FROM results") == [(0,)]
+    fake.create_status = None
+    with judge_on(fake, "openai", db) as judge:
+        again = judge.submit_batch(items(2))
+    assert again.submitted == (2 if state == "failed" else 0)
+
+
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+def test_a_batch_whose_id_was_never_stored_is_found_and_collected(
+    fake: BatchFake, provider: str, tmp_path: Path
+) -> None:
+    db = tmp_path / "j.db"
+    with judge_on(fake, provider, db) as judge:
+        job = judge.submit_batch(items(2))
+        # As if the process died after the create call, before storing the provider's id.
+        BatchRepository(judge.store).update_job(
+            job.batches[0].id, provider_batch_id=None, state="submitting"
+        )
+        collected = judge.collect_batch(wait=True, poll=0.001)
+    assert collected.finished and len(collected.results) == 2
+    assert fake.counts["creates"] == 1
+    assert rows(db, "SELECT provider_batch_id, note FROM batch_jobs")[0] == (
+        job.batches[0].provider_batch_id,
+        "provider id found by listing the provider's batches",
+    )
+
+
+def test_a_mock_judge_has_no_batch_api(tmp_path: Path) -> None:
+    from judgecards.errors import ProviderConfigError
+
+    with Judge("reference", "mock:judge", db=tmp_path / "j.db") as judge:
+        with pytest.raises(ProviderConfigError, match="no"):
+            judge.submit_batch(items(1))
+
+
+def test_collecting_with_other_judge_settings_is_refused(fake: BatchFake, tmp_path: Path) -> None:
+    db = tmp_path / "j.db"
+    with judge_on(fake, "openai", db) as judge:
+        job = judge.submit_batch(items(1))
+    with judge_on(fake, "openai", db, max_tokens=99) as other:
+        with pytest.raises(BatchError, match="other settings"):
+            other.collect_batch(job.submission)
+        assert other.collect_batch().jobs == []  # not this judge's batches
