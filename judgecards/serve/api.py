@@ -27,6 +27,7 @@ from judgecards.cards import Card, list_cards, load_card
 from judgecards.errors import CardError, InvalidInput, ProviderConfigError, TransportError
 from judgecards.judge import Judge
 from judgecards.pairwise.compare import ComparisonResult, compare_many
+from judgecards.pricing import PriceTable, load_prices
 from judgecards.render import check_inputs
 from judgecards.results import JudgeResult
 from judgecards.serve.api_errors import ApiError, ErrorResponse
@@ -163,7 +164,8 @@ _card_lock = threading.Lock()
 
 
 def _card(request: Request, ref: str) -> Card:
-    """The card ``ref`` (loaded once per server: parsing every card file per request is slow)."""
+    """The card ``ref``, loaded once per server (parsing every card file per request is slow;
+    a card edited on disk is seen after a restart, and a released card cannot change anyway)."""
     with _card_lock:
         cache: dict[str, Card] | None = getattr(request.app.state, "card_cache", None)
         if cache is None:
@@ -202,10 +204,20 @@ def _check_items(card: Card, items: Sequence[Mapping[str, Any]], field: str) -> 
             raise ApiError(422, "input", str(error), field=where) from error
 
 
+def _prices(request: Request) -> PriceTable:
+    """The price table (``JUDGECARDS_PRICES`` over the shipped one), read once per server:
+    parsing it is most of a one-item request's time."""
+    with _card_lock:
+        prices: PriceTable | None = getattr(request.app.state, "prices", None)
+        if prices is None:
+            prices = request.app.state.prices = load_prices()
+        return prices
+
+
 def _judge(request: Request, card: Card, model: str, *, cache: bool = True) -> Judge:
     store: Store = request.app.state.store
     try:
-        return Judge(card, model, db=store, cache=cache)
+        return Judge(card, model, db=store, cache=cache, prices=_prices(request))
     except ProviderConfigError as error:
         raise ApiError(422, "model", str(error), field="body.model") from error
 

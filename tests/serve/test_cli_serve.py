@@ -1,0 +1,120 @@
+"""``judgecards serve`` as a process: loopback by default, refusing exposure without tokens,
+stopping cleanly on SIGTERM with everything answered stored; ``serve token`` commands."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from contextlib import closing
+from pathlib import Path
+
+import httpx
+from click.testing import CliRunner
+
+from judgecards.cli import cli
+
+ITEM = {"question": "Capital of France?", "gold_answer": "Paris", "model_output": "Paris."}
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _token(db: Path, role: str, name: str) -> str:
+    result = CliRunner().invoke(
+        cli, ["serve", "token", "create", "--role", role, "--name", name, "--db", str(db)]
+    )
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    secret = lines[1].strip()
+    assert secret.startswith("jc_")
+    assert lines[3].strip() == f"http://127.0.0.1:8000/login#token={secret}"
+    return secret
+
+
+def test_token_commands_create_list_and_revoke(tmp_path: Path) -> None:
+    db = tmp_path / "t.db"
+    secret = _token(db, "labeler", "bob")
+    listed = CliRunner().invoke(cli, ["serve", "token", "list", "--db", str(db)])
+    assert listed.exit_code == 0 and "labeler" in listed.output and "bob" in listed.output
+    assert secret not in listed.output  # shown once, never again
+    token_id = listed.output.split()[0]
+    revoked = CliRunner().invoke(cli, ["serve", "token", "revoke", token_id, "--db", str(db)])
+    assert revoked.exit_code == 0
+    again = CliRunner().invoke(cli, ["serve", "token", "revoke", token_id, "--db", str(db)])
+    assert again.exit_code == 2 and "no live token" in again.output
+    bad = CliRunner().invoke(
+        cli, ["serve", "token", "create", "--role", "root", "--name", "x", "--db", str(db)]
+    )
+    assert bad.exit_code == 2
+
+
+def test_an_exposed_address_is_refused_while_no_token_exists(tmp_path: Path) -> None:
+    db = tmp_path / "new.db"
+    result = CliRunner().invoke(cli, ["serve", "--db", str(db), "--host", "0.0.0.0"])
+    assert result.exit_code == 2
+    assert "refusing to listen on 0.0.0.0" in result.output
+    assert not db.exists()  # refusing created nothing
+
+
+def test_sigterm_stops_the_server_cleanly_after_answering_what_it_was_doing(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "served.db"
+    admin = _token(db, "admin", "ann")
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "judgecards", "serve", "--db", str(db), "--port", str(port)],
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        banner = process.stderr.readline() if process.stderr else ""
+        assert "loopback only" in banner and f"127.0.0.1:{port}" in banner
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                httpx.get(url + "/login", timeout=1)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, "the server did not come up"
+                time.sleep(0.05)
+        headers = {"Authorization": f"Bearer {admin}"}
+        warm = {"card": "reference@1", "model": "mock:judge", "items": [ITEM]}
+        assert httpx.post(url + "/v1/score", json=warm, headers=headers).status_code == 200
+        items = [{"id": str(n), **ITEM, "model_output": f"answer {n}"} for n in range(100)]
+        answered: list[httpx.Response] = []
+
+        def post() -> None:
+            body = {"card": "reference@1", "model": "mock:judge", "items": items}
+            answered.append(httpx.post(url + "/v1/score", json=body, headers=headers, timeout=30))
+
+        thread = threading.Thread(target=post)
+        thread.start()
+        time.sleep(0.1)  # the request is in flight (or already answered) when the signal lands
+        process.send_signal(signal.SIGTERM)
+        thread.join(timeout=30)
+        assert process.wait(timeout=30) == 0
+        rest = process.stderr.read() if process.stderr else ""
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        if process.stderr:
+            process.stderr.close()
+    assert "Stopped." in rest and admin not in banner + rest
+    assert answered and answered[0].status_code == 200
+    with closing(sqlite3.connect(db)) as connection:
+        assert connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        stored = connection.execute("SELECT count(*) FROM results WHERE status = 'ok'")
+        assert stored.fetchone()[0] == 101  # every item the answer reported is stored
