@@ -41,6 +41,7 @@ __all__ = [
     "Report",
     "ShownDisagreement",
     "build_report",
+    "stored_judges",
 ]
 
 _INPUT_CHARS = 600  # of each input shown beside a disagreement: enough to read, not a dump
@@ -210,7 +211,7 @@ def build_report(
     Raises:
         ReportError: no stored results match ``card`` and ``model``.
     """
-    judges = _judges(store, card, model)
+    judges = stored_judges(store, card=card, model=model)
     if not judges:
         scope = " ".join(part for part in (card, model) if part)
         raise ReportError(f"no stored results{' of ' + scope if scope else ''} in {store.path}")
@@ -239,8 +240,10 @@ def build_report(
     )
 
 
-def _judges(store: Store, card: str | None, model: str | None) -> list[tuple[str, str]]:
-    """``(card@version, model)`` pairs with stored results, sorted."""
+def stored_judges(
+    store: Store, *, card: str | None = None, model: str | None = None
+) -> list[tuple[str, str]]:
+    """``(card@version, judge model)`` pairs with stored results (of ``card``, ``model``), sorted."""
     pairs = []
     for row in store.cost_totals("model", card=card, model=model, since=None):
         for card_row in store.cost_totals("card", card=card, model=row[0], since=None):
