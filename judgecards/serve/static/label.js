@@ -87,6 +87,12 @@
 
   function say(text) { message.textContent = text || ""; }
 
+  // The page's state is on the root too (data-state), for people's styles and for tests.
+  function setMode(mode) {
+    state.mode = mode;
+    root.setAttribute("data-state", mode);
+  }
+
   function setProgress(p) {
     progressText.textContent = p.done + " / " + p.total + " labelled" +
       (p.skipped ? " · " + p.skipped + " skipped" : "");
@@ -189,14 +195,14 @@
   }
 
   function load() {
-    state.mode = "busy";
-    revealBox.classList.add("hidden");
+    setMode("busy");
     call("POST", base + "/next").then(function (result) {
-      if (!result.ok) { say(problem(result)); state.mode = "label"; return; }
+      revealBox.classList.add("hidden");
+      if (!result.ok) { say(problem(result)); setMode("label"); return; }
       setProgress(result.data.progress);
       if (!result.data.item) {
         state.item = null;
-        state.mode = "done";
+        setMode("done");
         itemBox.replaceChildren();
         formBox.replaceChildren();
         noteRow.classList.add("hidden");
@@ -210,7 +216,7 @@
       state.focus = 0;
       note.value = "";
       renderItem(state.item);
-      state.mode = "label";
+      setMode("label");
       window.scrollTo(0, 0);
     });
   }
@@ -225,11 +231,11 @@
         return;
       }
     }
-    state.mode = "busy";
+    setMode("busy");
     var body = { audit_id: auditId, position: item.position, values: state.values };
     if (note.value.trim()) body.note = note.value.trim();
     call("POST", "/v1/labels", body).then(function (result) {
-      if (!result.ok) { say(problem(result)); state.mode = "label"; return; }
+      if (!result.ok) { say(problem(result)); setMode("label"); return; }
       setProgress(result.data.progress);
       if (item.reveal) reveal(item); else load();
     });
@@ -269,12 +275,12 @@
         revealBox.appendChild(el("p", null, "You agree with the judge. Enter: next item."));
       }
       revealBox.classList.remove("hidden");
-      state.mode = "reveal";
+      setMode("reveal");
     });
   }
 
   function explain(reason) {
-    state.mode = "busy";
+    setMode("busy");
     call("POST", base + "/items/" + state.answer.position + "/reveal", { reason: reason })
       .then(function (result) {
         if (!result.ok) say(problem(result));
@@ -283,18 +289,18 @@
   }
 
   function undo() {
-    state.mode = "busy";
+    setMode("busy");
     call("POST", base + "/undo").then(function (result) {
-      if (!result.ok) { say(problem(result)); state.mode = state.item ? "label" : "done"; return; }
+      if (!result.ok) { say(problem(result)); setMode(state.item ? "label" : "done"); return; }
       say("Your label of item " + result.data.position + " was undone.");
       load();
     });
   }
 
   function skip() {
-    state.mode = "busy";
+    setMode("busy");
     call("POST", base + "/skip", { position: state.item.position }).then(function (result) {
-      if (!result.ok) { say(problem(result)); state.mode = "label"; return; }
+      if (!result.ok) { say(problem(result)); setMode("label"); return; }
       load();
     });
   }

@@ -1,0 +1,228 @@
+"""Labelling in a real browser: Debian's Chromium driven by Playwright, keyboard only.
+
+A labeler logs in with their personal link, labels the 10 items of an audit with nothing but
+keys (digits, arrows, Enter, u, ?), answers the reveal step, and `judgecards audit report` (a
+subprocess on the same database) then shows the kappa the labels entered imply, computed here
+independently with scikit-learn. Items whose outputs hold ``<script>``, ``onerror=``,
+``javascript:`` links, ``</textarea>``, a remote image and a 5,000-character word stay inert:
+no dialog, no request off the server, no element made from them, no horizontal overflow.
+Screenshots go to tests/serve/screenshots/ for a person to look at.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from playwright.sync_api import expect
+from sklearn.metrics import cohen_kappa_score
+
+from calibration.migrations import open_store
+from judgecards.cards import load_card
+from judgecards.results import JudgeResult
+from tests.calibration.test_label_queue import MODEL, SCORES, SECRET_REASON, T0
+from tests.serve.conftest import ServedApp
+
+pytestmark = pytest.mark.browser
+
+HOSTILE = [
+    '<script>window.__pwned = 1; alert("script")</script>',
+    "<img src=x onerror=\"window.__pwned = 2; alert('img')\">",
+    "<a href=\"javascript:alert('link')\">click me</a>",
+    "</textarea><script>alert('textarea')</script><textarea>",
+    '<img src="http://evil.example/pixel.png"><link rel="stylesheet" href="http://evil.example/x.css">',
+    "<style>body { display: none }</style>" + "W" * 5000,
+]
+JUDGE = ["match", "match", "partial_match", "mismatch", "mismatch",
+         "match", "partial_match", "mismatch", "match", "partial_match"]  # fmt: skip
+# The person disagrees with the judge on items 2 and 7.
+HUMAN = ["match", "match", "mismatch", "mismatch", "mismatch",
+         "match", "partial_match", "match", "match", "partial_match"]  # fmt: skip
+VERDICT_KEY = {"match": "1", "partial_match": "2", "mismatch": "3"}
+
+
+def seed_results(db: Path) -> None:
+    card = load_card("reference@1")
+    with open_store(db) as store:
+        for i, verdict in enumerate(JUDGE):
+            correctness, completeness = SCORES[verdict]
+            result = JudgeResult(
+                id=f"r{i:03d}", item_id=f"i{i}", status="ok", verdict=verdict,
+                model_verdict=verdict, raw_reply=SECRET_REASON,
+                scores={"correctness": correctness, "completeness": completeness, "style_fidelity": 5},
+                output={"delta": SECRET_REASON, "decision_basis": SECRET_REASON},
+                card=card.ref, card_hash=card.hash, model=MODEL, created_at=T0 + timedelta(seconds=i),
+            )  # fmt: skip
+            output = HOSTILE[i] if i < len(HOSTILE) else f"answer {i}"
+            inputs = {
+                "question": f"Question {i}?",
+                "gold_answer": f"Gold {i}",
+                "model_output": output,
+            }
+            store.save(result, inputs=inputs, params={})
+
+
+def question_number(page: Any) -> int:
+    text = page.locator("#item .input .text").first.inner_text()
+    return int(text.removeprefix("Question ").removesuffix("?"))
+
+
+def test_ten_items_labelled_with_the_keyboard_give_audit_reports_kappa(
+    served_app: ServedApp, page: Any, aborted_requests: list[str], screenshot_dir: Path
+) -> None:
+    seed_results(served_app.db_path)
+    admin = served_app.token("admin", "ann")
+    labeler = served_app.token("labeler", "bob")
+    created = httpx.post(
+        f"{served_app.url}/v1/audits", headers=served_app.headers(admin),
+        json={"card": "reference@1", "model": MODEL, "n": 10, "seed": 3},
+    )  # fmt: skip
+    assert created.status_code == 201, created.text
+    audit_id = created.json()["audit_id"]
+
+    dialogs: list[str] = []
+    requests: list[str] = []
+    bodies: list[str] = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    page.on("request", lambda request: requests.append(f"{request.method} {request.url}"))
+
+    def keep_body(response: Any) -> None:
+        if response.url.startswith(served_app.url) and response.status != 204:
+            try:
+                bodies.append(response.text())
+            except Exception:  # a redirect has no body to read
+                pass
+
+    page.on("response", keep_body)
+    page.goto(served_app.login_url(labeler))
+    page.wait_for_url(f"{served_app.url}/")
+    page.goto(f"{served_app.url}/label/{audit_id}")
+    page.wait_for_selector("#labeling[data-state=label]")
+
+    page.keyboard.press("?")
+    assert page.locator("#keys").is_visible()
+    page.keyboard.press("?")
+    assert not page.locator("#keys").is_visible()
+
+    labelled: list[int] = []
+    undone = False
+    while len(labelled) < 10:
+        page.wait_for_selector("#labeling[data-state=label]")
+        i = question_number(page)
+        assert page.locator("#progress").inner_text().startswith(f"{len(labelled)} / 10")
+        if i == 0:
+            page.screenshot(path=str(screenshot_dir / "label-hostile-item.png"), full_page=True)
+        human = HUMAN[i]
+        correctness, completeness = SCORES[human]
+        # A slip on the first item, corrected with the arrows before submitting.
+        if not labelled:
+            page.keyboard.press(VERDICT_KEY["mismatch"])
+            page.keyboard.press("ArrowUp")
+        page.keyboard.press(VERDICT_KEY[human])
+        for digit in (correctness, completeness, 5):
+            page.keyboard.press(str(digit))
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#labeling[data-state=reveal]")
+        assert (page.locator("#reveal tr.differs").count() > 0) == (human != JUDGE[i])
+        labelled.append(i)
+        if len(labelled) == 4 and not undone:
+            # Undo the last label with u, then label the same item again.
+            page.keyboard.press("Enter")
+            page.wait_for_selector("#labeling[data-state=label]")
+            page.keyboard.press("u")
+            expect(page.locator("#progress")).to_contain_text("3 / 10")
+            page.wait_for_selector("#labeling[data-state=label]")
+            assert question_number(page) == i
+            labelled.pop()
+            undone = True
+            continue
+        page.keyboard.press("1" if human != JUDGE[i] else "Enter")
+        page.wait_for_selector("#labeling:not([data-state=reveal])")
+    page.wait_for_selector("#labeling[data-state=done]")
+    assert page.locator("#progress").inner_text().startswith("10 / 10")
+    page.screenshot(path=str(screenshot_dir / "label-done.png"), full_page=True)
+
+    # Inert: no dialog, no script ran, nothing requested off the server, no element from an item.
+    assert dialogs == []
+    assert page.evaluate("window.__pwned") is None
+    assert aborted_requests == []
+    assert all(r.split(" ", 1)[1].startswith(served_app.url) for r in requests)
+    # Blind: nothing the judge reasoned ever reached the browser, and its answer on an item was
+    # only asked for after the label of that item.
+    assert not any(SECRET_REASON in body for body in bodies)
+    posted = [r for r in requests if "/v1/labels" in r or "/judge" in r]
+    assert posted[0].startswith("POST") and posted[0].endswith("/v1/labels")
+    assert all(a.endswith("/v1/labels") for a, b in zip(posted, posted[1:]) if b.endswith("/judge"))
+
+    with open_store(served_app.db_path) as store:
+        reveals = store.query("SELECT reason FROM label_reveals")
+    assert sorted(r[0] for r in reveals) == ["judge_wrong", "judge_wrong"]
+
+    report = subprocess.run(
+        [sys.executable, "-m", "judgecards", "audit", "report", "--db", str(served_app.db_path),
+         "--json", "--min-kappa", "0", "--resamples", "200"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert report.returncode == 0, report.stderr
+    audits = json.loads(report.stdout)["audits"]
+    verdict = next(a for a in audits if a["id"] == audit_id)["fields"]["verdict"]
+    expected = cohen_kappa_score(JUDGE, HUMAN)
+    assert verdict["kappa"]["value"] == pytest.approx(expected)
+    assert verdict["kappa"]["n"] == 10
+
+
+def test_hostile_outputs_stay_text_and_the_layout_holds(
+    served_app: ServedApp, page: Any, aborted_requests: list[str], screenshot_dir: Path
+) -> None:
+    seed_results(served_app.db_path)
+    admin = served_app.token("admin", "ann")
+    created = httpx.post(
+        f"{served_app.url}/v1/audits", headers=served_app.headers(admin),
+        json={"card": "reference@1", "model": MODEL, "n": 10, "seed": 3},
+    )  # fmt: skip
+    audit_id = created.json()["audit_id"]
+    dialogs: list[str] = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    page.set_viewport_size({"width": 1000, "height": 800})
+    page.goto(served_app.login_url(served_app.token("labeler", "carol")))
+    page.wait_for_url(f"{served_app.url}/")
+    page.goto(f"{served_app.url}/label/{audit_id}")
+    seen: list[int] = []
+    while True:
+        page.wait_for_selector("#labeling[data-state=label], #labeling[data-state=done]")
+        if page.locator("#labeling[data-state=done]").count():
+            break
+        i = question_number(page)
+        seen.append(i)
+        if i < len(HOSTILE):
+            texts = page.locator("#item .text").all_inner_texts()
+            assert HOSTILE[i] in texts  # shown exactly, as text
+            assert (
+                page.locator("#item").locator("script, img, a, link, style, textarea").count() == 0
+            )
+            layout = page.evaluate(
+                "({scroll: document.documentElement.scrollWidth, width: window.innerWidth,"
+                " form: document.querySelector('#form').getBoundingClientRect().width,"
+                " bar: getComputedStyle(document.querySelector('.status-bar')).display})"
+            )
+            assert layout["scroll"] <= layout["width"] and layout["form"] > 0
+            assert layout["bar"] != "none" and page.locator("#form .field").count() == 4
+            white_space = page.locator("#item .text").first.evaluate(
+                "e => getComputedStyle(e).whiteSpace"
+            )
+            assert white_space == "pre-wrap"
+            if i == len(HOSTILE) - 1:
+                page.screenshot(path=str(screenshot_dir / "label-long-word.png"), full_page=True)
+        # s skips: the item is not served to this labeler again.
+        page.keyboard.press("s")
+        expect(page.locator("#progress")).to_contain_text(f"{len(seen)} skipped")
+    assert sorted(seen) == list(range(10))
+    assert dialogs == []
+    assert page.evaluate("window.__pwned") is None
+    assert aborted_requests == []
