@@ -19,17 +19,17 @@ JSON (`calibration.label_queue` does the work; bodies in `judgecards.serve.label
   ``POST .../reveal`` — why they differ, stored apart from the labels.
 
 The labeler is always the token's name. Every state-changing route takes `csrf_protect`.
-After a label the audit's cached headline (what ``cards list`` and `latest_calibration` read)
-is recomputed in the background, at most every few seconds per audit.
+After a label or an undo the audit's cached headline (what ``cards list`` and
+`latest_calibration` read) is recomputed in a background thread two seconds later, once for
+every burst of labels.
 """
 
 from __future__ import annotations
 
 import threading
-import time
 from typing import Any
 
-from fastapi import APIRouter, BackgroundTasks, Depends, Path, Request
+from fastapi import APIRouter, Depends, Path, Request
 from fastapi.responses import HTMLResponse
 
 from calibration.label_queue import LabelQueue
@@ -61,7 +61,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 }
 router = APIRouter(responses=_ERRORS)
 _STATUS = {"not_found": 404, "conflict": 409, "invalid": 422, "missing": 422}
-_REFRESH_EVERY_S = 5.0
+_REFRESH_DELAY_S = 2.0
 _lock = threading.Lock()
 
 AuditId = Path(ge=1, le=2**62)
@@ -85,15 +85,27 @@ def _failed(error: LabelQueueError) -> ApiError:
     return ApiError(_STATUS[error.code], error.code, str(error), field=field)
 
 
-def _refresh_soon(request: Request, tasks: BackgroundTasks, audit_id: int) -> None:
-    """Recompute the audit's cached headline after the response, at most every few seconds."""
+def _refresh_soon(request: Request, audit_id: int) -> None:
+    """Recompute the audit's cached headline a moment after its labels change.
+
+    One pending refresh per audit: labels arriving meanwhile are covered by it, and a label
+    stored while it runs schedules the next, so the cache always ends up current.
+    """
     state = request.app.state
     with _lock:
-        last: dict[int, float] = state.__dict__.setdefault("label_refreshed", {})
-        if time.monotonic() - last.get(audit_id, -1e9) < _REFRESH_EVERY_S:
+        pending: set[int] = state.__dict__.setdefault("label_refresh_pending", set())
+        if audit_id in pending:
             return
-        last[audit_id] = time.monotonic()
-    tasks.add_task(_refresh, state.store, state.settings.get("cards_dir"), audit_id)
+        pending.add(audit_id)
+
+    def run() -> None:
+        with _lock:
+            pending.discard(audit_id)
+        _refresh(state.store, state.settings.get("cards_dir"), audit_id)
+
+    timer = threading.Timer(_REFRESH_DELAY_S, run)
+    timer.daemon = True
+    timer.start()
 
 
 def _refresh(store: Any, cards_dir: Any, audit_id: int) -> None:
@@ -222,9 +234,7 @@ def progress(request: Request, principal: AnyUser, audit_id: int = AuditId) -> P
     "/v1/labels", response_model=LabelOut, status_code=201, tags=["labeling"],
     dependencies=[Depends(csrf_protect)],
 )  # fmt: skip
-def add_label(
-    body: LabelIn, request: Request, tasks: BackgroundTasks, principal: AnyUser
-) -> LabelOut:
+def add_label(body: LabelIn, request: Request, principal: AnyUser) -> LabelOut:
     """Store the caller's blind label of one item (into ``labels``, ``source = serve``)."""
     try:
         done = _queue(request).submit(
@@ -232,7 +242,7 @@ def add_label(
         )
     except LabelQueueError as error:
         raise _failed(error) from error
-    _refresh_soon(request, tasks, body.audit_id)
+    _refresh_soon(request, body.audit_id)
     return LabelOut(progress=ProgressOut.of(done))
 
 
@@ -240,9 +250,7 @@ def add_label(
     "/v1/audits/{audit_id}/undo", response_model=UndoOut, tags=["labeling"],
     dependencies=[Depends(csrf_protect)],
 )  # fmt: skip
-def undo(
-    request: Request, tasks: BackgroundTasks, principal: AnyUser, audit_id: int = AuditId
-) -> UndoOut:
+def undo(request: Request, principal: AnyUser, audit_id: int = AuditId) -> UndoOut:
     """Remove the caller's newest label in this queue; ``next`` serves that item again."""
     queue = _queue(request)
     try:
@@ -250,7 +258,7 @@ def undo(
         done = queue.progress(audit_id, principal.name)
     except LabelQueueError as error:
         raise _failed(error) from error
-    _refresh_soon(request, tasks, audit_id)
+    _refresh_soon(request, audit_id)
     return UndoOut(position=position, progress=ProgressOut.of(done))
 
 

@@ -11,6 +11,7 @@ Screenshots go to tests/serve/screenshots/ for a person to look at.
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -68,6 +69,11 @@ def seed_results(db: Path) -> None:
             store.save(result, inputs=inputs, params={})
 
 
+def record_dialog(dialogs: list[str], dialog: Any) -> None:
+    dialogs.append(dialog.message)
+    dialog.dismiss()
+
+
 def question_number(page: Any) -> int:
     text = page.locator("#item .input .text").first.inner_text()
     return int(text.removeprefix("Question ").removesuffix("?"))
@@ -89,7 +95,7 @@ def test_ten_items_labelled_with_the_keyboard_give_audit_reports_kappa(
     dialogs: list[str] = []
     requests: list[str] = []
     bodies: list[str] = []
-    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    page.on("dialog", lambda dialog: record_dialog(dialogs, dialog))
     page.on("request", lambda request: requests.append(f"{request.method} {request.url}"))
 
     def keep_body(response: Any) -> None:
@@ -158,7 +164,9 @@ def test_ten_items_labelled_with_the_keyboard_give_audit_reports_kappa(
     assert not any(SECRET_REASON in body for body in bodies)
     posted = [r for r in requests if "/v1/labels" in r or "/judge" in r]
     assert posted[0].startswith("POST") and posted[0].endswith("/v1/labels")
-    assert all(a.endswith("/v1/labels") for a, b in zip(posted, posted[1:]) if b.endswith("/judge"))
+    assert all(
+        a.endswith("/v1/labels") for a, b in itertools.pairwise(posted) if b.endswith("/judge")
+    )
 
     with open_store(served_app.db_path) as store:
         reveals = store.query("SELECT reason FROM label_reveals")
@@ -188,7 +196,7 @@ def test_hostile_outputs_stay_text_and_the_layout_holds(
     )  # fmt: skip
     audit_id = created.json()["audit_id"]
     dialogs: list[str] = []
-    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    page.on("dialog", lambda dialog: record_dialog(dialogs, dialog))
     page.set_viewport_size({"width": 1000, "height": 800})
     page.goto(served_app.login_url(served_app.token("labeler", "carol")))
     page.wait_for_url(f"{served_app.url}/")
