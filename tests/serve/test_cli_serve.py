@@ -92,6 +92,16 @@ def test_sigterm_stops_the_server_cleanly_after_answering_what_it_was_doing(
         headers = {"Authorization": f"Bearer {admin}"}
         warm = {"card": "reference@1", "model": "mock:judge", "items": [ITEM]}
         assert httpx.post(url + "/v1/score", json=warm, headers=headers).status_code == 200
+        # A label posted before the signal (LABEL's queue API) must be stored.
+        audit = {"card": "reference@1", "model": "mock:judge", "n": 1}
+        audit_id = httpx.post(url + "/v1/audits", json=audit, headers=headers).json()["audit_id"]
+        held = httpx.post(url + f"/v1/audits/{audit_id}/next", headers=headers).json()["item"]
+        values = {
+            field["name"]: field["choices"][0] if field["choices"] else int(field["minimum"])
+            for field in held["fields"]
+        }
+        label = {"audit_id": audit_id, "position": held["position"], "values": values}
+        assert httpx.post(url + "/v1/labels", json=label, headers=headers).status_code == 201
         items = [{"id": str(n), **ITEM, "model_output": f"answer {n}"} for n in range(100)]
         answered: list[httpx.Response] = []
 
@@ -118,3 +128,5 @@ def test_sigterm_stops_the_server_cleanly_after_answering_what_it_was_doing(
         assert connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         stored = connection.execute("SELECT count(*) FROM results WHERE status = 'ok'")
         assert stored.fetchone()[0] == 101  # every item the answer reported is stored
+        labels = connection.execute("SELECT count(*), count(DISTINCT field) FROM labels")
+        assert labels.fetchone() == (len(values), len(values))
