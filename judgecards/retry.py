@@ -12,6 +12,10 @@ retries what is retryable and this module decides the rest:
 - **Rejected parameters.** A 400 naming a field the judge can do without (``temperature`` for
   models that refuse it) is fatal as sent; the request is sent again at once without the field,
   and the `TransportState` remembers it so later requests are built without it.
+- **Load.** With an `AdaptiveLimiter` (`judgecards.rate`), every try, retries included, first
+  takes a permit from it and gives it back with what happened, so an overload (429, 529) cuts
+  how many calls are in flight and a ``retry-after`` pauses every call to the model. Time spent
+  queued for a permit is not a retry wait and does not count against the deadline.
 - **Wrong URL.** "Connection refused" or an unresolvable host before the server has ever
   answered in this run is a configuration error: `TransportError` with kind ``unreachable``
   naming the URL, raised at once instead of after a minute of backoff. Once the server has
@@ -26,14 +30,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from tenacity import AsyncRetrying, RetryCallState, Retrying, wait_exponential_jitter
 
 from judgecards.errors import ProviderError, TransportError
+from judgecards.plan import estimate_tokens
 from judgecards.providers._http import unreachable_reason
 from judgecards.providers.base import (
     Completion,
@@ -42,6 +48,7 @@ from judgecards.providers.base import (
     Provider,
     RetryDecision,
 )
+from judgecards.rate import AdaptiveLimiter, Permit, is_overload
 
 __all__ = [
     "RetryPolicy",
@@ -221,19 +228,62 @@ class _Call:
         request: CompletionRequest,
         policy: RetryPolicy,
         state: TransportState,
+        limiter: AdaptiveLimiter | None = None,
     ) -> None:
         self.provider = provider
         self.request = state.prepare(request)
         self.policy = policy
         self.state = state
+        self.limiter = limiter
         self.started = time.monotonic()
         self.waited = 0.0
+        self.queued = 0.0  # seconds spent waiting for the limiter's permit
+        self.paused_until = -math.inf  # a shared pause this call's own retry wait covers
         self.failures = 0  # failures that count against policy.attempts
         self.rate_limited = 0
         self.retries = 0
         self._backoff = wait_exponential_jitter(
             initial=policy.initial_wait, max=policy.max_wait, jitter=policy.jitter
         )
+
+    def _tokens(self) -> int:
+        """What a try may use of a tokens-per-minute budget: estimated input plus the reply cap."""
+        return estimate_tokens(self.request) + self.request.max_tokens
+
+    def take(self) -> Permit | None:
+        if self.limiter is None:
+            return None
+        permit = self.limiter.acquire_blocking(
+            self._tokens(), sleep=self.policy.sleep, paused_until=self.paused_until
+        )
+        self.queued += permit.waited
+        return permit
+
+    async def atake(self) -> Permit | None:
+        if self.limiter is None:
+            return None
+        permit = await self.limiter.acquire(
+            self._tokens(), sleep=self.policy.async_sleep, paused_until=self.paused_until
+        )
+        self.queued += permit.waited
+        return permit
+
+    def settle(self, permit: Permit | None, outcome: object) -> None:
+        """Give the permit back with what happened to the try (``outcome``: the completion,
+        the classified error, or anything else for a try that says nothing about load)."""
+        if self.limiter is None or permit is None:
+            return
+        if isinstance(outcome, Completion):
+            used = outcome.usage.input_tokens + outcome.usage.output_tokens
+            self.limiter.succeeded(permit, used or None)
+        elif (
+            isinstance(outcome, _Classified)
+            and not outcome.resend
+            and is_overload(outcome.decision)
+        ):
+            self.paused_until = self.limiter.overloaded(permit, outcome.decision.retry_after)
+        else:
+            self.limiter.released(permit)
 
     def succeeded(self, completion: Completion) -> Sent:
         self.state.answered = True
@@ -251,7 +301,7 @@ class _Call:
         elif decision.cause == "unreachable" and not self.state.answered:
             return self._unreachable(error)
         parameter = decision.rejected_parameter
-        if parameter is not None and getattr(self.request, parameter) is not None:
+        if parameter is not None and self.request.sends(parameter):
             self.request = _without(self.request, {parameter})
             self.state.reject(self.provider, parameter)
             return _Classified(error, decision, resend=True)
@@ -288,7 +338,7 @@ class _Call:
             return False
         if self.failures >= self.policy.attempts:
             return True
-        spent = max(time.monotonic() - self.started, self.waited)
+        spent = max(time.monotonic() - self.started - self.queued, self.waited)
         return spent + (state.upcoming_sleep or 0.0) >= self.policy.deadline
 
     def before_sleep(self, state: RetryCallState) -> None:
@@ -334,11 +384,7 @@ def _without(
     request: CompletionRequest, parameters: frozenset[DroppableParameter] | set[DroppableParameter]
 ) -> CompletionRequest:
     """A new request without ``parameters`` (``request`` itself when it sends none of them)."""
-    temperature = None if "temperature" in parameters else request.temperature
-    top_logprobs = None if "top_logprobs" in parameters else request.top_logprobs
-    if (temperature, top_logprobs) == (request.temperature, request.top_logprobs):
-        return request
-    return replace(request, temperature=temperature, top_logprobs=top_logprobs)
+    return request.without(frozenset(parameters))
 
 
 def _url_of(error: BaseException) -> str | None:
@@ -355,23 +401,31 @@ def call_with_retries(
     request: CompletionRequest,
     policy: RetryPolicy,
     state: TransportState | None = None,
+    limiter: AdaptiveLimiter | None = None,
 ) -> Sent:
-    """Send ``request`` with ``provider.complete`` under the transport policy.
+    """Send ``request`` with ``provider.complete`` under the transport policy (and, with a
+    ``limiter``, each try under its permit).
 
     Raises:
         TransportError: the call failed for good (``kind`` and ``status`` say why; see
             `TransportError.stops_batch`).
     """
-    call = _Call(provider, request, policy, state or TransportState())
+    call = _Call(provider, request, policy, state or TransportState(), limiter)
 
     def attempt() -> Sent:
+        permit = call.take()
+        outcome: object = None
         call.state.counters.sending()
         try:
-            return call.succeeded(provider.complete(call.request))
+            outcome = provider.complete(call.request)
+            return call.succeeded(outcome)
         except ProviderError:
             raise
         except Exception as error:
-            raise call.classified(error) from error
+            outcome = call.classified(error)
+            raise outcome from error
+        finally:
+            call.settle(permit, outcome)
 
     retrying = Retrying(
         sleep=policy.sleep,
@@ -392,18 +446,25 @@ async def acall_with_retries(
     request: CompletionRequest,
     policy: RetryPolicy,
     state: TransportState | None = None,
+    limiter: AdaptiveLimiter | None = None,
 ) -> Sent:
     """Async twin of `call_with_retries`, with ``provider.acomplete``."""
-    call = _Call(provider, request, policy, state or TransportState())
+    call = _Call(provider, request, policy, state or TransportState(), limiter)
 
     async def attempt() -> Sent:
+        permit = await call.atake()
+        outcome: object = None
         call.state.counters.sending()
         try:
-            return call.succeeded(await provider.acomplete(call.request))
+            outcome = await provider.acomplete(call.request)
+            return call.succeeded(outcome)
         except ProviderError:
             raise
         except Exception as error:
-            raise call.classified(error) from error
+            outcome = call.classified(error)
+            raise outcome from error
+        finally:
+            call.settle(permit, outcome)
 
     retrying = AsyncRetrying(
         sleep=policy.async_sleep,

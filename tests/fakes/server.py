@@ -6,7 +6,10 @@ by ``reply(prompt_text) -> str``. The default, `card_reply`, tells the built-in 
 input tags and answers each validly: a ``reference`` judgment (`DEFAULT_REPLY`), a pairwise
 verdict from a consistent judge, a ``Rating: [[N]]`` line, or rubric scores for the listed
 criteria. A ``fault(request)`` hook may answer instead with an error status and body (e.g.
-`echo_key_error`, a server that quotes the API key back in a 400). Run it in-process in a thread (`serve_in_thread`) or as its own process::
+`echo_key_error`, a server that quotes the API key back in a 400). With ``capacity`` it accepts
+that many requests at once and answers the rest at once with a 429 (with ``retry-after-ms``: the
+time until its first slot frees, unless ``retry_after`` is False), as a concurrency-limited
+provider does. Run it in-process in a thread (`serve_in_thread`) or as its own process::
 
     python -m tests.fakes.server --port 0 --latency 0.2   # prints "PORT <n>" when ready
 """
@@ -17,6 +20,7 @@ import argparse
 import asyncio
 import hashlib
 import json
+import math
 import re
 import subprocess
 import sys
@@ -110,8 +114,13 @@ class FakeServer:
     latency: float = 0.0
     reply: Callable[[str], str] = card_reply
     fault: Fault | None = None
+    capacity: int | None = None
+    retry_after: bool = True
     requests: int = 0
+    rejected: int = 0
+    peak: int = 0
     port: int = 0
+    _ends: list[float] = field(default_factory=list)
     _ready: threading.Event = field(default_factory=threading.Event)
     _loop: asyncio.AbstractEventLoop | None = None
     _server: asyncio.base_events.Server | None = None
@@ -129,13 +138,27 @@ class FakeServer:
                 }
                 body = await reader.readexactly(int(headers.get("content-length", "0")))
                 self.requests += 1
-                if self.latency:
-                    await asyncio.sleep(self.latency)
-                status, payload = self._respond(method, path, headers, body)
+                extra = ""
+                now = asyncio.get_running_loop().time()
+                if self.capacity is not None and len(self._ends) >= self.capacity:
+                    self.rejected += 1
+                    status, payload = 429, {"error": {"message": "Too many concurrent requests", "type": "requests", "code": "rate_limit_exceeded"}}  # fmt: skip
+                    if self.retry_after:
+                        extra = f"retry-after-ms: {math.ceil((min(self._ends) - now) * 1000)}\r\n"
+                else:
+                    end = now + self.latency
+                    self._ends.append(end)
+                    self.peak = max(self.peak, len(self._ends))
+                    try:
+                        if self.latency:
+                            await asyncio.sleep(self.latency)
+                        status, payload = self._respond(method, path, headers, body)
+                    finally:
+                        self._ends.remove(end)
                 data = json.dumps(payload).encode()
                 writer.write(
                     f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\n"
-                    "content-type: application/json\r\n"
+                    f"content-type: application/json\r\n{extra}"
                     f"content-length: {len(data)}\r\nconnection: keep-alive\r\n\r\n".encode()
                     + data
                 )
@@ -220,12 +243,17 @@ class FakeServer:
             self._thread.join(10)
 
 
-def spawn(latency: float = 0.0) -> tuple[subprocess.Popen[str], str]:
+def spawn(
+    latency: float = 0.0, *, capacity: int | None = None, retry_after: bool = True
+) -> tuple[subprocess.Popen[str], str]:
     """Start the fake server in its own process (so it does not share the client's event loop);
     returns the process, to terminate, and the base URL to point the SDKs at."""
     repo = Path(__file__).resolve().parents[2]
+    limits = [] if capacity is None else ["--capacity", str(capacity)]
+    limits += [] if retry_after else ["--no-retry-after"]
+    command = [sys.executable, "-m", "tests.fakes.server", "--latency", str(latency), *limits]
     process = subprocess.Popen(
-        [sys.executable, "-m", "tests.fakes.server", "--latency", str(latency)],
+        command,
         cwd=repo,
         stdout=subprocess.PIPE,
         text=True,
@@ -239,8 +267,15 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--latency", type=float, default=0.0)
+    parser.add_argument("--capacity", type=int, default=None)
+    parser.add_argument("--no-retry-after", action="store_true")
     args = parser.parse_args()
-    server = FakeServer(latency=args.latency, port=args.port)
+    server = FakeServer(
+        latency=args.latency,
+        port=args.port,
+        capacity=args.capacity,
+        retry_after=not args.no_retry_after,
+    )
 
     async def run() -> None:
         await server.start()
