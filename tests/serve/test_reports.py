@@ -18,6 +18,7 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
+from calibration.status import calibrations
 from judgecards.cli import cli
 from judgecards.serve.reports import report_link
 from tests.report.data import HOSTILE_MODEL, MODEL, build
@@ -55,6 +56,12 @@ def test_reports_are_for_admins_only(served: ServedApp) -> None:
             assert refused.status_code == 403, route
             assert "kappa" not in refused.text and "match" not in refused.text
             assert client.get(route, headers=served.headers(admin)).status_code == 200, route
+        index = client.get("/reports", headers=served.headers(admin)).text
+    for card in ("reference@1", "pairwise@1"):
+        assert f'href="{report_link(card, MODEL)}"' in index
+    (headline,) = calibrations(served.db_path)  # the newest labelled audit's cached headline
+    assert headline.card == "reference@1" and headline.describe() in index
+    assert "never checked against people" in index  # pairwise: labels, but no audit
 
 
 def test_audit_report_json_is_audit_reports(served: ServedApp) -> None:
