@@ -21,6 +21,10 @@ Human labels and drift audits:
 * `align` — a card aligned to its people: worked examples, past disagreements or written
   guidelines tried on held-out labels, the best written as a new card version
   (`AlignmentResult`, `CandidateScore`); `alignment_runs` lists the stored runs (`AlignmentRun`).
+* `LabelQueue` — an audit served to people one item at a time, blind (`QueueItem` holds the
+  card's inputs and form only), with reservations, N labels per item from different labelers,
+  undo, skip, and pairwise sides shuffled per labeler (`PositionPreference`); ``judgecards
+  serve`` puts it in the browser (`QueueSettings`, `LabelQueueError`).
 * `latest_calibration` — a card version's latest calibration for a judge model
   (`CalibrationStatus`); `warn_if_uncalibrated` warns (`UncalibratedJudgeWarning`) for a judge
   that has none, as the command line does once per run.
@@ -95,8 +99,13 @@ _EXPORTS: dict[str, str] = {
     "JuryVerdict": "calibration.jury_run",
     "LabelImportError": "judgecards.errors",
     "LabelImportReport": "calibration.labels",
+    "LabelQueue": "calibration.label_queue",
+    "LabelQueueError": "calibration.queue_records",
     "MajorityVote": "calibration.jury",
     "PairwiseAgreement": "calibration.pairwise",
+    "PositionPreference": "calibration.queue_records",
+    "QueueItem": "calibration.queue_records",
+    "QueueSettings": "calibration.queue_records",
     "RaterPair": "calibration.interrater",
     "SelectiveThreshold": "calibration.selective",
     "SmallSampleWarning": "calibration._core",
@@ -166,8 +175,13 @@ __all__ = [
     "JuryVerdict",
     "LabelImportError",
     "LabelImportReport",
+    "LabelQueue",
+    "LabelQueueError",
     "MajorityVote",
     "PairwiseAgreement",
+    "PositionPreference",
+    "QueueItem",
+    "QueueSettings",
     "RaterPair",
     "SelectiveThreshold",
     "SmallSampleWarning",
@@ -236,6 +250,7 @@ if TYPE_CHECKING:
         majority_vote,
     )
     from calibration.jury_run import JurorReliability, Jury, JuryRun, JuryVerdict
+    from calibration.label_queue import LabelQueue
     from calibration.labels import (
         LabelImportReport,
         export_labels,
@@ -250,6 +265,12 @@ if TYPE_CHECKING:
         corrected_rate,
     )
     from calibration.ppi_stratified import stratified_corrected_mean, stratified_corrected_rate
+    from calibration.queue_records import (
+        LabelQueueError,
+        PositionPreference,
+        QueueItem,
+        QueueSettings,
+    )
     from calibration.records import AlignmentRun, AnchorSet
     from calibration.report import AgreementReport, ClassScores, calibrate
     from calibration.selective import SelectiveThreshold, ThresholdTest, selective_threshold
