@@ -12,9 +12,17 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from judgecards.duplicate_ids import SeenIds
 from judgecards.errors import InputError
 
-__all__ = ["ItemCheck", "problems_error", "read_items", "read_jsonl"]
+__all__ = [
+    "CheckedItems",
+    "ItemCheck",
+    "check_items",
+    "problems_error",
+    "read_items",
+    "read_jsonl",
+]
 
 E = TypeVar("E", bound=InputError)
 
@@ -98,6 +106,45 @@ def problems_error(
     return InputError(f"{len(problems)} problem(s){on}, {action}:\n{listed}{more}", file=path)
 
 
+def _checked(
+    path: Path,
+    problems: list[InputError],
+    *,
+    required: Sequence[str],
+    required_by: str,
+    check: ItemCheck | None,
+) -> Iterator[dict[str, Any]]:
+    """Every object of the file, its problems (a bad line, a missing or repeated id, a missing
+    input, ``check``'s) appended to ``problems``; ids are remembered on disk (`SeenIds`)."""
+    with SeenIds() as seen:
+        for number, item in read_jsonl(path):
+            if isinstance(item, InputError):
+                problems.append(item)
+                continue
+            item_id = item.get("id")
+            if item_id is None or item_id == "":
+                problems.append(InputError("missing 'id'", file=path, line=number, field="id"))
+            elif (first := seen.first_line(str(item_id), number)) is not None:
+                problems.append(
+                    InputError(
+                        f"duplicate id (first on line {first})", file=path, line=number, field="id"
+                    )
+                )
+            for name in required:
+                if item.get(name) is None:
+                    problems.append(
+                        InputError(
+                            f"missing input required by {required_by}",
+                            file=path,
+                            line=number,
+                            field=name,
+                        )
+                    )
+            for field, message in check(item) if check is not None else ():
+                problems.append(InputError(message, file=path, line=number, field=field))
+            yield item
+
+
 def read_items(
     path: Path,
     *,
@@ -117,41 +164,70 @@ def read_items(
         InputError: naming the file and listing up to ``shown`` problems; nothing has been done.
     """
     problems: list[InputError] = []
-    items: list[dict[str, Any]] = []
-    seen: dict[str, int] = {}
-    for number, item in read_jsonl(path):
-        if isinstance(item, InputError):
-            problems.append(item)
-            continue
-        item_id = item.get("id")
-        if item_id is None or item_id == "":
-            problems.append(InputError("missing 'id'", file=path, line=number, field="id"))
-        elif str(item_id) in seen:
-            problems.append(
-                InputError(
-                    f"duplicate id (first on line {seen[str(item_id)]})",
-                    file=path,
-                    line=number,
-                    field="id",
-                )
-            )
-        else:
-            seen[str(item_id)] = number
-        for name in required:
-            if item.get(name) is None:
-                problems.append(
-                    InputError(
-                        f"missing input required by {required_by}",
-                        file=path,
-                        line=number,
-                        field=name,
-                    )
-                )
-        for field, message in check(item) if check is not None else ():
-            problems.append(InputError(message, file=path, line=number, field=field))
-        items.append(item)
+    items = list(_checked(path, problems, required=required, required_by=required_by, check=check))
     if problems:
         raise problems_error(problems, path, action=action, shown=shown)
     if not items:
         raise InputError("no items", file=path)
     return items
+
+
+class CheckedItems:
+    """A JSONL file whose every line has been checked (`check_items`), read again one item at a
+    time each time it is iterated; ``len()`` is its number of items. Nothing is held in memory,
+    except for a file that cannot be read twice (``held``: its items, read once).
+    """
+
+    def __init__(
+        self, path: Path, count: int, *, held: Sequence[dict[str, Any]] | None = None
+    ) -> None:
+        self.path = path
+        self.count = count
+        self.held = held
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        if self.held is not None:
+            yield from self.held
+            return
+        for _, item in read_jsonl(self.path):
+            if isinstance(item, InputError):
+                # Checked a moment ago: the file was changed while it was being judged.
+                raise InputError(f"changed while being read: {item}", file=self.path)
+            yield item
+
+
+def check_items(
+    path: Path,
+    *,
+    required: Sequence[str] = (),
+    required_by: str = "",
+    action: str = "nothing was judged",
+    shown: int = 20,
+    check: ItemCheck | None = None,
+) -> CheckedItems:
+    """`read_items`' checks in one streaming pass that keeps no item, for files too large to
+    hold: every line is checked before anything is done with any of them, then the returned
+    `CheckedItems` reads them again as they are needed.
+
+    A path that is not a regular file (a pipe, ``/dev/stdin``) cannot be read twice: its items
+    are read once and held.
+
+    Raises:
+        InputError: as `read_items`; nothing has been done.
+    """
+    if not path.is_file():
+        held = read_items(path, required=required, required_by=required_by, action=action,
+                          shown=shown, check=check)  # fmt: skip
+        return CheckedItems(path, len(held), held=held)
+    problems: list[InputError] = []
+    count = 0
+    for _ in _checked(path, problems, required=required, required_by=required_by, check=check):
+        count += 1
+    if problems:
+        raise problems_error(problems, path, action=action, shown=shown)
+    if not count:
+        raise InputError("no items", file=path)
+    return CheckedItems(path, count)

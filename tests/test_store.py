@@ -172,7 +172,7 @@ def test_each_item_is_written_when_it_finishes() -> None:
 
 
 def test_stored_rows_carry_inputs_params_and_card_hash() -> None:
-    result = Judge("reference", "mock:judge").score(**INPUTS)
+    result = Judge("reference@1", "mock:judge").score(**INPUTS)
     with closing(sqlite3.connect(os.environ["JUDGECARDS_DB"])) as db:
         row = db.execute(
             "SELECT card, card_hash, model, inputs, params, input_tokens FROM results WHERE id = ?",
@@ -187,7 +187,7 @@ def test_stored_rows_carry_inputs_params_and_card_hash() -> None:
 
 
 def test_mock_results_are_labelled() -> None:
-    result = Judge("reference", "mock:judge").score(**INPUTS)
+    result = Judge("reference@1", "mock:judge").score(**INPUTS)
     assert result.model.startswith("mock:")
     assert result.output is not None and "placeholder" in result.output["delta"].lower()
 
@@ -196,7 +196,7 @@ def test_a_judge_used_as_a_context_manager_closes_the_database_it_opened(tmp_pat
 
     from judgecards import Judge
 
-    with Judge("reference", "mock:judge", db=tmp_path / "owned.db") as judge:
+    with Judge("reference@1", "mock:judge", db=tmp_path / "owned.db") as judge:
         assert judge.score(question="q", gold_answer="g", model_output="o").status == "ok"
     with pytest.raises(StoreError, match="closed"):
         judge.store.get("anything")
@@ -362,6 +362,7 @@ def test_only_the_store_and_the_calibration_repository_hold_sql() -> None:
         "calibration/migrations.py",  # the calibration schema, applied through Store.migrate
         "judgecards/serve/repository.py",  # the server's tokens, through Store.transaction
         "judgecards/batch/repository.py",  # provider batches and their items (judgecards.batch)
+        "judgecards/duplicate_ids.py",  # a private temporary database of ids, not the store
     }  # fmt: skip
     sql = re.compile(
         r"\b(SELECT\s.+\sFROM|INSERT\s+(OR\s+\w+\s+)?INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM)\b"

@@ -147,3 +147,77 @@ def test_progress_needs_a_total_for_items_without_a_length(tmp_path: Path) -> No
     with pytest.raises(ValueError, match="concurrency"):
         judge.ascore_stream([item(0)], concurrency=0)
     judge.close()
+
+
+# ---------------------------------------------------------------- judgecards score, streamed
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def write_items(path: Path, rows: list[dict[str, Any] | str]) -> Path:
+    text = "".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def varied(i: int) -> dict[str, Any]:
+    return {**item(i), "model_output": "word " * (i % 23) + f"Candidate {i}: Jupiter."}
+
+
+def score(*args: str | Path) -> Any:
+    from click.testing import CliRunner
+
+    from judgecards.cli import cli
+
+    return CliRunner().invoke(cli, ["score", *map(str, args)], catch_exceptions=False)
+
+
+def test_score_writes_every_result_in_input_order_with_the_same_summary(tmp_path: Path) -> None:
+    n = LOOKUP_CHUNK + 150
+    data = write_items(tmp_path / "items.jsonl", [varied(i) for i in range(n)])
+    out = tmp_path / "out.jsonl"
+    done = score("--card", "reference@1", "--model", "mock:judge", "--input", data,
+                 "--output", out, "--db", tmp_path / "j.db", "--concurrency", "16")  # fmt: skip
+    assert done.exit_code == 0, done.output
+    written = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert [row["item_id"] for row in written] == [f"i{i}" for i in range(n)]
+    # The running tally says what the whole list would have said.
+    from judgecards.cli._score_run import ScoreTally
+    from judgecards.results import JudgeResult
+
+    results = [JudgeResult.model_validate(row) for row in written]
+    whole = ScoreTally.of(results, [varied(i) for i in range(n)])
+    summary = whole.summary(0.0, out).split("\n", 2)[2]  # past the timing line
+    assert summary in done.output
+    assert whole.verbosity() in done.output
+    assert "Spearman" in whole.verbosity()
+
+
+def test_every_line_is_checked_before_any_call_without_holding_the_file(tmp_path: Path) -> None:
+    rows: list[dict[str, Any] | str] = [item(i) for i in range(1_200)]
+    rows.append(item(3))  # a duplicate id far from the first: remembered on disk, not in a dict
+    rows.append("{not json")
+    data = write_items(tmp_path / "items.jsonl", rows)
+    db = tmp_path / "j.db"
+    done = score("--card", "reference@1", "--model", "mock:judge", "--input", data,
+                 "--output", tmp_path / "out.jsonl", "--db", db)  # fmt: skip
+    assert done.exit_code == 2
+    assert "items.jsonl:1201, field 'id': duplicate id (first on line 4)" in done.output
+    assert "items.jsonl:1202: invalid JSON" in done.output
+    assert not db.exists()  # nothing opened, nothing judged
+
+
+def test_a_file_that_cannot_be_read_twice_is_read_once(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    lines = "".join(json.dumps(varied(i)) + "\n" for i in range(30))
+    out = tmp_path / "out.jsonl"
+    done = subprocess.run(
+        [sys.executable, "-m", "judgecards", "score", "--card", "reference@1", "--model",
+         "mock:judge", "--input", "/dev/stdin", "--output", str(out), "--db", str(tmp_path / "j.db")],
+        input=lines, cwd=REPO, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    written = [json.loads(line)["item_id"] for line in out.read_text().splitlines()]
+    assert written == [f"i{i}" for i in range(30)]

@@ -1,0 +1,204 @@
+"""A ``score`` run streamed to its output file, and its summary added up as results arrive.
+
+The items are read from a file already checked line by line (`judgecards.jsonl.check_items`),
+judged through `judgecards.Judge.ascore_stream`, and each result is written to the output as it
+comes (input order) and folded into a `ScoreTally`. So a run holds only the items in flight and
+the summary's running figures, whatever the file's size. The output is still replaced atomically
+(`OutputFile.write_with`): an interrupted run leaves the old file as it was.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from array import array
+from collections import Counter, deque
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from judgecards.cli._output import OutputFile
+
+if TYPE_CHECKING:
+    from judgecards.judge import Judge, Progress
+    from judgecards.results import JudgeResult
+
+__all__ = ["ScoreTally", "answer_words", "stream_to_file"]
+
+# The input holding the answer being judged, by card convention (first present wins).
+_JUDGED_INPUTS = ("model_output", "answer_2", "answer")
+
+
+def answer_words(item: Mapping[str, Any]) -> int | None:
+    """The judged answer's length in words (for the verbosity line), if the item has one."""
+    field = next((name for name in _JUDGED_INPUTS if isinstance(item.get(name), str)), None)
+    return None if field is None else len(item[field].split())
+
+
+class ScoreTally:
+    """A run's summary figures, added one result at a time.
+
+    Args:
+        keep_results: also keep every result (for outputs that list each item: JUnit, a
+            markdown summary, annotations); otherwise only counts and sums are kept.
+    """
+
+    def __init__(self, *, keep_results: bool = False) -> None:
+        self.results: list[JudgeResult] | None = [] if keep_results else None
+        self.count = 0
+        self.ok = 0
+        self.errors: Counter[str | None] = Counter()
+        self.not_judged = 0
+        self.verdicts: Counter[str] = Counter()
+        self.extracted: Counter[str] = Counter()
+        self.overridden = 0
+        self.axis_sums: dict[str, float] = {}
+        self.axis_counts: Counter[str] = Counter()
+        self.tokens_in = 0
+        self.tokens_out = 0
+        self.cached = 0
+        self.cost = 0.0
+        self.unknown_cost = 0
+        self.mock = False
+        # (answer length, score) per axis, as flat float arrays: 16 bytes a scored item.
+        self._lengths: dict[str, array[float]] = {}
+        self._scores: dict[str, array[float]] = {}
+
+    @classmethod
+    def of(
+        cls, results: Sequence[JudgeResult], items: Iterable[Mapping[str, Any]] | None = None
+    ) -> ScoreTally:
+        """The tally of results already in hand (``items``: theirs, for the verbosity line)."""
+        tally = cls(keep_results=True)
+        lengths = (answer_words(item) for item in items) if items is not None else None
+        for result in results:
+            tally.add(result, next(lengths) if lengths is not None else None)
+        return tally
+
+    @property
+    def error_kinds(self) -> Counter[str]:
+        """Error records by kind, as `judgecards.cli._common.finish_run` takes them."""
+        return Counter({str(kind): n for kind, n in self.errors.items()})
+
+    def add(self, result: JudgeResult, words: int | None = None) -> None:
+        """Count ``result``; ``words``: its item's answer length (`answer_words`)."""
+        if self.results is not None:
+            self.results.append(result)
+        self.count += 1
+        self.tokens_in += result.usage.input_tokens
+        self.tokens_out += result.usage.output_tokens
+        self.cached += bool(result.cached)
+        self.mock = self.mock or result.model.startswith("mock:")
+        if result.cost_usd is None:
+            self.unknown_cost += 1
+        else:
+            self.cost += result.cost_usd
+        if result.status == "not_judged":  # over --max-cost: not started, not an error
+            self.not_judged += 1
+            return
+        if result.status != "ok":
+            self.errors[result.error_kind] += 1
+            return
+        self.ok += 1
+        if result.verdict is not None:
+            self.verdicts[result.verdict] += 1
+        self.overridden += bool(result.verdict_overridden)
+        extraction = getattr(result, "extraction", None)
+        if extraction:
+            self.extracted[extraction] += 1
+        for axis, value in result.scores.items():
+            self.axis_sums[axis] = self.axis_sums.get(axis, 0.0) + value
+            self.axis_counts[axis] += 1
+            if words is not None:
+                self._lengths.setdefault(axis, array("d")).append(words)
+                self._scores.setdefault(axis, array("d")).append(value)
+
+    def summary(self, elapsed: float, output_path: Path) -> str:
+        from judgecards.pricing import run_cost_text
+
+        lines = [f"\n{self.count} items in {elapsed:.1f}s -> {output_path}"]
+        if self.verdicts:
+            total = sum(self.verdicts.values())
+            lines.append(
+                "verdicts:  "
+                + "  ".join(f"{v} {n} ({n / total:.0%})" for v, n in self.verdicts.most_common())
+            )
+            lines.append(
+                f"overrides: {self.overridden} (the rule disagreed with the judge's own verdict)"
+            )
+        for axis, value in self.axis_sums.items():
+            n = self.axis_counts[axis]
+            lines.append(f"mean {axis:<16} {value / n:.2f}  (n={n})")
+        errors = self.errors
+        error_text = ", ".join(f"{k} {n}" for k, n in errors.most_common()) if errors else "none"
+        lines.append(f"errors:    {sum(errors.values())} ({error_text})")
+        if self.extracted:  # how judgments were read: native output, prompt JSON, final line…
+            extracted = ", ".join(f"{k} {n}" for k, n in self.extracted.most_common())
+            lines.append(f"extracted: {extracted}")
+        lines.append(f"tokens:    {self.tokens_in} in, {self.tokens_out} out")
+        # run_cost_text adds up a list: one entry per unknown cost, or the known total.
+        costs: list[float | None] = [None] * self.unknown_cost if self.unknown_cost else [self.cost]
+        cost = run_cost_text(costs, cached=self.cached, mock=self.mock)
+        lines.append(f"cost:      {cost}")
+        lines.append(f"cache:     {self.cached} of {self.count} served without a call")
+        return "\n".join(lines)
+
+    def verbosity(self) -> str:
+        """Length-vs-score correlation per axis: a judge that rewards length shows it here."""
+        lines = []
+        for axis in sorted(self._lengths):
+            lengths, scores = self._lengths[axis], self._scores[axis]
+            if len(lengths) < 3:
+                continue
+            from judgecards.bias import verbosity_bias_single
+
+            corr = verbosity_bias_single(lengths, scores)
+            if corr.spearman == corr.spearman:  # not nan
+                lines.append(
+                    f"  {axis:<16} Spearman {corr.spearman:+.2f} "
+                    f"(p={corr.spearman_p:.2g}, n={corr.n})"
+                )
+        if not lines:
+            return "verbosity: not enough varied scores to correlate with answer length"
+        return "verbosity (answer length in words vs score):\n" + "\n".join(lines)
+
+
+def stream_to_file(
+    judge: Judge,
+    items: Sequence[Mapping[str, Any]] | Iterable[Mapping[str, Any]],
+    output: OutputFile,
+    tally: ScoreTally,
+    *,
+    total: int,
+    concurrency: int,
+    progress: Progress | None,
+    note: str = "",
+) -> None:
+    """Judge ``items`` and write each result to ``output`` as it comes, in input order.
+
+    If the output cannot be written (a full disk), the run still judges and stores every item,
+    then raises `judgecards.errors.OutputError` (with ``note``): a re-run writes the file from
+    the store without a call. Anything else that stops the run leaves no partial file.
+    """
+    words: deque[int | None] = deque()  # the answer lengths of items read but not yet written
+
+    def source() -> Iterator[Mapping[str, Any]]:
+        for item in items:
+            words.append(answer_words(item))
+            yield item
+
+    async def run(handle: IO[bytes]) -> None:
+        stream = judge.ascore_stream(
+            source(), concurrency=concurrency, progress=progress, total=total
+        )
+        unwritable: OSError | None = None
+        async for result in stream:
+            tally.add(result, words.popleft())
+            if unwritable is None:
+                try:
+                    handle.write(result.model_dump_json().encode("utf-8") + b"\n")
+                except OSError as error:  # a full disk: judging goes on, every result is stored
+                    unwritable = error
+        if unwritable is not None:
+            raise unwritable
+
+    output.write_with(lambda handle: asyncio.run(run(handle)), note=note)
