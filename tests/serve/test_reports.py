@@ -169,6 +169,13 @@ def test_the_served_page_draws_every_plot_under_the_csp(
         page.goto(served.url + report_link("reference@1", MODEL), timeout=60_000)
         boxes = svg_boxes(page)
         assert len(boxes) == 6 and all(w > 50 and h > 50 for w, h in boxes)
+        # The disagreements show hostile inputs as text: nothing ran or loaded.
+        assert page.title() == "reference@1 · openai:gpt-4o · judgecards"
+        assert (
+            page.locator("main img, main iframe, main script, main a[href^=javascript]").count()
+            == 0
+        )
+        assert '<script>document.title="pwned"</script>' in page.inner_text("main")
         page.screenshot(path=str(screenshot_dir / "report-served-reference.png"), full_page=True)
     finally:
         context.close()
