@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +66,7 @@ def test_items_are_read_only_as_the_window_frees(tmp_path: Path) -> None:
 
     async def first() -> tuple[Any, int]:
         stream = judge.ascore_stream(iter(source), concurrency=4)
+        assert isinstance(stream, AsyncGenerator)  # it can be closed early
         result = await anext(stream)
         read = source.read
         await stream.aclose()
