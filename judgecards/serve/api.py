@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from judgecards.cards import Card, list_cards, load_card
@@ -31,7 +31,7 @@ from judgecards.pricing import PriceTable, load_prices
 from judgecards.render import check_inputs
 from judgecards.results import JudgeResult
 from judgecards.serve.api_errors import ApiError, ErrorResponse
-from judgecards.serve.auth import AdminUser
+from judgecards.serve.auth import AdminUser, csrf_protect
 from judgecards.store import Store
 
 __all__ = ["router"]
@@ -229,7 +229,7 @@ def _provider_failed(error: TransportError) -> ApiError:
 # --------------------------------------------------------------------------- routes
 
 
-@router.post("/score", response_model=ScoreResponse)
+@router.post("/score", response_model=ScoreResponse, dependencies=[Depends(csrf_protect)])
 def score(body: ScoreRequest, request: Request, principal: AdminUser) -> ScoreResponse:
     """Judge items with a card and model; results are stored like ``judgecards score``'s."""
     card = _card(request, body.card)
@@ -248,7 +248,7 @@ def score(body: ScoreRequest, request: Request, principal: AdminUser) -> ScoreRe
     )
 
 
-@router.post("/compare", response_model=CompareResponse)
+@router.post("/compare", response_model=CompareResponse, dependencies=[Depends(csrf_protect)])
 def compare(body: CompareRequest, request: Request, principal: AdminUser) -> CompareResponse:
     """Judge pairs in both orders with a pairwise card; stored like ``judgecards compare``'s."""
     card = _card(request, body.card)

@@ -53,13 +53,19 @@ _ROUTERS = (
 )
 
 
+class _TooLarge(Exception):
+    pass
+
+
 class SecurityHeaders:
     """ASGI middleware: the CSP and friends on every response, errors and static files included;
     ``Cache-Control: no-store`` on everything but ``/static`` (pages and JSON hold labels).
-    An unexpected exception becomes a 500 with the error shape and no detail."""
+    A body over ``max_body_bytes`` is a 413 before it is read into memory (uvicorn sets no
+    limit). An unexpected exception becomes a 500 with the error shape and no detail."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, max_body_bytes: int = 32 * 2**20) -> None:
         self.app = app
+        self.max_body_bytes = max_body_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -80,15 +86,35 @@ class SecurityHeaders:
                 message["headers"] = headers
             await send(message)
 
-        started = False
+        too_large = error_json(413, "too_large", f"the body is over {self.max_body_bytes} bytes")
+        declared = dict(scope.get("headers", [])).get(b"content-length", b"0")
+        if declared.isdigit() and int(declared) > self.max_body_bytes:
+            await too_large(scope, receive, with_headers)
+            return
+        started = refused = False
+        received = 0
 
         async def tracking(message: Message) -> None:
             nonlocal started
+            if refused:
+                return  # the 413 is sent; whatever the app makes of the cut body is not
             started = started or message["type"] == "http.response.start"
             await with_headers(message)
 
+        async def counting() -> Message:
+            nonlocal received, refused
+            message = await receive()
+            received += len(message.get("body", b""))
+            if received > self.max_body_bytes and not started:  # a chunked body: no length
+                await too_large(scope, receive, with_headers)
+                refused = True
+                raise _TooLarge
+            return message
+
         try:
-            await self.app(scope, receive, tracking)
+            await self.app(scope, counting, tracking)
+        except _TooLarge:
+            pass
         except Exception as error:
             # Here, inside Starlette's outermost error middleware, so even a 500 has the headers.
             if started:
@@ -114,6 +140,7 @@ def create_app(
     *,
     csrf_secret: bytes | None = None,
     max_items: int = 100,
+    max_body_bytes: int = 32 * 2**20,
     **settings: Any,
 ) -> FastAPI:
     """The app over the database at ``db_path`` (created and migrated if needed).
@@ -123,6 +150,7 @@ def create_app(
         csrf_secret: key of the CSRF tokens (default: random per process, so a restart asks
             open pages to reload).
         max_items: the most items one ``/v1/score`` or ``/v1/compare`` request may carry.
+        max_body_bytes: the largest request body accepted (413 beyond it).
         **settings: kept on ``app.state.settings`` for the routers (e.g. ``reservation_s``).
     """
     from calibration.migrations import open_store
@@ -149,7 +177,7 @@ def create_app(
     app.state.max_items = max_items
     app.state.settings = settings
     install_error_handlers(app, page=error_page)
-    app.add_middleware(SecurityHeaders)
+    app.add_middleware(SecurityHeaders, max_body_bytes=max_body_bytes)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     _include_routers(app)
 

@@ -130,3 +130,41 @@ def test_sigterm_stops_the_server_cleanly_after_answering_what_it_was_doing(
         assert stored.fetchone()[0] == 101  # every item the answer reported is stored
         labels = connection.execute("SELECT count(*), count(DISTINCT field) FROM labels")
         assert labels.fetchone() == (len(values), len(values))
+
+
+def test_no_token_reaches_the_server_log(tmp_path: Path) -> None:
+    db = tmp_path / "log.db"
+    secret = _token(db, "labeler", "bob")
+    port = _free_port()
+    log = tmp_path / "serve.log"
+    with log.open("w") as sink:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "judgecards", "serve", "--db", str(db), "--port", str(port)],
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        try:
+            url = f"http://127.0.0.1:{port}"
+            deadline = time.monotonic() + 20
+            while True:
+                try:
+                    httpx.get(url + "/login", timeout=1)
+                    break
+                except httpx.TransportError:
+                    assert time.monotonic() < deadline, "the server did not come up"
+                    time.sleep(0.05)
+            # The link's fragment never reaches the server; a hand-typed query string does, and
+            # is blanked in the access log; the POSTed token and the bearer header are not logged.
+            httpx.get(f"{url}/login?token={secret}")
+            assert httpx.post(url + "/login", data={"token": secret}).status_code == 303
+            httpx.get(url + "/", headers={"Authorization": f"Bearer {secret}"})
+            process.send_signal(signal.SIGTERM)
+            assert process.wait(timeout=30) == 0
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+    text = log.read_text()
+    assert "POST /login" in text and "GET /login?token=jc_[redacted]" in text
+    assert secret not in text and secret[3:20] not in text

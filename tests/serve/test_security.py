@@ -51,6 +51,7 @@ class Site:
         self, method: str, path: str, token: str | None = None, **options: Any
     ) -> httpx.Response:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
+        headers.update(options.pop("headers", {}))
         response = httpx.request(
             method, self.served.url + path, headers=headers, timeout=30, **options
         )
@@ -167,6 +168,39 @@ def test_every_route_but_the_login_page_needs_a_token(site: Site) -> None:
             response = site.call(method, _path(site, template), token, json={})
             assert response.status_code == 401, (method, template, response.status_code)
             assert response.json()["error"]["code"] == "unauthenticated"
+
+
+def test_every_state_changing_route_refuses_a_cookie_without_the_csrf_token(site: Site) -> None:
+    # Log in as a browser does: a session cookie and no Authorization header.
+    for secret in (site.admin, site.bob):
+        with httpx.Client(base_url=site.served.url) as browser:
+            assert browser.post("/login", data={"token": secret}).status_code == 303
+            for method, template, _ in _routes(site):
+                if method == "GET" or (method, template) in PUBLIC:
+                    continue
+                response = browser.request(method, _path(site, template), json={})
+                site.seen.append(response)
+                assert response.status_code == 403, (method, template, response.text)
+                assert response.json()["error"]["code"] == "csrf", (method, template)
+
+
+def test_a_body_over_the_limit_is_a_413_before_it_is_read(site: Site) -> None:
+    limit = 32 * 2**20
+    response = site.call("POST", "/v1/score", site.admin, content=b"x" * (limit + 1))
+    assert response.status_code == 413 and response.json()["error"]["code"] == "too_large"
+
+    def chunks() -> Iterator[bytes]:  # no Content-Length: counted as it arrives
+        for _ in range(33):
+            yield b" " * 2**20
+
+    streamed = site.call(
+        "POST",
+        "/v1/score",
+        site.admin,
+        content=chunks(),
+        headers={"Content-Type": "application/json"},
+    )
+    assert streamed.status_code == 413
 
 
 def test_a_labeler_reads_no_verdict_score_reason_or_other_label_through_any_route(
