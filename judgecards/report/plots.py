@@ -193,7 +193,7 @@ def bars(
                     axes.bar(list(categories), list(series), bottom=bottom, label=name,
                              color=_COLOURS[colour % len(_COLOURS)])  # fmt: skip
                     bottom = [b + v for b, v in zip(bottom, series)]
-                axes.legend(fontsize=8, frameon=False)
+                axes.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
             else:
                 axes.bar(list(categories), list(values), color=_COLOURS[0])
             axes.set_title(title)
