@@ -82,11 +82,19 @@ _EXPORTS: dict[str, str] = {
     "weighted_scores": "judgecards.geval",
     "write_table": "judgecards.export",
     "WrongCardKind": "judgecards.errors",
+    "AdaptiveLimiter": "judgecards.rate",
+    "LimiterStats": "judgecards.rate",
+    "CostCap": "judgecards.budget",
+    "BudgetStats": "judgecards.budget",
+    "BudgetError": "judgecards.errors",
 }
 
 __all__ = [
     "acompare_many",
+    "AdaptiveLimiter",
     "bradley_terry",
+    "BudgetError",
+    "BudgetStats",
     "Card",
     "CardError",
     "CardLockMismatch",
@@ -97,6 +105,7 @@ __all__ = [
     "comparison_report",
     "ComparisonResult",
     "comparisons_table",
+    "CostCap",
     "Criterion",
     "elo",
     "import_openai_graders",
@@ -111,6 +120,7 @@ __all__ = [
     "JudgeOutputError",
     "JudgeResult",
     "LengthCorrelation",
+    "LimiterStats",
     "list_cards",
     "load_card",
     "load_prices",
@@ -168,12 +178,17 @@ if TYPE_CHECKING:
         verbosity_bias_pairwise,
         verbosity_bias_single,
     )
+    from judgecards.budget import (
+        BudgetStats,
+        CostCap,
+    )
     from judgecards.cards import (
         Card,
         list_cards,
         load_card,
     )
     from judgecards.errors import (
+        BudgetError,
         CardError,
         CardLockMismatch,
         CardNotFound,
@@ -250,6 +265,10 @@ if TYPE_CHECKING:
     )
     from judgecards.providers.mock import (
         MOCK_BANNER,
+    )
+    from judgecards.rate import (
+        AdaptiveLimiter,
+        LimiterStats,
     )
     from judgecards.results import (
         JudgeResult,

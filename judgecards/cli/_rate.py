@@ -1,0 +1,77 @@
+"""``--rpm``, ``--tpm`` and ``--max-cost`` for the commands that judge (score, compare, eval):
+the options, what they pass to `judgecards.Judge`, the summary lines and the exit status."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+__all__ = ["budget_lines", "finish_budget", "rate_judge_options", "rate_options"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+EXIT_NOT_JUDGED = 1  # the README's exit table: the run finished, not every item has a result
+
+
+def rate_options(function: F) -> F:
+    """The three options, as keyword arguments ``rpm``, ``tpm`` and ``max_cost``."""
+    function = click.option(
+        "--max-cost",
+        "max_cost",
+        type=click.FloatRange(min=0),
+        default=None,
+        metavar="USD",
+        help="Never start an item whose projected cost (the --plan estimate at its max_tokens) "
+        "would take this run's spend past USD; items left are 'not judged' (exit 1), and a "
+        "re-run with a higher cap judges just them. Needs the model's price.",
+    )(function)
+    function = click.option(
+        "--tpm",
+        type=click.FloatRange(min=0, min_open=True),
+        default=None,
+        help="Tokens per minute allowed to the model (estimated input + max_tokens per call, "
+        "corrected by reported usage).",
+    )(function)
+    return click.option(
+        "--rpm",
+        type=click.FloatRange(min=0, min_open=True),
+        default=None,
+        help="Requests per minute allowed to the model. Concurrency adapts to 429s either way.",
+    )(function)
+
+
+def rate_judge_options(
+    rpm: float | None, tpm: float | None, max_cost: float | None
+) -> dict[str, Any]:
+    """The `judgecards.Judge` keyword arguments for the options given (none when unset)."""
+    given = {"rpm": rpm, "tpm": tpm, "max_cost": max_cost}
+    return {name: value for name, value in given.items() if value is not None}
+
+
+def budget_lines(judges: Any) -> list[str]:
+    """Summary lines: what each judge's limiter did, and spend against the cap if one was set.
+    ``judges``: one `judgecards.Judge` or several (a comparison's, an eval's)."""
+    judges = judges if isinstance(judges, (list, tuple)) else [judges]
+    lines = []
+    for judge in judges:
+        name = f" {judge.model}" if len(judges) > 1 else ""
+        lines.append(f"rate{name}: {judge.rates.stats().as_text()}")
+        if judge.budget is not None:
+            lines.append(f"budget{name}: {judge.budget.stats().as_text()}")
+    return lines
+
+
+def finish_budget(judges: Any) -> None:
+    """Exit 1 when ``--max-cost`` left items not judged (after the error records were counted)."""
+    judges = judges if isinstance(judges, (list, tuple)) else [judges]
+    left = sum(j.budget.stats().not_judged for j in judges if j.budget is not None)
+    if left:
+        click.echo(
+            f"{left} item(s) not judged: their projected cost would pass --max-cost; exit "
+            "status 1. Run again with a higher --max-cost to judge them (finished items are "
+            "not paid for again).",
+            err=True,
+        )
+        raise click.exceptions.Exit(EXIT_NOT_JUDGED)
