@@ -112,8 +112,10 @@ def _columns(text: str, integer: str = "", real: str = "", json_: str = "") -> t
 RESULT_COLUMNS = _columns(
     "id item_id card card_hash model status verdict model_verdict verdict_overridden scores "
     "output inputs params raw_reply error_kind error attempts transport_retries input_tokens "
-    "output_tokens cost_usd latency_s cached created_at",
-    integer="verdict_overridden attempts transport_retries input_tokens output_tokens cached",
+    "output_tokens cache_read_tokens cache_write_tokens cost_usd latency_s cached extraction "
+    "created_at",
+    integer="verdict_overridden attempts transport_retries input_tokens output_tokens "
+    "cache_read_tokens cache_write_tokens cached",
     real="cost_usd latency_s",
     json_="scores output inputs params",
 )

@@ -29,6 +29,7 @@ from collections.abc import (
 from dataclasses import dataclass, field
 from typing import Any
 
+from judgecards import structured_output
 from judgecards.cards import Card, load_card
 from judgecards.errors import (
     InvalidInput,
@@ -38,7 +39,7 @@ from judgecards.errors import (
     TransportError,
 )
 from judgecards.judge_pool import stream_judgments
-from judgecards.judge_requests import first_request, mock_options, reask
+from judgecards.judge_requests import first_request, larger_budget, mock_options, reask
 from judgecards.parse import parse_reply
 from judgecards.plan import RunPlan
 from judgecards.pricing import PriceTable, load_prices
@@ -98,8 +99,14 @@ class _Attempts:
     last_problems: list[str] = field(default_factory=list)
     transport_retries: int = 0
     render_error: RenderError | None = None
+    budget_raised: bool = False  # a reply cut at the token limit was asked again, larger
+    larger_pending: bool = False  # that larger request is waiting to be sent
 
     def next_request(self) -> CompletionRequest | None:
+        if self.larger_pending:  # a cut reply's larger retry: the same attempt, not a re-ask
+            self.larger_pending = False
+            self.attempts += 1
+            return self.request
         if self.attempts >= self.judge.max_attempts:
             return None
         if self.request is None:
@@ -125,12 +132,14 @@ class _Attempts:
         try:
             judgment = parse_reply(
                 self.judge.card,
-                completion.text,
+                structured_output.reply_text(completion.text, self.request),
                 inputs=self.item.inputs,
                 truncated=completion.truncated,
             )
         except JudgeOutputError as error:
             self.last_problems = error.problems
+            if completion.truncated:
+                return self._cut()
             self.request = reask(self.judge.card, self.request, completion.text, error)
             return None
         decision = decide(
@@ -150,7 +159,20 @@ class _Attempts:
             verdict_overridden=decision.verdict_overridden,
             output={**judgment.model_dump(mode="json"), **decision.annotations},
             cached=self.all_cached,
+            extraction=structured_output.extraction_of(self.request, decision.annotations),
         )
+
+    def _cut(self) -> JudgeResult | None:
+        """A reply cut at the token limit: once more with a larger budget, then ``truncated``."""
+        assert self.request is not None
+        larger = None if self.budget_raised else larger_budget(self.request)
+        if larger is not None:
+            self.request, self.budget_raised, self.larger_pending = larger, True, True
+            return None
+        self.entries = []  # replies of a failed item are not cached
+        error = (f"the reply was cut off at its token limit ({self.request.max_tokens:,}); raise "
+                 "max_tokens for this model (Judge(max_tokens=...), --max-tokens)")  # fmt: skip
+        return self._result(status="error", error_kind="truncated", error=error, cached=False)
 
     def failed(self, error: TransportError) -> JudgeResult:
         return self._result(status="error", error_kind=error.kind, error=str(error), cached=False)
@@ -219,6 +241,8 @@ class Judge:
             ``JUDGECARDS_PRICES``); each result's ``cost_usd`` comes from it (`judgecards.pricing`).
         **provider_options: passed to the provider: ``api_key``, ``base_url``, ``timeout``,
             ``http_client``, ``async_http_client``.
+        output_mode: ``auto``, ``native`` or ``prompt``, over the card's ``output_mode``: how a
+            JSON card's schema reaches the judge (`judgecards.structured_output`).
     """
 
     def __init__(
@@ -239,6 +263,7 @@ class Judge:
         max_input_chars: int | None = DEFAULT_MAX_INPUT_CHARS,
         offline: bool = False,
         prices: PriceTable | str | os.PathLike[str] | None = None,
+        output_mode: structured_output.OutputMode | None = None,
         **provider_options: Any,
     ) -> None:
         if max_attempts < 1:
@@ -266,6 +291,9 @@ class Judge:
             provider = make_provider(model, **provider_options)
         self.provider = provider
         self.is_mock = prefix == "mock"
+        self.output_mode: structured_output.OutputMode = output_mode or self.card.spec.output_mode
+        self.native = structured_output.sends_natively(self.card, self.output_mode, provider)
+        self._probe = structured_output.NativeProbe()  # auto: the first native request alone
         self._owns_store = not isinstance(db, Store)
         self.store = db if isinstance(db, Store) else Store(db)
         self.cache = cache
@@ -455,6 +483,9 @@ class Judge:
             self.card, item.inputs, model=self.provider.model, temperature=self.temperature,
             max_tokens=self.max_tokens, top_logprobs=self.top_logprobs,
             max_input_chars=self.max_input_chars,
+            # After a refusal in this run, new requests are built in the prompt form at once.
+            native=self.native and "response_format" not in self._transport.rejected,
+            can_fall_back=self.output_mode == "auto",
         )  # fmt: skip
 
     def _input_error(
@@ -515,8 +546,11 @@ class Judge:
                 if self.offline:
                     raise not_recorded(self.card.ref, self.model, item.item_id, item.inputs)
                 try:
-                    sent = await acall_with_retries(
-                        self.provider, request, self.retry, self._transport
+                    sent = await self._probe.send(
+                        request.can_fall_back,
+                        lambda request=request: acall_with_retries(  # type: ignore[misc]
+                            self.provider, request, self.retry, self._transport
+                        ),
                     )
                 except TransportError as error:
                     return self._failed(state, request, error)
@@ -535,6 +569,8 @@ class Judge:
     def _failed(self, state: _Attempts, request: CompletionRequest, error: TransportError) -> _Run:
         if error.stops_batch:  # bad credentials or a wrong URL: every other item would fail too
             raise error
+        if refused := structured_output.native_refused(self.provider, request, error):
+            raise refused  # output_mode native: every item would be refused the same way
         state.transport_retries += error.retries
         # A field rejected during the call is not sent again: record what was sent last.
         return state.failed(error), [], self._sent_params(self._transport.prepare(request))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import replace
+from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -20,8 +21,9 @@ from judgecards.providers.base import CompletionRequest, Message
 from judgecards.providers.mock import FinalLine
 from judgecards.render import render
 from judgecards.schemas import item_schema, schema_text
+from judgecards.structured_output import guards_schema, strict_schema
 
-__all__ = ["first_request", "mock_options", "reask"]
+__all__ = ["TRUNCATION_CEILING", "first_request", "larger_budget", "mock_options", "reask"]
 
 
 def first_request(
@@ -33,11 +35,17 @@ def first_request(
     max_tokens: int,
     top_logprobs: int | None,
     max_input_chars: int | None,
+    native: bool = False,
+    can_fall_back: bool = False,
 ) -> CompletionRequest:
     """The item's first request: the card rendered with its inputs, and the reply's schema.
 
     A rubric's schema is built for the item's criteria (and shown in the prompt in place of
-    the card's fixed one); other cards' schema is their output model's.
+    the card's fixed one); other cards' schema is their output model's. With ``native`` the
+    schema is also sent as the provider's structured output (its strict projection), and a card
+    that guards its schema section (``{% if output_schema %}``) is rendered without it; with
+    ``can_fall_back`` the request carries the prompt with the schema, sent if the server
+    refuses native output.
     """
     schema: dict[str, Any] | None = None
     shown: str | None = None
@@ -45,7 +53,15 @@ def first_request(
         schema = item_schema(card.output_model, inputs)
         shown = None if schema is None else schema_text(schema)
         schema = schema or json.loads(card.output_schema)
-    prompt = render(card, inputs, output_schema=shown, max_input_chars=max_input_chars)
+    native_schema = _strict(json.dumps(schema)) if native and schema is not None else None
+    hidden = native_schema is not None and guards_schema(card.body)
+    fallback: tuple[Message, ...] | None = None
+    if hidden and can_fall_back:
+        shown_prompt = render(card, inputs, output_schema=shown, max_input_chars=max_input_chars)
+        fallback = (Message("user", shown_prompt.user),)
+    prompt = render(
+        card, inputs, output_schema="" if hidden else shown, max_input_chars=max_input_chars
+    )
     return CompletionRequest(
         model=model,
         messages=(Message("user", prompt.user),),
@@ -54,6 +70,10 @@ def first_request(
         max_tokens=max_tokens,
         top_logprobs=top_logprobs,
         response_schema=schema,
+        native="schema" if native_schema is not None else None,
+        native_schema=native_schema,
+        fallback_messages=fallback,
+        can_fall_back=can_fall_back and native_schema is not None,
     )
 
 
@@ -69,20 +89,39 @@ def reask(
             f"End your reply with a final line of the form {output.line.replace('{value}', 'N')}, "
             f"where N is a whole number from {output.min} to {output.max}."
         )
+    elif request.native is not None and guards_schema(card.body):
+        expected = "Reply again with only a single JSON object that matches the required schema."
     else:
         expected = (
             "Reply again with only a single JSON object that matches the JSON Schema given above."
         )
-    brevity = " Your reply was cut off at the token limit, so be brief." if error.truncated else ""
-    feedback = f"Your previous reply could not be used:\n{problems}\n{expected}{brevity}"
-    return replace(
-        request,
-        messages=(
-            *request.messages,
-            Message("assistant", reply or "(empty reply)"),
-            Message("user", feedback),
-        ),
-    )
+    feedback = f"Your previous reply could not be used:\n{problems}\n{expected}"
+    turns = (Message("assistant", reply or "(empty reply)"), Message("user", feedback))
+    fallback = request.fallback_messages
+    if fallback is not None:  # the prompt form, shown the schema, asks as it was shown
+        prompt_feedback = feedback.replace("matches the required schema", "matches the JSON "
+                                           "Schema given above")  # fmt: skip
+        fallback = (*fallback, turns[0], Message("user", prompt_feedback))
+    return replace(request, messages=(*request.messages, *turns), fallback_messages=fallback)
+
+
+TRUNCATION_CEILING = 16_384
+"""The largest ``max_tokens`` a reply cut at the token limit is retried with (twice the budget
+it was cut at, at most this). A card or judge asking for more is never retried larger."""
+
+
+def larger_budget(request: CompletionRequest) -> CompletionRequest | None:
+    """``request`` again with twice its token budget (capped at `TRUNCATION_CEILING`), or None
+    when it is already at the ceiling. Same messages: a cut reply is not fed back as a re-ask."""
+    budget = min(request.max_tokens * 2, TRUNCATION_CEILING)
+    return replace(request, max_tokens=budget) if budget > request.max_tokens else None
+
+
+@lru_cache(maxsize=64)
+def _strict(schema_json: str) -> dict[str, Any]:
+    """The strict projection, once per distinct schema (a card's is the same for every item).
+    Callers never change it: providers copy it into their request body."""
+    return strict_schema(json.loads(schema_json))
 
 
 def mock_options(card: Card) -> dict[str, Any]:

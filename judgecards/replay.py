@@ -10,6 +10,7 @@ no SDK client is built, so no key is needed.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
 from typing import Any, ClassVar, NoReturn
 
@@ -71,7 +72,12 @@ def replay_stand_in(model: str) -> Provider:
             provider=prefix,
             model=name,
         )
-    stand_in = type(f"ReplayOnly[{prefix}]", (ReplayOnlyProvider,), {"name": prefix})
+    # It takes the same output mode as the real provider, so its requests have the same keys.
+    module, attribute, _ = _FACTORIES[prefix]
+    native = bool(getattr(getattr(importlib.import_module(module), attribute), "native_output", 0))
+    stand_in = type(
+        f"ReplayOnly[{prefix}]", (ReplayOnlyProvider,), {"name": prefix, "native_output": native}
+    )
     provider: Provider = stand_in(name)
     return provider
 

@@ -49,6 +49,10 @@ class JudgeResult(BaseModel):
             timeout, connection error, a rejected parameter) for this item, summed over its
             attempts; 0 for cached results.
         cached: served from the results store or response cache without a provider call.
+        extraction: how the judgment was read (`judgecards.structured_output`): ``native``
+            (JSON constrained by the provider's structured output), ``prompt_json`` (JSON asked
+            for in the prompt), ``final_token`` (a final rating line) or ``geval`` (scores
+            weighted by token probabilities); None for errors and results stored before it.
         via: where the first reply came from: ``live`` (a call per item) or ``batch`` (a
             provider batch, `judgecards.batch`; its re-asks are live calls).
         error_kind: ``invalid_output``, ``rate_limit``, ``transient``, ``fatal`` or ``input`` (the
@@ -76,6 +80,7 @@ class JudgeResult(BaseModel):
     transport_retries: int = 0
     cached: bool = False
     via: Literal["live", "batch"] = "live"
+    extraction: Literal["native", "prompt_json", "final_token", "geval"] | None = None
     error_kind: str | None = None
     error: str | None = None
     created_at: datetime = Field(default_factory=_now)

@@ -47,7 +47,7 @@ _RESULT_COLUMNS = (
     "id", "item_id", "card", "card_hash", "model", "status", "verdict", "model_verdict",
     "verdict_overridden", "scores", "output", "inputs", "params", "raw_reply", "error_kind",
     "error", "attempts", "transport_retries", "input_tokens", "output_tokens", "cost_usd",
-    "latency_s", "cached", "via", "created_at",
+    "latency_s", "cached", "via", "extraction", "created_at",
 )  # fmt: skip
 _CACHE_COLUMNS = (
     "key", "provider", "model", "text", "reply_model", "finish_reason", "input_tokens",
@@ -181,7 +181,7 @@ class Store(Database):
             "attempts": result.attempts, "transport_retries": result.transport_retries,
             "input_tokens": result.usage.input_tokens, "output_tokens": result.usage.output_tokens,
             "cost_usd": result.cost_usd, "latency_s": result.latency_s,
-            "cached": int(result.cached), "via": result.via,
+            "cached": int(result.cached), "via": result.via, "extraction": result.extraction,
             "created_at": result.created_at.isoformat(),
         }  # fmt: skip
         now = result.created_at.isoformat()
@@ -490,6 +490,7 @@ def _result_from_row(row: Mapping[str, Any], *, served_from_store: bool = False)
         transport_retries=0 if served_from_store else row["transport_retries"] or 0,
         cached=served_from_store or bool(row["cached"]),
         via=row["via"] or "live",
+        extraction=row["extraction"],
         error_kind=row["error_kind"],
         error=row["error"],
         created_at=datetime.fromisoformat(row["created_at"]),

@@ -144,6 +144,13 @@ def m005_result_cost(db: sqlite_utils.Database) -> None:
 
 
 @migrations()
+def m006_result_extraction(db: sqlite_utils.Database) -> None:
+    """`JudgeResult.extraction`: how the judgment was read (``native``, ``prompt_json``,
+    ``final_token``, ``geval``). NULL for rows written before it: nobody recorded it then."""
+    db.table("results").add_column("extraction", str)
+
+
+@migrations()
 def m009_result_via(db: sqlite_utils.Database) -> None:
     """`JudgeResult.via`: ``live`` or ``batch`` (the first reply came from a provider batch).
 

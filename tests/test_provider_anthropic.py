@@ -110,13 +110,14 @@ def test_invalid_reply_is_reasked_with_reply_and_problems() -> None:
     )
 
 
-def test_max_tokens_stop_is_reasked_with_a_brevity_hint() -> None:
+def test_max_tokens_stop_is_asked_again_with_twice_the_budget_not_reasked() -> None:
     script = Script(fixture_reply("anthropic_max_tokens"), anthropic_message(GOOD))
     result = anthropic_judge(script).score(**INPUTS)
 
     assert result.status == "ok" and result.attempts == 2
-    feedback = body(script.requests[1])["messages"][2]["content"]
-    assert "cut off at the token limit" in feedback and "be brief" in feedback
+    first, second = (body(request) for request in script.requests)
+    assert second["messages"] == first["messages"]
+    assert second["max_tokens"] == 2 * first["max_tokens"]
 
 
 def test_truncated_builder_uses_stop_reason_max_tokens() -> None:

@@ -217,21 +217,21 @@ def test_missing_fields_are_reasked() -> None:
         assert line in feedback
 
 
-def test_truncated_reply_is_reasked_with_a_brevity_hint() -> None:
+def test_truncated_reply_is_asked_again_with_twice_the_budget_not_reasked() -> None:
     script = Script(fixture_reply("openai_truncated_json"), openai_chat(GOOD))
     result = openai_judge(script).score(**INPUTS)
 
     assert result.status == "ok" and result.attempts == 2
-    feedback = messages(script.requests[1])[3]["content"]
-    assert "cut off at the token limit" in feedback
-    assert "be brief" in feedback
+    first, second = script.bodies()
+    assert second["messages"] == first["messages"]  # the cut reply is not fed back
+    assert second["max_completion_tokens"] == 2 * first["max_completion_tokens"]
 
 
 def test_truncated_builder_sets_finish_reason_length() -> None:
     script = Script(truncated('{"scores": {"correctness": 5'), openai_chat(GOOD))
     result = openai_judge(script).score(**INPUTS)
     assert result.status == "ok" and result.attempts == 2
-    assert "be brief" in messages(script.requests[1])[3]["content"]
+    assert len(messages(script.requests[1])) == len(messages(script.requests[0]))
 
 
 def test_exhausted_reasks_become_an_error_record_with_the_evidence() -> None:

@@ -218,7 +218,9 @@ def test_temperature_rejected_under_concurrency_fails_no_item(tmp_path: Path) ->
     # in-flight requests then got a fatal 400 (8 items at concurrency 8: 1 ok, 7 fatal).
     db = tmp_path / "j.db"
     script = Script(default=rejects_temperature())
-    judge = anthropic_judge(script, db=db)
+    # Prompt output: with auto, the first native request goes alone (NativeProbe) and the
+    # others would learn from its 400 before sending; this test needs all 8 in flight.
+    judge = anthropic_judge(script, db=db, output_mode="prompt")
 
     results = judge.score_many(items(8), concurrency=8)
 
@@ -235,7 +237,9 @@ def test_temperature_rejected_under_concurrency_fails_no_item(tmp_path: Path) ->
     later = asyncio.run(judge.ascore(**{**INPUTS, "model_output": "Jupiter, the gas giant."}))
     assert later.status == "ok" and later.transport_retries == 0
     assert len(script.requests) == before + 1
-    no_temperature = anthropic_judge(script, db=judge.store, temperature=None)
+    no_temperature = anthropic_judge(
+        script, db=judge.store, temperature=None, output_mode="prompt"
+    )
     again = no_temperature.score_many([{**item, "id": f"other-{item['id']}"} for item in items(8)])
     assert all(r.status == "ok" and r.cached for r in again)
     assert len(script.requests) == before + 1

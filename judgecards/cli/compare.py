@@ -27,8 +27,10 @@ from judgecards.cli._common import (
     prices_option,
     warn_if_uncalibrated,
 )
+from judgecards.cli._judge_output import judge_output, judge_output_options
 from judgecards.cli._output import OutputFile
 from judgecards.cli._progress import for_judge, reporting
+from judgecards.cli._rate import budget_lines, rate_judge_options, rate_limit_options
 from judgecards.errors import InputError, WrongCardKind
 from judgecards.jsonl import problems_error, read_jsonl
 
@@ -125,6 +127,8 @@ class _Joined:
 )
 @max_input_chars_option
 @prices_option
+@rate_limit_options
+@judge_output_options
 @max_errors_option
 @ci_output_options
 @db_option
@@ -146,6 +150,10 @@ def compare(
     seed: int,
     max_input_chars: int,
     prices: Any,
+    rpm: float | None,
+    tpm: float | None,
+    output_mode: str | None,
+    max_tokens: int | None,
     max_errors: ErrorBudget,
     junit: Path | None,
     summary_md: Path | None,
@@ -184,11 +192,12 @@ def compare(
     ci = CiOutputs(junit, summary_md, output_format)
     ci.check(as_json=as_json, others=[output_path, db])
 
-    options: dict[str, Any] = {"timeout": timeout}
+    options: dict[str, Any] = {"timeout": timeout, **judge_output(output_mode, max_tokens)}
     if base_url:
         options["base_url"] = base_url
     if prices is not None:
         options["prices"] = prices
+    options.update(rate_judge_options(rpm, tpm))
     with Judge(
         card, model, db=db, cache=not no_cache, max_attempts=max_attempts,
         max_input_chars=limit, **options,
@@ -259,6 +268,7 @@ def compare(
         costs = [o.cost_usd for o in orders]
         mock = model.startswith("mock:")
         lines.append(f"cost:      {run_cost_text(costs, cached=len(orders) - calls, mock=mock)}")
+        lines.extend(budget_lines(judge))
         click.echo("\n".join(lines))
     ci.emit(compare_run(comparisons, subject=f"{judge.card.ref} on {model}", seconds=elapsed))
     mock_banner(model)

@@ -25,6 +25,7 @@ from judgecards.cli._common import (
     prices_option,
     warn_if_uncalibrated,
 )
+from judgecards.cli._judge_output import judge_output, judge_output_options
 from judgecards.cli._output import OutputFile
 from judgecards.cli._progress import for_judge, reporting
 from judgecards.jsonl import read_items
@@ -97,6 +98,7 @@ from judgecards.jsonl import read_items
 )
 @max_input_chars_option
 @prices_option
+@judge_output_options
 @click.option(
     "--plan",
     is_flag=True,
@@ -131,6 +133,8 @@ def score(
     delta: float,
     max_input_chars: int,
     prices: Any,
+    output_mode: str | None,
+    max_tokens: int | None,
     plan: bool,
     use_batch: bool,
     max_errors: ErrorBudget,
@@ -175,7 +179,7 @@ def score(
     ci = CiOutputs(junit, summary_md, output_format)
     ci.check(others=[output_path, db])
 
-    options: dict[str, Any] = {"timeout": timeout}
+    options: dict[str, Any] = {"timeout": timeout, **judge_output(output_mode, max_tokens)}
     if prices is not None:
         options["prices"] = prices
     if base_url:
@@ -304,6 +308,9 @@ def _summary(results: list[Any], elapsed: float, output_path: Path) -> str:
         lines.append(f"mean {axis:<16} {sum(values) / len(values):.2f}  (n={len(values)})")
     error_text = ", ".join(f"{kind} {n}" for kind, n in errors.most_common()) if errors else "none"
     lines.append(f"errors:    {sum(errors.values())} ({error_text})")
+    extracted = Counter(r.extraction for r in ok if getattr(r, "extraction", None))
+    if extracted:  # how judgments were read: native output, prompt JSON, final line, G-Eval
+        lines.append("extracted: " + ", ".join(f"{k} {n}" for k, n in extracted.most_common()))
     lines.append(f"tokens:    {tokens_in} in, {tokens_out} out")
     costs = [r.cost_usd for r in results]
     mock = any(r.model.startswith("mock:") for r in results)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import email.utils
 import errno
+import json
 import socket
 import time
 from collections.abc import Mapping
@@ -79,6 +80,23 @@ def classify_status(
             retry=True, kind="transient", retry_after=retry_after_seconds(headers), status=status
         )
     return RetryDecision(retry=False, kind="fatal", status=status)
+
+
+_STRUCTURED_OUTPUT_WORDS = ("response_format", "json_schema", "output_config", "output_format")
+
+
+def refuses_structured_output(status: int, message: Any, body: Any) -> bool:
+    """Whether an error answer refuses native structured output: a 400 (or 422) whose body
+    names ``response_format``/``json_schema``/``output_config``, or the HTTP 500 with which
+    llama-cpp-python answers a ``json_schema`` response format. Such an answer is not worth
+    retrying as it is: the request must be sent without native output (or fail, in ``native``
+    mode)."""
+    if status not in (400, 422, 500):
+        return False
+    if status == 400 and _error_field(body, "param") == "response_format":
+        return True
+    text = f"{message} {json.dumps(body, default=str) if body is not None else ''}".lower()
+    return any(word in text for word in _STRUCTURED_OUTPUT_WORDS)
 
 
 def classify_connection(error: BaseException, *, timed_out: bool) -> RetryDecision:

@@ -9,13 +9,22 @@ provider itself never changes: concurrent calls each get the same decision.
 
 from __future__ import annotations
 
+import json
 from typing import Any, ClassVar
 
 from judgecards.providers._http import classify_connection, classify_status
 from judgecards.providers._sdk import SDKProvider
-from judgecards.providers.base import Completion, CompletionRequest, RetryDecision, Usage
+from judgecards.providers.base import (
+    Completion,
+    CompletionRequest,
+    DroppableParameter,
+    RetryDecision,
+    Usage,
+)
 
 __all__ = ["AnthropicProvider"]
+
+TOOL_NAME = "record_judgment"
 
 
 class AnthropicProvider(SDKProvider):
@@ -30,6 +39,8 @@ class AnthropicProvider(SDKProvider):
     """
 
     name: ClassVar[str] = "anthropic"
+    # Sends a JSON schema natively (`CompletionRequest.native`); see judgecards.structured_output.
+    native_output: ClassVar[bool] = True
     key_variable: ClassVar[str] = "ANTHROPIC_API_KEY"
     base_url_variable: ClassVar[str] = "ANTHROPIC_BASE_URL"
 
@@ -48,6 +59,18 @@ class AnthropicProvider(SDKProvider):
             arguments["system"] = request.system
         if request.temperature is not None:
             arguments["extra_body"] = {"temperature": request.temperature}
+        if request.native_schema is not None and request.native == "schema":
+            arguments["output_config"] = {
+                "format": {"type": "json_schema", "schema": dict(request.native_schema)}
+            }
+        elif request.native_schema is not None and request.native == "tool":
+            # For models without output_config: one strict tool the model must call; its input
+            # is the judgment (`_completion` returns it as the reply text).
+            arguments["tools"] = [{
+                "name": TOOL_NAME, "description": "Record your judgment.",
+                "input_schema": dict(request.native_schema), "strict": True,
+            }]  # fmt: skip
+            arguments["tool_choice"] = {"type": "tool", "name": TOOL_NAME}
         if request.timeout is not None:
             arguments["timeout"] = request.timeout
         return arguments
@@ -70,12 +93,10 @@ class AnthropicProvider(SDKProvider):
 
         if isinstance(error, anthropic.APIStatusError):
             # Anthropic's error body has no ``param``: the message names the field.
-            names_temperature = "temperature" in str(error.message).lower()
+            message = str(error.message).lower()
+            rejected = _rejected_field(message) if error.status_code == 400 else None
             return classify_status(
-                error.status_code,
-                error.response.headers,
-                error.body,
-                rejected_parameter="temperature" if names_temperature else None,
+                error.status_code, error.response.headers, error.body, rejected_parameter=rejected
             )
         if isinstance(error, anthropic.APIConnectionError):
             return classify_connection(
@@ -86,10 +107,25 @@ class AnthropicProvider(SDKProvider):
         return None
 
 
+def _rejected_field(message: str) -> DroppableParameter | None:
+    """The request field a 400's message refuses: native JSON output (a forced tool replaces
+    it), the forced tool (the schema goes into the prompt), or the temperature."""
+    if any(word in message for word in ("output_config", "output_format", "structured output")):
+        return "output_config"
+    if "tool_choice" in message or "tools" in message:
+        return "response_format"
+    if "temperature" in message:
+        return "temperature"
+    return None
+
+
 def _completion(message: Any) -> Completion:
-    text = "".join(
-        block.text for block in (message.content or ()) if getattr(block, "type", None) == "text"
-    )
+    blocks = message.content or ()
+    forced = [b for b in blocks if getattr(b, "type", None) == "tool_use" and b.name == TOOL_NAME]
+    if forced:  # a forced tool call: its input is the judgment
+        text = json.dumps(forced[0].input)
+    else:
+        text = "".join(b.text for b in blocks if getattr(b, "type", None) == "text")
     usage = message.usage
     return Completion(
         text=text,

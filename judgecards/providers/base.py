@@ -7,7 +7,7 @@ Providers only *classify* failures; retries, the cache and concurrency live abov
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 __all__ = [
@@ -46,16 +46,61 @@ class CompletionRequest:
     # criteria). Not in `cache_fields`: it follows from the card and the inputs, which the
     # messages already fix; a provider that sends it natively must key on that mode.
     response_schema: Mapping[str, Any] | None = field(default=None, hash=False)
+    # Native structured output (`judgecards.structured_output`): ``schema`` sends
+    # ``native_schema`` as the provider's JSON-schema output (OpenAI ``response_format``,
+    # Anthropic ``output_config``), ``tool`` as a forced tool (Anthropic models without
+    # ``output_config``); None writes the schema in the prompt. ``fallback_messages`` are the
+    # messages to send if the server refuses native output (the schema shown in the prompt),
+    # allowed only when ``can_fall_back`` (output mode ``auto``).
+    native: Literal["schema", "tool"] | None = None
+    native_schema: Mapping[str, Any] | None = field(default=None, hash=False)
+    fallback_messages: tuple[Message, ...] | None = field(default=None, hash=False)
+    can_fall_back: bool = False
 
     def cache_fields(self) -> dict[str, Any]:
-        """The parameters that change a reply, for the response-cache key."""
-        return {
+        """The parameters that change a reply, for the response-cache key.
+
+        The output mode actually sent is part of it (a native reply and a prompt reply answer
+        different requests); prompt-mode requests keep the keys they had before native output.
+        """
+        fields: dict[str, Any] = {
             "system": self.system,
             "messages": [[m.role, m.content] for m in self.messages],
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
             "top_logprobs": self.top_logprobs,
         }
+        if self.native is not None:
+            fields["native"] = [self.native, self.native_schema]
+        return fields
+
+    def sends(self, parameter: DroppableParameter) -> bool:
+        """Whether this request sends ``parameter`` in a form the judge can do without."""
+        if parameter == "response_format":
+            return self.native is not None and self.can_fall_back
+        if parameter == "output_config":
+            return self.native == "schema"
+        return getattr(self, parameter) is not None
+
+    def without(self, parameters: frozenset[DroppableParameter]) -> CompletionRequest:
+        """A new request without ``parameters`` (this one when it sends none of them).
+
+        Without ``response_format`` the schema goes back into the prompt (``fallback_messages``);
+        without ``output_config`` it is sent as a forced tool.
+        """
+        request = self
+        if "temperature" in parameters and request.temperature is not None:
+            request = replace(request, temperature=None)
+        if "top_logprobs" in parameters and request.top_logprobs is not None:
+            request = replace(request, top_logprobs=None)
+        if "response_format" in parameters and request.sends("response_format"):
+            messages = request.fallback_messages or request.messages
+            request = replace(
+                request, native=None, native_schema=None, fallback_messages=None, messages=messages
+            )
+        if "output_config" in parameters and request.native == "schema":
+            request = replace(request, native="tool")
+        return request
 
 
 @dataclass(frozen=True)
@@ -102,8 +147,10 @@ Cause = Literal["status", "timeout", "connection", "unreachable"]
 (``timeout``); the connection broke (``connection``); or nothing could be reached at the URL at
 all (``unreachable``: connection refused, host name not resolved, no route to the host)."""
 
-DroppableParameter = Literal["temperature", "top_logprobs"]
-"""Request fields a server may reject for a model and that a judge can do without."""
+DroppableParameter = Literal["temperature", "top_logprobs", "response_format", "output_config"]
+"""Request fields a server may reject for a model and that a judge can do without:
+``response_format`` stands for any native structured output (the schema then goes in the
+prompt), ``output_config`` for Anthropic's JSON-schema output (a forced tool replaces it)."""
 
 
 @dataclass(frozen=True)

@@ -53,6 +53,8 @@ class MockProvider:
     """
 
     name: ClassVar[str] = "mock"
+    # Takes native-output requests: its JSON draws follow the request's schema anyway.
+    native_output: ClassVar[bool] = True
 
     def __init__(
         self,

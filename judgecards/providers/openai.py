@@ -9,7 +9,11 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from judgecards.errors import ProviderConfigError
-from judgecards.providers._http import classify_connection, classify_status
+from judgecards.providers._http import (
+    classify_connection,
+    classify_status,
+    refuses_structured_output,
+)
 from judgecards.providers._sdk import SDKProvider
 from judgecards.providers.base import (
     Completion,
@@ -22,6 +26,7 @@ from judgecards.providers.base import (
 __all__ = ["OpenAIProvider"]
 
 _PLACEHOLDER_KEY = "not-needed"
+SCHEMA_NAME = "judgment"
 
 
 class OpenAIProvider(SDKProvider):
@@ -37,6 +42,8 @@ class OpenAIProvider(SDKProvider):
     """
 
     name: ClassVar[str] = "openai"
+    # Sends a JSON schema natively (`CompletionRequest.native`); see judgecards.structured_output.
+    native_output: ClassVar[bool] = True
     key_variable: ClassVar[str] = "OPENAI_API_KEY"
     base_url_variable: ClassVar[str] = "OPENAI_BASE_URL"
 
@@ -71,6 +78,15 @@ class OpenAIProvider(SDKProvider):
         if request.top_logprobs is not None:
             arguments["logprobs"] = True
             arguments["top_logprobs"] = request.top_logprobs
+        if request.native is not None and request.native_schema is not None:
+            # Strict mode: the server constrains the reply to the schema (the strict subset,
+            # `judgecards.structured_output.strict_schema`); pydantic still validates it.
+            arguments["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": SCHEMA_NAME, "strict": True, "schema": dict(request.native_schema)
+                },
+            }  # fmt: skip
         if request.timeout is not None:
             arguments["timeout"] = request.timeout
         return arguments
@@ -94,6 +110,11 @@ class OpenAIProvider(SDKProvider):
         import openai
 
         if isinstance(error, openai.APIStatusError):
+            if refuses_structured_output(error.status_code, error.message, error.body):
+                return RetryDecision(
+                    retry=False, kind="fatal", status=error.status_code,
+                    rejected_parameter="response_format",
+                )  # fmt: skip
             return classify_status(error.status_code, error.response.headers, error.body)
         if isinstance(error, openai.APIConnectionError):
             return classify_connection(error, timed_out=isinstance(error, openai.APITimeoutError))

@@ -1,0 +1,72 @@
+"""``--output-mode`` and ``--max-tokens`` on score and compare, against the loopback fake server
+(the real OpenAI SDK over HTTP): what each request carried, and what was stored."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from judgecards.cli import cli
+from tests.fakes.server import FakeRequest, FakeServer
+
+ITEMS = [
+    {"id": f"q{i}", "question": f"Capital of country {i}?", "gold_answer": "Paris",
+     "model_output": f"It is Paris ({i})."}
+    for i in range(3)
+]  # fmt: skip
+
+
+def recorder(seen: list[dict[str, Any]]) -> Callable[[FakeRequest], None]:
+    def fault(request: FakeRequest) -> None:
+        seen.append(request.body)  # never answers instead: the server replies as usual
+
+    return fault
+
+
+def run(server: FakeServer, tmp_path: Path, *extra: str) -> Any:
+    tmp_path.mkdir(exist_ok=True)
+    items = tmp_path / "items.jsonl"
+    items.write_text("".join(json.dumps(item) + "\n" for item in ITEMS), "utf-8")
+    return CliRunner(env={"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": None}).invoke(
+        cli,
+        ["score", "--card", "reference@1", "--model", "openai:local-judge", "--input",
+         str(items), "--output", str(tmp_path / "o.jsonl"), "--db", str(tmp_path / "s.db"),
+         "--concurrency", "1", *extra],
+        catch_exceptions=False,
+    )  # fmt: skip
+
+
+def test_score_sends_native_output_by_default_and_the_prompt_form_when_asked(
+    tmp_path: Path, serve: Callable[..., FakeServer]
+) -> None:
+    seen: list[dict[str, Any]] = []
+    server = serve(fault=recorder(seen))
+
+    native = run(server, tmp_path / "a", "--max-tokens", "300")
+    prompt = run(server, tmp_path / "b", "--output-mode", "prompt")
+
+    assert native.exit_code == 0 and prompt.exit_code == 0, native.output + prompt.output
+    assert [("response_format" in body) for body in seen] == [True] * 3 + [False] * 3
+    assert "extracted: native 3" in native.stdout
+    assert "extracted: prompt_json 3" in prompt.stdout
+    assert [body["max_tokens"] for body in seen] == [300] * 3 + [800] * 3
+    for directory, expected in (("a", "native"), ("b", "prompt_json")):
+        lines = [json.loads(x) for x in (tmp_path / directory / "o.jsonl").read_text().splitlines()]
+        assert {line["extraction"] for line in lines} == {expected}
+        with closing(sqlite3.connect(tmp_path / directory / "s.db")) as connection:
+            stored = {row[0] for row in connection.execute("SELECT extraction FROM results")}
+        assert stored == {expected}
+
+
+def test_an_unknown_output_mode_is_a_usage_error(
+    tmp_path: Path, serve: Callable[..., FakeServer]
+) -> None:
+    result = run(serve(), tmp_path, "--output-mode", "json")
+    assert result.exit_code == 2 and "--output-mode" in result.output
+    assert not (tmp_path / "s.db").exists()
