@@ -27,7 +27,7 @@ from collections.abc import (
     Sized,
 )
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from judgecards import structured_output
 from judgecards.cards import Card, load_card
@@ -59,6 +59,10 @@ from judgecards.retry import (
 from judgecards.schemas import RubricPolicy
 from judgecards.store import CacheEntry, Store
 from judgecards.verdicts import decide
+
+if TYPE_CHECKING:
+    from judgecards.batch.collect import BatchCollection
+    from judgecards.batch.submit import BatchJob
 
 __all__ = ["Judge", "Progress"]
 
@@ -456,6 +460,20 @@ class Judge:
             self, items, work, concurrency=concurrency, progress=progress, pool=pool, total=total
         )
 
+    def submit_batch(self, items: Iterable[Mapping[str, Any]], **options: Any) -> BatchJob:
+        """Send ``items`` through the provider's batch API (half price, results within 24 h);
+        the batch and each item's state are stored before this returns (`judgecards.batch`)."""
+        from judgecards.batch.submit import submit_batch
+
+        return submit_batch(self, items, **options)
+
+    def collect_batch(self, job: str | None = None, **options: Any) -> BatchCollection:
+        """Fetch what stored batches (all, or submission ``job``) have finished and store it as
+        results, exactly as live replies are; see `judgecards.batch.collect`."""
+        from judgecards.batch.collect import collect_batch
+
+        return collect_batch(self, job, **options)
+
     # ------------------------------------------------------------------ internals
 
     def _prepare(self, inputs: Mapping[str, Any], *, item_id: str | None) -> _Item:
@@ -536,12 +554,18 @@ class Judge:
                 return result, state.entries, self._sent_params(request)
         return state.exhausted(), [], self._sent_params(state.request)
 
-    async def _run_async(self, item: _Item) -> _Run:
+    async def _run_async(self, item: _Item, first: Completion | None = None) -> _Run:
+        """``first``: a reply already paid for (a provider batch's) answers the first attempt;
+        re-asks after it are live calls."""
         state = _Attempts(self, item)
         while (request := state.next_request()) is not None:
             request = self._transport.prepare(request)
-            completion = self._cached(self._cache_key(request))
-            cached = completion is not None
+            completion: Completion | None
+            if first is not None:
+                completion, cached, first = first, False, None
+            else:
+                completion = self._cached(self._cache_key(request))
+                cached = completion is not None
             if completion is None:
                 if self.offline:
                     raise not_recorded(self.card.ref, self.model, item.item_id, item.inputs)

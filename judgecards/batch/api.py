@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
-from judgecards.errors import JudgecardsError, ProviderConfigError
-from judgecards.providers.base import Completion, CompletionRequest, Provider
+from judgecards.errors import JudgecardsError
+from judgecards.providers.base import Completion, CompletionRequest
 
-__all__ = ["BatchAPI", "BatchError", "BatchStatus", "Outcome", "OutcomeState", "batch_api_for"]
+__all__ = ["BatchAPI", "BatchError", "BatchStatus", "Outcome", "OutcomeState"]
 
 
 class BatchError(JudgecardsError):
@@ -91,34 +91,3 @@ class BatchAPI(Protocol):
         """Provider batch ids that may be the one a ``submitting`` row's create call made
         before the process stopped (see each implementation for how it matches)."""
         ...
-
-
-def batch_api_for(provider: Provider, **limits: int | None) -> BatchAPI:
-    """The batch API of a judge's provider; ``limits`` (``max_requests``, ``max_bytes``)
-    lower the providers' own per-batch limits (tests, or a proxy with smaller ones)."""
-    from judgecards.providers.anthropic import AnthropicProvider
-    from judgecards.providers.openai import OpenAIProvider
-
-    api: Any
-    if isinstance(provider, OpenAIProvider):
-        from judgecards.batch.openai_batches import OpenAIBatches
-
-        api = OpenAIBatches(provider)
-    elif isinstance(provider, AnthropicProvider):
-        from judgecards.batch.anthropic_batches import AnthropicBatches
-
-        api = AnthropicBatches(provider)
-    else:
-        raise ProviderConfigError(
-            f"batches go through the OpenAI or Anthropic batch API; {provider.name}:"
-            f"{provider.model} has none (judge it live, without --batch)",
-            provider=provider.name,
-            model=provider.model,
-        )
-    for name, value in limits.items():
-        if value is not None:
-            if value < 1:
-                raise ValueError(f"{name} must be at least 1")
-            setattr(api, name, min(value, getattr(api, name)))
-    batch: BatchAPI = api
-    return batch

@@ -29,8 +29,8 @@ from judgecards.batch.api import (
     BatchStatus,
     Outcome,
     OutcomeState,
-    batch_api_for,
 )
+from judgecards.batch.apis import batch_api_for
 from judgecards.batch.repository import BatchRepository, JobRow
 from judgecards.batch.submit import BatchJob, submit_batch
 from judgecards.providers.base import Completion

@@ -18,9 +18,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from judgecards.batch.api import BatchAPI, BatchError, batch_api_for
+from judgecards.batch.api import BatchAPI, BatchError
+from judgecards.batch.apis import batch_api_for
 from judgecards.batch.repository import BatchRepository
-from judgecards.errors import InvalidInput
+from judgecards.errors import InvalidInput, RenderError
 from judgecards.redaction import redact
 
 if TYPE_CHECKING:
@@ -156,20 +157,19 @@ def _entries(
     waiting: Mapping[str, str],
     refused: int,
 ) -> tuple[list[_Entry], list[Mapping[str, Any]], int]:
-    from judgecards.judge import _Attempts
-
     entries: list[_Entry] = []
     from_cache: list[Mapping[str, Any]] = []
     for key, (item, raw) in prepared.items():
         if key in stored or key in waiting:
             continue
-        state = _Attempts(judge, item)  # the live path's first request and its refusals
-        request = state.next_request()
-        if request is None:  # the item's data breaks the card: its own error record
-            judge._save(item, state.exhausted(), [], judge.params)
+        try:
+            request = judge._transport.prepare(judge._first_request(item))
+        except RenderError:
+            # The item's data breaks the card: the live path's error record for it (no call
+            # is made: the run stops before its first request).
+            judge._save(item, *judge._run_sync(item))
             refused += 1
             continue
-        request = judge._transport.prepare(request)
         if judge._cached(judge._cache_key(request)) is not None:
             from_cache.append(raw)
             continue

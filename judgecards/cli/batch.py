@@ -150,7 +150,7 @@ def status(selector: str | None, base_url: str | None, db: Path) -> None:
     the batch's metadata; Anthropic: by creation time and request count) and adopted when
     exactly one matches.
     """
-    from judgecards.batch.api import batch_api_for
+    from judgecards.batch.apis import batch_api_for
     from judgecards.batch.collect import progress_line, refresh
     from judgecards.batch.repository import BatchRepository
 
@@ -245,7 +245,7 @@ def collect(
 def cancel(selector: str, base_url: str | None, db: Path) -> None:
     """Ask the provider to stop the batches of submission/batch ID. Requests already answered
     stay answered: collect them afterwards."""
-    from judgecards.batch.api import batch_api_for
+    from judgecards.batch.apis import batch_api_for
     from judgecards.batch.repository import BatchRepository
 
     with _open(db) as store:
