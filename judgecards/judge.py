@@ -64,6 +64,10 @@ if TYPE_CHECKING:
     from judgecards.batch.collect import BatchCollection
     from judgecards.batch.submit import BatchJob
 
+if TYPE_CHECKING:
+    from judgecards.batch.collect import BatchCollection
+    from judgecards.batch.submit import BatchJob
+
 __all__ = ["Judge", "Progress"]
 
 Progress = Callable[[int, int, JudgeResult], None]
@@ -459,6 +463,20 @@ class Judge:
         return stream_judgments(
             self, items, work, concurrency=concurrency, progress=progress, pool=pool, total=total
         )
+
+    def submit_batch(self, items: Iterable[Mapping[str, Any]], **options: Any) -> BatchJob:
+        """Send ``items`` through the provider's batch API (half price, results within 24 h);
+        the batch and each item's state are stored before this returns (`judgecards.batch`)."""
+        from judgecards.batch.submit import submit_batch
+
+        return submit_batch(self, items, **options)
+
+    def collect_batch(self, job: str | None = None, **options: Any) -> BatchCollection:
+        """Fetch what stored batches (all, or submission ``job``) have finished and store it as
+        results, exactly as live replies are; see `judgecards.batch.collect`."""
+        from judgecards.batch.collect import collect_batch
+
+        return collect_batch(self, job, **options)
 
     def submit_batch(self, items: Iterable[Mapping[str, Any]], **options: Any) -> BatchJob:
         """Send ``items`` through the provider's batch API (half price, results within 24 h);

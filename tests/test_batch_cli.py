@@ -1,0 +1,129 @@
+"""``judgecards score --batch`` and ``judgecards batch ...`` as whole processes, against the
+loopback fake of both batch APIs: a collector killed while waiting resumes without submitting
+again, and a later live run of the same items makes no call."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.batch_server import BatchFake
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def fake() -> Iterator[BatchFake]:
+    with BatchFake() as server:
+        yield server
+
+
+def write_items(path: Path, n: int) -> Path:
+    lines = [
+        json.dumps({"id": f"i{k}", "question": f"What is {k}+{k}?", "gold_answer": str(2 * k),
+                    "model_output": f"It is {2 * k}."})
+        for k in range(n)
+    ]  # fmt: skip
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def environment(fake: BatchFake) -> dict[str, str]:
+    return {**os.environ, "OPENAI_API_KEY": "sk-test-batch", "OPENAI_BASE_URL": fake.openai_url}
+
+
+def judgecards(fake: BatchFake, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "judgecards", *args],
+        cwd=REPO, env=environment(fake), capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
+def score_args(tmp_path: Path, *extra: str) -> list[str]:
+    return [
+        "score", "--card", "reference@1", "--model", "openai:gpt-4o-mini",
+        "--input", str(tmp_path / "items.jsonl"), "--output", str(tmp_path / "out.jsonl"),
+        "--db", str(tmp_path / "j.db"), *extra,
+    ]  # fmt: skip
+
+
+def test_a_collector_killed_while_waiting_resumes_without_submitting_again(
+    fake: BatchFake, tmp_path: Path
+) -> None:
+    write_items(tmp_path / "items.jsonl", 4)
+    submitted = judgecards(fake, *score_args(tmp_path, "--batch"))
+    assert submitted.returncode == 0, submitted.stderr
+    assert "next: judgecards batch collect jcs-" in submitted.stdout
+    assert not (tmp_path / "out.jsonl").exists()
+    assert fake.counts["creates"] == 1
+
+    fake.hold = True  # the batch stays in progress while the collector waits
+    collector = subprocess.Popen(
+        [sys.executable, "-m", "judgecards", "batch", "collect", "--wait", "--poll", "0.05",
+         "--db", str(tmp_path / "j.db")],
+        cwd=REPO, env=environment(fake), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while fake.counts["retrieves"] < 3 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    collector.send_signal(signal.SIGKILL)
+    _, progress = collector.communicate(timeout=30)
+    assert fake.counts["retrieves"] >= 3
+    assert "batches 0/1 ended" in progress and "validating" in progress  # the progress line
+
+    fake.hold = False
+    resumed = judgecards(fake, "batch", "collect", "--wait", "--poll", "0.05",
+                         "--db", str(tmp_path / "j.db"))  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr
+    assert "stored 4 result(s) this time (4 ok" in resumed.stdout
+    assert fake.counts["creates"] == 1  # nothing submitted again
+
+    live = judgecards(fake, *score_args(tmp_path))
+    assert live.returncode == 0, live.stderr
+    assert fake.counts["live"] == 0  # every item answered from the store
+    written = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert [r["item_id"] for r in written] == ["i0", "i1", "i2", "i3"]
+    assert {r["via"] for r in written} == {"batch"} and all(r["status"] == "ok" for r in written)
+
+
+def test_list_status_cancel_then_judge_the_canceled_items_live(
+    fake: BatchFake, tmp_path: Path
+) -> None:
+    write_items(tmp_path / "items.jsonl", 3)
+    db = str(tmp_path / "j.db")
+    assert judgecards(fake, *score_args(tmp_path, "--batch")).returncode == 0
+    listed = judgecards(fake, "batch", "list", "--db", db)
+    assert "submitted (not retrieved)" in listed.stdout and "submitted 3" in listed.stdout
+    status = judgecards(fake, "batch", "status", "--db", db)
+    assert "validating" in status.stdout
+    submission = listed.stdout.split()[0].rsplit("-", 1)[0]
+    cancelled = judgecards(fake, "batch", "cancel", submission, "--db", db)
+    assert cancelled.returncode == 0 and "cancelling" in cancelled.stdout
+    collected = judgecards(fake, "batch", "collect", "--wait", "--poll", "0.05", "--db", db)
+    assert "canceled 3" in collected.stdout and "--live" in collected.stdout
+    assert fake.counts["live"] == 0
+    live = judgecards(fake, "batch", "collect", "--live", "--db", db)
+    assert live.returncode == 0, live.stderr
+    assert "judged live: 3 item(s)" in live.stdout and fake.counts["live"] == 3
+    assert "resubmitted" not in judgecards(fake, "batch", "list", "--db", db).stdout
+    assert "judged_live 3" in judgecards(fake, "batch", "list", "--db", db).stdout
+
+
+def test_batch_refuses_plan_and_a_mock_model(fake: BatchFake, tmp_path: Path) -> None:
+    write_items(tmp_path / "items.jsonl", 1)
+    both = judgecards(fake, *score_args(tmp_path, "--batch", "--plan"))
+    assert both.returncode == 2 and "--batch" in both.stderr
+    args = score_args(tmp_path, "--batch")
+    args[args.index("openai:gpt-4o-mini")] = "mock:judge"
+    mock = judgecards(fake, *args)
+    assert mock.returncode == 2 and "has none" in mock.stderr
+    assert fake.counts["creates"] == 0
