@@ -68,6 +68,8 @@ _EXPORTS: dict[str, str] = {
     "RubricPolicy": "judgecards.schemas",
     "RunPlan": "judgecards.plan",
     "self_preference_warning": "judgecards.bias",
+    "OutputMode": "judgecards.structured_output",
+    "strict_schema": "judgecards.structured_output",
     "Store": "judgecards.store",
     "StoreError": "judgecards.errors",
     "Tier": "judgecards.tiered.pipeline",
@@ -132,6 +134,7 @@ __all__ = [
     "ModelRating",
     "NotRecorded",
     "OutputError",
+    "OutputMode",
     "PairOutcome",
     "pairwise_report",
     "PairwiseReport",
@@ -151,6 +154,7 @@ __all__ = [
     "self_preference_warning",
     "Store",
     "StoreError",
+    "strict_schema",
     "Tier",
     "TieredEval",
     "TieredReport",
@@ -284,6 +288,10 @@ if TYPE_CHECKING:
     )
     from judgecards.store import (
         Store,
+    )
+    from judgecards.structured_output import (
+        OutputMode,
+        strict_schema,
     )
     from judgecards.tiered.pipeline import (
         JudgeCheck,
