@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from judgecards import structured_output
+from judgecards.budget import CostCap
 from judgecards.cards import Card, load_card
 from judgecards.errors import (
     InvalidInput,
@@ -45,6 +46,7 @@ from judgecards.plan import RunPlan
 from judgecards.pricing import PriceTable, load_prices
 from judgecards.providers import make_provider, split_model
 from judgecards.providers.base import Completion, CompletionRequest, Provider, Usage
+from judgecards.rate import AdaptiveLimiter, RateLimits
 from judgecards.render import DEFAULT_MAX_INPUT_CHARS, check_inputs
 from judgecards.replay import not_recorded, replay_stand_in
 from judgecards.results import JudgeResult, TokenUsage
@@ -59,10 +61,6 @@ from judgecards.retry import (
 from judgecards.schemas import RubricPolicy
 from judgecards.store import CacheEntry, Store
 from judgecards.verdicts import decide
-
-if TYPE_CHECKING:
-    from judgecards.batch.collect import BatchCollection
-    from judgecards.batch.submit import BatchJob
 
 if TYPE_CHECKING:
     from judgecards.batch.collect import BatchCollection
@@ -247,6 +245,10 @@ class Judge:
             item that would need a call raises `NotRecorded` naming it (`judgecards.replay`).
         prices: a `PriceTable`, or a price file over the shipped table (else
             ``JUDGECARDS_PRICES``); each result's ``cost_usd`` comes from it (`judgecards.pricing`).
+        rpm / tpm: requests / tokens per minute allowed to the model; concurrency adapts to the
+            server's 429s either way (`judgecards.rate`; ``judge.rates`` tells what it did).
+        max_cost: US dollars this judge may spend; an item whose projected cost would pass it is
+            not started but returned as ``not_judged`` (`judgecards.budget`, ``judge.budget``).
         **provider_options: passed to the provider: ``api_key``, ``base_url``, ``timeout``,
             ``http_client``, ``async_http_client``.
         output_mode: ``auto``, ``native`` or ``prompt``, over the card's ``output_mode``: how a
@@ -272,6 +274,9 @@ class Judge:
         offline: bool = False,
         prices: PriceTable | str | os.PathLike[str] | None = None,
         output_mode: structured_output.OutputMode | None = None,
+        rpm: float | None = None,
+        tpm: float | None = None,
+        max_cost: float | None = None,
         **provider_options: Any,
     ) -> None:
         if max_attempts < 1:
@@ -281,6 +286,8 @@ class Judge:
         self.max_input_chars = max_input_chars
         self.card = load_card(card, cards_dir=cards_dir)
         self.prices = prices if isinstance(prices, PriceTable) else load_prices(prices)
+        self.budget = CostCap.of(max_cost, self.prices.lookup(model), model)  # before any call
+        self.rates = RateLimits(rpm=rpm, tpm=tpm)
         if rubric is not None and "criteria" not in self.card.spec.inputs:
             raise ValueError(
                 f"rubric= applies to cards with a 'criteria' input; {self.card.ref} has none"
@@ -353,6 +360,8 @@ class Judge:
         stored = self._stored([item])
         if item.key in stored:
             return stored[item.key]
+        if (refused := self._over_budget(item)) is not None:
+            return refused
         result, entries, params = self._run_sync(item)
         self._save(item, result, entries, params)
         return result
@@ -363,6 +372,8 @@ class Judge:
         stored = self._stored([item])
         if item.key in stored:
             return stored[item.key]
+        if (refused := self._over_budget(item)) is not None:
+            return refused
         result, entries, params = await self._run_async(item)
         self._save(item, result, entries, params)
         return result
@@ -454,29 +465,18 @@ class Judge:
             total = len(items)
         if progress is not None and total is None:
             raise ValueError("progress needs total= when the items have no length")
+        limiter = self.rates.for_run(None if pool else concurrency)
 
         async def work(item: _Item) -> JudgeResult:
-            result, entries, params = await self._run_async(item)
+            if (refused := self._over_budget(item)) is not None:
+                return refused
+            result, entries, params = await self._run_async(item, limiter=limiter)
             self._save(item, result, entries, params)
             return result
 
         return stream_judgments(
             self, items, work, concurrency=concurrency, progress=progress, pool=pool, total=total
         )
-
-    def submit_batch(self, items: Iterable[Mapping[str, Any]], **options: Any) -> BatchJob:
-        """Send ``items`` through the provider's batch API (half price, results within 24 h);
-        the batch and each item's state are stored before this returns (`judgecards.batch`)."""
-        from judgecards.batch.submit import submit_batch
-
-        return submit_batch(self, items, **options)
-
-    def collect_batch(self, job: str | None = None, **options: Any) -> BatchCollection:
-        """Fetch what stored batches (all, or submission ``job``) have finished and store it as
-        results, exactly as live replies are; see `judgecards.batch.collect`."""
-        from judgecards.batch.collect import collect_batch
-
-        return collect_batch(self, job, **options)
 
     def submit_batch(self, items: Iterable[Mapping[str, Any]], **options: Any) -> BatchJob:
         """Send ``items`` through the provider's batch API (half price, results within 24 h);
@@ -562,7 +562,9 @@ class Judge:
                 if self.offline:
                     raise not_recorded(self.card.ref, self.model, item.item_id, item.inputs)
                 try:
-                    sent = call_with_retries(self.provider, request, self.retry, self._transport)
+                    sent = call_with_retries(
+                        self.provider, request, self.retry, self._transport, self.rates.single
+                    )
                 except TransportError as error:
                     return self._failed(state, request, error)
                 completion, request = self._sent(state, sent)
@@ -572,7 +574,9 @@ class Judge:
                 return result, state.entries, self._sent_params(request)
         return state.exhausted(), [], self._sent_params(state.request)
 
-    async def _run_async(self, item: _Item, first: Completion | None = None) -> _Run:
+    async def _run_async(
+        self, item: _Item, first: Completion | None = None, limiter: AdaptiveLimiter | None = None
+    ) -> _Run:
         """``first``: a reply already paid for (a provider batch's) answers the first attempt;
         re-asks after it are live calls."""
         state = _Attempts(self, item)
@@ -591,9 +595,10 @@ class Judge:
                     sent = await self._probe.send(
                         request.can_fall_back,
                         lambda request=request: acall_with_retries(  # type: ignore[misc]
-                            self.provider, request, self.retry, self._transport
+                            self.provider, request, self.retry, self._transport,
+                            limiter or self.rates.single,
                         ),
-                    )
+                    )  # fmt: skip
                 except TransportError as error:
                     return self._failed(state, request, error)
                 completion, request = self._sent(state, sent)
@@ -617,6 +622,18 @@ class Judge:
         # A field rejected during the call is not sent again: record what was sent last.
         return state.failed(error), [], self._sent_params(self._transport.prepare(request))
 
+    def _over_budget(self, item: _Item) -> JudgeResult | None:
+        """A ``not_judged`` record if starting ``item`` could pass ``max_cost``, else None."""
+        if self.budget is None or self.budget.admit(
+            item.key, lambda: self._transport.prepare(self._first_request(item)),
+            lambda request: self._cached(self._cache_key(request)) is not None,
+        ):  # fmt: skip
+            return None
+        return self.budget.not_judged(
+            id=item.key, item_id=item.item_id, card=self.card.ref, card_hash=self.card.hash,
+            model=self.model,
+        )  # fmt: skip
+
     def _sent_params(self, request: CompletionRequest | None) -> dict[str, Any]:
         """The call parameters as sent (a field the server rejected is None), for the store."""
         if request is None:
@@ -630,3 +647,5 @@ class Judge:
         # Only replies that led to a valid judgment are cached (the runners pass none for a
         # failed item), so a failed item is tried afresh next time instead of replaying failure.
         self.store.save(result, inputs=item.inputs, params=params, cache_entries=entries)
+        if self.budget is not None:
+            self.budget.settle(item.key, result.cost_usd)

@@ -30,7 +30,9 @@ class JudgeResult(BaseModel):
         id: stable key of (card hash, model, call parameters, item id, inputs); re-judging the
             same thing writes the same row, so results never duplicate.
         item_id: the caller's id for the item (the ``id`` field of an input line), if any.
-        status: ``ok``, or ``error`` when every attempt failed (see ``error_kind``).
+        status: ``ok``, or ``error`` when every attempt failed (see ``error_kind``), or
+            ``not_judged``: not started because its projected cost would pass the judge's
+            ``max_cost`` (`judgecards.budget`); never stored, not an error.
         verdict: decided in code by the card's rule (None for cards without verdicts).
         scores: numeric axes by name (e.g. ``correctness``).
         model_verdict: the verdict the judge itself wrote; ``verdict_overridden`` when it differs.
@@ -55,8 +57,7 @@ class JudgeResult(BaseModel):
             weighted by token probabilities); None for errors and results stored before it.
         via: where the first reply came from: ``live`` (a call per item) or ``batch`` (a
             provider batch, `judgecards.batch`; its re-asks are live calls).
-        error_kind: ``invalid_output``, ``truncated`` (the reply was cut at the token limit, also
-            at twice the budget), ``rate_limit``, ``transient``, ``fatal`` or ``input`` (the
+        error_kind: ``invalid_output``, ``rate_limit``, ``transient``, ``fatal`` or ``input`` (the
             item is missing an input, has one over the size limit, or its data breaks the card).
     """
 
@@ -64,7 +65,7 @@ class JudgeResult(BaseModel):
 
     id: str
     item_id: str | None = None
-    status: Literal["ok", "error"]
+    status: Literal["ok", "error", "not_judged"]
     verdict: str | None = None
     scores: dict[str, int | float] = Field(default_factory=dict)
     model_verdict: str | None = None
