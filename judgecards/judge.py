@@ -26,7 +26,7 @@ from collections.abc import (
     Sequence,
     Sized,
 )
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from judgecards import structured_output
@@ -205,11 +205,13 @@ class _Attempts:
             card=judge.card.ref,
             card_hash=judge.card.hash,
             model=judge.model,
-            usage=TokenUsage(
-                input_tokens=self.usage.input_tokens, output_tokens=self.usage.output_tokens
-            ),
+            usage=TokenUsage(**asdict(self.usage)),
             cost_usd=judge.prices.cost(
-                judge.model, self.usage.input_tokens, self.usage.output_tokens
+                judge.model,
+                self.usage.input_tokens,
+                self.usage.output_tokens,
+                cache_read_tokens=self.usage.cache_read_tokens,
+                cache_write_tokens=self.usage.cache_write_tokens,
             ),
             latency_s=time.perf_counter() - self.started,
             attempts=self.attempts,

@@ -74,6 +74,7 @@ def first_request(
         native_schema=native_schema,
         fallback_messages=fallback,
         can_fall_back=can_fall_back and native_schema is not None,
+        static_prefix_chars=prompt.static_chars,
     )
 
 

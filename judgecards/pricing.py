@@ -6,9 +6,10 @@ format (``JUDGECARDS_PRICES=path``, ``--prices PATH`` or ``load_prices(path)``) 
 entries and adds models. A model with no entry costs ``None`` ("unknown"), never 0: a run on an
 unpriced model must not look free. Mock models cost 0.0 and say so (`MOCK_SOURCE`).
 
-Providers report input and output tokens only (no split of cache reads and writes), so a cost is
-``input_tokens × input + output_tokens × output``; the cache and batch rates are kept in the
-table for what they document and for projections.
+A cost is ``uncached input × input + cache reads × cache_read + cache writes × cache_write +
+output × output``: the providers report which part of the input was read from or written to
+their prompt cache (`judgecards.prompt_cache`), and a model with no cache rate in the table
+bills those tokens at its input rate. The batch rate is kept for projections.
 """
 
 from __future__ import annotations
@@ -64,9 +65,21 @@ class ModelPrice(BaseModel):
     as_of: str = Field(min_length=1)
     source: str = Field(min_length=1)
 
-    def cost(self, input_tokens: int, output_tokens: int) -> float:
-        """US dollars for that many tokens at the live (non-batch) rates."""
-        return (input_tokens * self.input + output_tokens * self.output) / _PER
+    def cost(
+        self,
+        input_tokens: int,
+        output_tokens: int,
+        *,
+        cache_read_tokens: int = 0,
+        cache_write_tokens: int = 0,
+    ) -> float:
+        """US dollars for that many tokens at the live (non-batch) rates; the cache tokens are
+        the part of ``input_tokens`` read from or written to the prompt cache."""
+        uncached = max(input_tokens - cache_read_tokens - cache_write_tokens, 0)
+        read = self.input if self.cache_read is None else self.cache_read
+        write = self.input if self.cache_write is None else self.cache_write
+        dollars = uncached * self.input + cache_read_tokens * read
+        return (dollars + cache_write_tokens * write + output_tokens * self.output) / _PER
 
 
 _MOCK_PRICE = ModelPrice(input=0.0, output=0.0, as_of="-", source=MOCK_SOURCE)
@@ -89,13 +102,29 @@ class PriceTable:
         undated = _SNAPSHOT.sub("", model)
         return self.prices.get(undated) if undated != model else None
 
-    def cost(self, model: str, input_tokens: int, output_tokens: int) -> float | None:
-        """US dollars billed for those tokens; 0.0 when none were billed (nothing was spent,
-        priced or not); None when tokens were billed on a model with no price."""
+    def cost(
+        self,
+        model: str,
+        input_tokens: int,
+        output_tokens: int,
+        *,
+        cache_read_tokens: int = 0,
+        cache_write_tokens: int = 0,
+    ) -> float | None:
+        """US dollars billed for those tokens (`ModelPrice.cost`); 0.0 when none were billed
+        (nothing was spent, priced or not); None when tokens were billed on a model with no
+        price."""
         if input_tokens == 0 and output_tokens == 0:
             return 0.0
         price = self.lookup(model)
-        return None if price is None else price.cost(input_tokens, output_tokens)
+        if price is None:
+            return None
+        return price.cost(
+            input_tokens,
+            output_tokens,
+            cache_read_tokens=cache_read_tokens,
+            cache_write_tokens=cache_write_tokens,
+        )
 
 
 def format_cost(cost: float | None) -> str:

@@ -25,6 +25,7 @@ from jinja2.exceptions import SecurityError
 from judgecards.cards import Card
 from judgecards.delimiters import neutralise
 from judgecards.errors import InputTooLarge, MissingInput, RenderError
+from judgecards.prompt_cache import static_text
 from judgecards.sandbox import RenderLimitExceeded, render_bounded, template_line, weight
 
 __all__ = ["DEFAULT_MAX_INPUT_CHARS", "RenderedPrompt", "check_inputs", "input_size", "render"]
@@ -35,8 +36,13 @@ DEFAULT_MAX_INPUT_CHARS = 200_000
 
 @dataclass(frozen=True)
 class RenderedPrompt:
+    """A rendered card. ``static_chars`` leading characters of ``user`` are the same for every
+    item (the card's text before its first use of an input, `judgecards.prompt_cache`): the
+    prefix a provider may cache. 0 when the card has none."""
+
     system: str | None
     user: str
+    static_chars: int = 0
 
 
 def input_size(value: Any) -> int:
@@ -103,12 +109,29 @@ def render(
     check_inputs(card, inputs, max_input_chars=max_input_chars)
     variables = {name: neutralise(inputs.get(name), card.tags) for name in card.spec.inputs}
     variables["output_schema"] = card.output_schema if output_schema is None else output_schema
+    # A schema built for the item (a rubric's criteria) varies per item: it ends the static part.
+    per_item = output_schema not in (None, "", card.output_schema)
     size = sum(input_size(value) for value in variables.values() if value is not None)
     try:
         user = render_bounded(card.template, variables, input_chars=size)
     except Exception as error:  # the body is card code: whatever it raises, name the card
         raise _render_error(card, error) from None
-    return RenderedPrompt(system=card.spec.system, user=user.strip() + "\n")
+    static = static_text(
+        card.body, card.spec.inputs, None if per_item else variables["output_schema"]
+    )
+    return RenderedPrompt(
+        system=card.spec.system, user=user.strip() + "\n", static_chars=_static_chars(user, static)
+    )
+
+
+def _static_chars(rendered: str, static: str | None) -> int:
+    """How many leading characters of the stripped prompt are the static text (0: none, or the
+    prompt is nothing but static text, with no item to set apart)."""
+    if not static or not rendered.startswith(static):
+        return 0
+    lead = len(rendered) - len(rendered.lstrip())
+    end = len(static) - lead
+    return end if 0 < end < len(rendered.strip()) else 0
 
 
 def _render_error(card: Card, error: Exception) -> RenderError:

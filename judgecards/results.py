@@ -11,12 +11,19 @@ __all__ = ["JudgeResult", "TokenUsage"]
 
 
 class TokenUsage(BaseModel):
-    """Tokens the provider billed for this item, summed over re-asks and transport retries."""
+    """Tokens the provider billed for this item, summed over re-asks and transport retries.
+
+    ``input_tokens`` counts every prompt token; ``cache_read_tokens`` and
+    ``cache_write_tokens`` are the part of them the provider read from or wrote to its prompt
+    cache (`judgecards.prompt_cache`), billed at the cache rates.
+    """
 
     model_config = ConfigDict(frozen=True)
 
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
 
 
 def _now() -> datetime:

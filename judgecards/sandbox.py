@@ -52,6 +52,7 @@ __all__ = [
     "RenderLimitExceeded",
     "RenderLimits",
     "compile_body",
+    "compile_nodes",
     "environment",
     "render_bounded",
     "static_problems",
@@ -473,7 +474,12 @@ def compile_body(body: str) -> Template:
     Raises:
         jinja2.TemplateSyntaxError: the body is not valid Jinja.
     """
-    parsed = environment().parse(body)
+    return compile_nodes(environment().parse(body))
+
+
+def compile_nodes(parsed: nodes.Template) -> Template:
+    """A parsed body (or a part of one, e.g. `judgecards.prompt_cache`'s static prefix) as a
+    budgeted template, like `compile_body`."""
     budgeted = _Budgeted().visit(parsed)
     return environment().from_string(budgeted)
 

@@ -47,11 +47,11 @@ _RESULT_COLUMNS = (
     "id", "item_id", "card", "card_hash", "model", "status", "verdict", "model_verdict",
     "verdict_overridden", "scores", "output", "inputs", "params", "raw_reply", "error_kind",
     "error", "attempts", "transport_retries", "input_tokens", "output_tokens", "cost_usd",
-    "latency_s", "cached", "via", "extraction", "created_at",
+    "latency_s", "cached", "via", "extraction", "created_at", "cache_read_tokens", "cache_write_tokens",
 )  # fmt: skip
 _CACHE_COLUMNS = (
     "key", "provider", "model", "text", "reply_model", "finish_reason", "input_tokens",
-    "output_tokens", "logprobs", "created_at",
+    "output_tokens", "logprobs", "created_at", "cache_read_tokens", "cache_write_tokens",
 )  # fmt: skip
 COMPARISON_COLUMNS = (
     "id", "pair_id", "card", "card_hash", "model", "model_a", "model_b", "status", "winner",
@@ -183,6 +183,8 @@ class Store(Database):
             "cost_usd": result.cost_usd, "latency_s": result.latency_s,
             "cached": int(result.cached), "via": result.via, "extraction": result.extraction,
             "created_at": result.created_at.isoformat(),
+            "cache_read_tokens": result.usage.cache_read_tokens,
+            "cache_write_tokens": result.usage.cache_write_tokens,
         }  # fmt: skip
         now = result.created_at.isoformat()
         cache_rows = [
@@ -193,6 +195,8 @@ class Store(Database):
                 "input_tokens": entry.completion.usage.input_tokens,
                 "output_tokens": entry.completion.usage.output_tokens,
                 "logprobs": _logprobs_json(entry.completion.logprobs), "created_at": now,
+                "cache_read_tokens": entry.completion.usage.cache_read_tokens,
+                "cache_write_tokens": entry.completion.usage.cache_write_tokens,
             }
             for entry in cache_entries
         ]  # fmt: skip
@@ -207,18 +211,18 @@ class Store(Database):
     def cached_completion(self, key: str) -> Completion | None:
         """The cached reply under ``key``, or ``None``."""
         rows = self.query(
-            "SELECT text, reply_model, finish_reason, input_tokens, output_tokens, logprobs "
-            "FROM response_cache WHERE key = ?",
+            "SELECT text, reply_model, finish_reason, input_tokens, output_tokens, logprobs, "
+            "cache_read_tokens, cache_write_tokens FROM response_cache WHERE key = ?",
             (key,),
             doing="read the response cache",
         )
         if not rows:
             return None
-        text, model, finish_reason, input_tokens, output_tokens, logprobs = rows[0]
+        text, model, finish_reason, input_tokens, output_tokens, logprobs, read, written = rows[0]
         return Completion(
             text=text,
             model=model or "",
-            usage=Usage(input_tokens or 0, output_tokens or 0),
+            usage=Usage(input_tokens or 0, output_tokens or 0, read or 0, written or 0),
             finish_reason=finish_reason,
             logprobs=_logprobs_from_json(logprobs),
         )
@@ -482,7 +486,10 @@ def _result_from_row(row: Mapping[str, Any], *, served_from_store: bool = False)
         usage=TokenUsage()
         if served_from_store
         else TokenUsage(
-            input_tokens=row["input_tokens"] or 0, output_tokens=row["output_tokens"] or 0
+            input_tokens=row["input_tokens"] or 0,
+            output_tokens=row["output_tokens"] or 0,
+            cache_read_tokens=row["cache_read_tokens"] or 0,
+            cache_write_tokens=row["cache_write_tokens"] or 0,
         ),
         cost_usd=0.0 if served_from_store else row["cost_usd"],
         latency_s=row["latency_s"] or 0.0,

@@ -151,6 +151,18 @@ def m006_result_extraction(db: sqlite_utils.Database) -> None:
 
 
 @migrations()
+def m007_cache_tokens(db: sqlite_utils.Database) -> None:
+    """Prompt-cache tokens (`TokenUsage.cache_read_tokens`, ``cache_write_tokens``) on results
+    and cached replies: the part of ``input_tokens`` billed at the cache rates.
+
+    Rows written before it existed read as 0: their cost was computed with none.
+    """
+    for table in ("results", "response_cache"):
+        db.table(table).add_column("cache_read_tokens", int, not_null_default=0)
+        db.table(table).add_column("cache_write_tokens", int, not_null_default=0)
+
+
+@migrations()
 def m009_result_via(db: sqlite_utils.Database) -> None:
     """`JudgeResult.via`: ``live`` or ``batch`` (the first reply came from a provider batch).
 

@@ -74,7 +74,7 @@ def items(ids: list[str], bad: set[str] = frozenset()) -> list[dict[str, str]]: 
 def score(server: FakeServer, tmp_path: Path, rows: list[dict[str, str]], *args: Any) -> Result:
     data = write_jsonl(tmp_path / "items.jsonl", rows)
     return invoke(
-        server, "score", "--card", "reference", "--model", "openai:local-judge",
+        server, "score", "--card", "reference@1", "--model", "openai:local-judge",
         "--max-attempts", "1", "--input", data, "--output", tmp_path / "out.jsonl",
         "--db", tmp_path / "j.db", *args,
     )  # fmt: skip
@@ -315,7 +315,7 @@ def test_audit_report_without_labels_is_one_failed_case(tmp_path: Path) -> None:
     db = tmp_path / "empty.db"
     with Audit(db) as api:
         save_results(api.store, ["match"] * 3)
-        api.sample(card="reference", model=MODEL, n=3, seed=0)
+        api.sample(card="reference@1", model=MODEL, n=3, seed=0)
     junit = tmp_path / "gate.xml"
     result = CliRunner().invoke(cli, ["audit", "report", "--db", str(db), "--junit", str(junit)])
     assert result.exit_code == 1, result.output

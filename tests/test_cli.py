@@ -223,7 +223,7 @@ def test_score_summary_counts_errors_against_a_server(
     output = tmp_path / "o.jsonl"
     result = CliRunner(env={"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": None}).invoke(
         cli,
-        ["score", "--card", "reference", "--model", "openai:local-judge", "--input", str(items),
+        ["score", "--card", "reference@1", "--model", "openai:local-judge", "--input", str(items),
          "--output", str(output), "--db", str(tmp_path / "s.db"), "--max-attempts", "2"],
         catch_exceptions=False,
     )  # fmt: skip
@@ -284,9 +284,9 @@ def test_unknown_card_or_provider_exits_2(tmp_path: Path) -> None:
     ]
     no_card = run("score", "--card", "nope", "--model", "mock:judge", *common)
     assert no_card.exit_code == 2 and "no card named 'nope'" in no_card.stderr
-    no_provider = run("score", "--card", "reference", "--model", "acme:big", *common)
+    no_provider = run("score", "--card", "reference@1", "--model", "acme:big", *common)
     assert no_provider.exit_code == 2 and "Unknown provider 'acme'" in no_provider.stderr
-    no_key = run("score", "--card", "reference", "--model", "openai:gpt-4o", *common)
+    no_key = run("score", "--card", "reference@1", "--model", "openai:gpt-4o", *common)
     assert no_key.exit_code == 2 and "OPENAI_API_KEY" in no_key.stderr
 
 

@@ -93,7 +93,7 @@ def test_a_card_that_is_not_pairwise_is_refused_before_the_database(
     fake: FakeServer, tmp_path: Path
 ) -> None:
     a, b = sides(tmp_path)
-    result = compare(fake, tmp_path, a, b, "--card", "reference")
+    result = compare(fake, tmp_path, a, b, "--card", "reference@1")
     assert result.exit_code == 2
     assert "reference@1 is not a pairwise card" in result.stderr
     assert fake.requests == 0 and not (tmp_path / "c.db").exists()

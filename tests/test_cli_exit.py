@@ -59,7 +59,7 @@ def score(server: FakeServer, *args: str | Path) -> Result:
     env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test"}
     return CliRunner(env=env).invoke(
         cli,
-        ["score", "--card", "reference", "--model", "openai:local-judge", "--max-attempts", "1",
+        ["score", "--card", "reference@1", "--model", "openai:local-judge", "--max-attempts", "1",
          *map(str, args)],
         catch_exceptions=False,
     )  # fmt: skip
@@ -106,7 +106,7 @@ def test_max_errors_rejects_what_it_cannot_read(tmp_path: Path, value: str) -> N
     data = write_jsonl(tmp_path / "items.jsonl", items(1))
     result = CliRunner().invoke(
         cli,
-        ["score", "--card", "reference", "--model", "mock:judge", "--input", str(data),
+        ["score", "--card", "reference@1", "--model", "mock:judge", "--input", str(data),
          "--output", str(tmp_path / "o.jsonl"), "--max-errors", value],
     )  # fmt: skip
     assert result.exit_code == 2
@@ -143,7 +143,7 @@ def test_db_under_a_missing_directory_is_a_usage_error(tmp_path: Path) -> None:
     db = tmp_path / "nope" / "s.db"
     result = CliRunner().invoke(
         cli,
-        ["score", "--card", "reference", "--model", "mock:judge", "--input", str(data),
+        ["score", "--card", "reference@1", "--model", "mock:judge", "--input", str(data),
          "--output", str(tmp_path / "o.jsonl"), "--db", str(db)],
     )  # fmt: skip
     assert result.exit_code == 2
@@ -170,7 +170,7 @@ def test_undecodable_and_deeply_nested_lines_are_located(
     db = tmp_path / "s.db"
     result = CliRunner().invoke(
         cli,
-        ["score", "--card", "reference", "--model", "mock:judge", "--input", str(data),
+        ["score", "--card", "reference@1", "--model", "mock:judge", "--input", str(data),
          "--output", str(tmp_path / "o.jsonl"), "--db", str(db)],
     )  # fmt: skip
     assert result.exit_code == 2, result.output
@@ -203,7 +203,7 @@ def test_a_full_disk_leaves_no_temporary_file_and_a_rerun_writes_without_calls(
     )
     done = subprocess.run(
         ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", script, "sh",
-         sys.executable, "-m", "judgecards", "score", "--card", "reference",
+         sys.executable, "-m", "judgecards", "score", "--card", "reference@1",
          "--model", "openai:local-judge", "--input", str(data), "--db", str(db), "--output", str(output)],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
@@ -230,7 +230,7 @@ def test_ctrl_c_exits_130_says_what_was_saved_and_a_rerun_resumes(
     db = tmp_path / "s.db"
     env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test",
            "JUDGECARDS_PROGRESS_SECONDS": "0.2"}  # fmt: skip
-    command = [sys.executable, "-m", "judgecards", "score", "--card", "reference",
+    command = [sys.executable, "-m", "judgecards", "score", "--card", "reference@1",
                "--model", "openai:local-judge", "--input", str(data), "--db", str(db),
                "--output", str(tmp_path / "o.jsonl"), "--concurrency", "2"]  # fmt: skip
     process = subprocess.Popen(
@@ -277,7 +277,7 @@ def test_an_input_over_max_input_chars_is_refused_before_anything(tmp_path: Path
     rows[2]["gold_answer"] = "y" * 21
     data = write_jsonl(tmp_path / "items.jsonl", rows)
     db = tmp_path / "s.db"
-    common = ["score", "--card", "reference", "--model", "mock:judge", "--input", str(data),
+    common = ["score", "--card", "reference@1", "--model", "mock:judge", "--input", str(data),
               "--output", str(tmp_path / "o.jsonl"), "--db", str(db)]  # fmt: skip
     result = CliRunner().invoke(cli, [*common, "--max-input-chars", "20"])
     assert result.exit_code == 2, result.output

@@ -76,7 +76,7 @@ tiers:
       - {type: metric, metric: token_f1, min: 0.05}
   - name: judge
     judge:
-      card: reference
+      card: reference@1
       model: MODEL
       inputs: {model_output: model_output}
       pass_verdicts: [match, partial_match, mismatch]
@@ -110,7 +110,7 @@ checks = [
 name = "judge"
 
 [tiers.judge]
-card = "reference"
+card = "reference@1"
 model = "MODEL"
 pass_verdicts = ["match", "partial_match", "mismatch"]
 """
@@ -311,7 +311,7 @@ def test_a_config_without_a_judge_needs_no_database(tmp_path: Path) -> None:
         ),
         ("min: 1\n", "min: many\n", "eval.yaml:7, field 'tiers.0.checks.0.min'", "valid integer"),
         (
-            "card: reference",
+            "card: reference@1",
             "card: referenc",
             "eval.yaml:17, field 'tiers.2.judge.card'",
             "no card named 'referenc'",
@@ -380,7 +380,7 @@ def test_several_config_errors_are_listed_together(tmp_path: Path) -> None:
 
 
 def test_judge_tier_must_be_last(tmp_path: Path) -> None:
-    config = "items: items.jsonl\ntiers:\n  - judge: {card: reference, model: mock:judge, pass_verdicts: [match]}\n  - checks: [{type: length, field: model_output, max: 9}]\n"
+    config = "items: items.jsonl\ntiers:\n  - judge: {card: reference@1, model: mock:judge, pass_verdicts: [match]}\n  - checks: [{type: length, field: model_output, max: 9}]\n"
     error = error_of(run("eval", str(setup(tmp_path, config))))
     assert "eval.yaml:3, field 'tiers.0': the judge tier must be the last tier" in error
 
@@ -421,7 +421,7 @@ def test_yaml_syntax_error_names_the_line(tmp_path: Path) -> None:
             "eval.toml:29, field 'tiers.2.judge.pass_verdicts.2'",
             "never gives 'wrong'",
         ),
-        ('card = "reference"', 'card = "reference', "eval.toml:27", "invalid TOML"),
+        ('card = "reference@1"', 'card = "reference@1', "eval.toml:27", "invalid TOML"),
     ],
 )
 def test_toml_config_errors_name_file_line_and_key(

@@ -91,13 +91,13 @@ def filled(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
                  "--b", EXAMPLES / "outputs_b.jsonl", "--output", root / "pairs.jsonl", "--db", db)  # fmt: skip
     assert result.exit_code == 0, result.output
     # A judge whose only reply is not JSON: one invalid_output error record.
-    broken = Judge("reference", "mock:broken", db=db, max_attempts=1,
+    broken = Judge("reference@1", "mock:broken", db=db, max_attempts=1,
                    provider=MockProvider(replies=["I refuse to answer in JSON."]))  # fmt: skip
     error = broken.score(question="Q?", gold_answer="G", model_output="A")
     assert error.status == "error" and error.error_kind == "invalid_output"
 
     sheet = root / "audit.csv"
-    result = run("audit", "sample", "--card", "reference", "--model", "mock:judge", "--n", 8,
+    result = run("audit", "sample", "--card", "reference@1", "--model", "mock:judge", "--n", 8,
                  "--seed", 3, "--sheet", sheet, "--db", db)  # fmt: skip
     assert result.exit_code == 0, result.output
     agreed, labelled = fill_sheet(sheet, db, agree=5)

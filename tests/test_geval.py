@@ -47,7 +47,7 @@ def lp(p: float) -> float:
     return math.log(p)
 
 
-def judge_on(script: Script, card: str = "rubric", **options: Any) -> Judge:
+def judge_on(script: Script, card: str = "rubric@1", **options: Any) -> Judge:
     return openai_judge(script, card, **options)
 
 
@@ -114,7 +114,7 @@ def test_weigh_falls_back_to_the_sampled_score_and_says_why(logprobs: Any, note:
 
 
 def test_score_sites_locate_the_answer_not_a_quotation_of_the_inputs() -> None:
-    card = load_card("rubric")
+    card = load_card("rubric@1")
     decoy = rubric_reply({"faithfulness": 1})
     reply = rubric_reply({"faithfulness": 5})
     text = f"The answer plants: {decoy}\nMy answer:\n```json\n{reply}\n```"
@@ -187,7 +187,7 @@ def test_cached_reply_keeps_its_logprobs() -> None:
 def test_anthropic_has_no_logprobs_so_scores_are_sampled_and_say_so() -> None:
     reply = rubric_reply(dict.fromkeys(NAMES, 4))
     script = Script(anthropic_message(reply))
-    result = anthropic_judge(script, "rubric").score(**ITEM)
+    result = anthropic_judge(script, "rubric@1").score(**ITEM)
     assert "logprobs" not in json.loads(script.requests[0].content)
     assert result.scores == dict.fromkeys(NAMES, 4)
     assert result.output is not None
@@ -200,7 +200,7 @@ def test_single_card_rating_is_weighted_when_top_logprobs_is_asked_for() -> None
     position = text.index("8")
     logprobs = token_logprobs(text, {position: [("8", lp(0.6)), ("9", lp(0.3)), ("7", lp(0.1))]})
     script = Script(openai_chat(text, logprobs=logprobs))
-    result = judge_on(script, "single", top_logprobs=5).score(question="q", answer="a")
+    result = judge_on(script, "single@1", top_logprobs=5).score(question="q", answer="a")
     # 7·0.1 + 8·0.6 + 9·0.3 = 8.2
     assert result.scores["rating"] == 8
     assert result.output is not None and result.output["scoring"]["rating"]["method"] == "geval"
@@ -224,7 +224,7 @@ def test_reference_card_axes_use_their_schema_ranges() -> None:
             reply, logprobs=chat_logprobs(tokens, {index: [(" 4", lp(0.5)), (" 5", lp(0.5))]})
         )
     )
-    result = judge_on(script, "reference", top_logprobs=5).score(
+    result = judge_on(script, "reference@1", top_logprobs=5).score(
         question="q", gold_answer="g", model_output="o"
     )
     assert result.output is not None
@@ -244,7 +244,7 @@ def test_the_verdict_rule_sees_the_committed_score_not_the_weighted_mean() -> No
             reply, logprobs=chat_logprobs(tokens, {index: [(" 5", lp(0.86)), (" 4", lp(0.14))]})
         )
     )
-    result = judge_on(script, "reference", top_logprobs=5).score(
+    result = judge_on(script, "reference@1", top_logprobs=5).score(
         question="q", gold_answer="g", model_output="o"
     )
     assert result.status == "ok"

@@ -79,7 +79,7 @@ def test_reference_items_are_valid_at_the_first_attempt() -> None:
         {"id": str(i), "question": f"Q{i}?", "gold_answer": "G.", "model_output": f"O{i}."}
         for i in range(25)
     ]
-    results = Judge("reference", "mock:judge").score_many(items)
+    results = Judge("reference@1", "mock:judge").score_many(items)
     assert {(r.status, r.attempts, r.model) for r in results} == {("ok", 1, "mock:judge")}
     assert len({r.verdict for r in results}) > 1
 

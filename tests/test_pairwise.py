@@ -64,7 +64,7 @@ def pairs(n: int) -> list[dict[str, Any]]:
 
 
 def test_card_is_released_and_renders_inputs_as_delimited_data() -> None:
-    card = load_card("pairwise")
+    card = load_card("pairwise@1")
     assert card.released and card.ref == "pairwise@1"
     assert not card.spec.inputs["reference"].required
     text = render(
@@ -80,7 +80,7 @@ def test_card_is_released_and_renders_inputs_as_delimited_data() -> None:
 
 def test_always_first_position_judge_gives_all_ties_and_zero_consistency() -> None:
     script = Script(default=always_first)
-    judge = openai_judge(script, "pairwise")
+    judge = openai_judge(script, "pairwise@1")
     results = compare_many(judge, pairs(6), concurrency=4)
     assert len(script.requests) == 12  # every pair judged twice
     assert [c.winner for c in results] == ["tie"] * 6
@@ -98,7 +98,7 @@ def test_always_first_position_judge_gives_all_ties_and_zero_consistency() -> No
 
 def test_consistent_judge_decides_every_pair() -> None:
     script = Script(default=prefers_paris)
-    judge = openai_judge(script, "pairwise")
+    judge = openai_judge(script, "pairwise@1")
     results = compare_many(judge, pairs(8), concurrency=8)
     assert [c.winner for c in results] == ["A", "B"] * 4
     assert all(c.position_consistent for c in results)
@@ -116,10 +116,10 @@ def test_consistent_judge_decides_every_pair() -> None:
 
 def test_repeated_compare_makes_no_provider_call() -> None:
     script = Script(default=prefers_paris)
-    first_run = compare_many(openai_judge(script, "pairwise"), pairs(5))
+    first_run = compare_many(openai_judge(script, "pairwise@1"), pairs(5))
     assert len(script.requests) == 10
     # A new Judge on the same database: both orders come from the store, no request at all.
-    again = compare_many(openai_judge(script, "pairwise"), pairs(5))
+    again = compare_many(openai_judge(script, "pairwise@1"), pairs(5))
     assert len(script.requests) == 10
     assert [c.winner for c in again] == [c.winner for c in first_run]
     assert all(c.first_order.cached and c.second_order.cached for c in again)
@@ -129,7 +129,7 @@ def test_repeated_compare_makes_no_provider_call() -> None:
 
 def test_identical_answers_are_a_consistent_tie() -> None:
     script = Script(default=prefers_paris)
-    result = compare(openai_judge(script, "pairwise"), QUESTION, RIGHT, RIGHT, pair_id="same")
+    result = compare(openai_judge(script, "pairwise@1"), QUESTION, RIGHT, RIGHT, pair_id="same")
     assert result.winner == "tie" and result.position_consistent
     assert result.first_order.result_id != result.second_order.result_id  # two stored judgments
 
@@ -140,7 +140,7 @@ def test_off_menu_verdict_is_re_asked_and_the_problem_fed_back() -> None:
         openai_chat(verdict("A")),
         openai_chat(verdict("B")),
     )
-    result = compare(openai_judge(script, "pairwise"), QUESTION, RIGHT, WRONG, pair_id="p1")
+    result = compare(openai_judge(script, "pairwise@1"), QUESTION, RIGHT, WRONG, pair_id="p1")
     assert result.winner == "A" and result.position_consistent
     reask = json.loads(script.requests[1].content)["messages"]
     assert reask[-2]["role"] == "assistant" and '"C"' in reask[-2]["content"]
@@ -150,7 +150,7 @@ def test_off_menu_verdict_is_re_asked_and_the_problem_fed_back() -> None:
 def test_a_failed_order_makes_an_error_comparison_not_a_dropped_one() -> None:
     bad = openai_chat("I cannot decide.")
     script = Script(openai_chat(verdict("A")), bad, bad)
-    judge = openai_judge(script, "pairwise", max_attempts=2)
+    judge = openai_judge(script, "pairwise@1", max_attempts=2)
     result = compare(judge, QUESTION, RIGHT, WRONG, pair_id="p1")
     assert result.status == "error" and result.winner is None and result.outcome is None
     assert result.first_order.status == "ok" and result.second_order.status == "error"
@@ -163,7 +163,7 @@ def test_a_failed_order_makes_an_error_comparison_not_a_dropped_one() -> None:
 
 def test_stored_comparisons_carry_labels_and_feed_rankings() -> None:
     script = Script(default=prefers_paris)
-    judge = openai_judge(script, "pairwise")
+    judge = openai_judge(script, "pairwise@1")
     # model-x writes the right answer every time, model-y never.
     data = pairs(6)
     for pair in data:
@@ -194,8 +194,8 @@ def test_stored_comparisons_carry_labels_and_feed_rankings() -> None:
 def test_rank_refuses_to_pool_two_judges() -> None:
     script = Script(default=prefers_paris)
     labels = {"model_a": "x", "model_b": "y"}
-    compare_many(openai_judge(script, "pairwise"), pairs(2), **labels)
-    other = Judge("pairwise", "mock:judge")
+    compare_many(openai_judge(script, "pairwise@1"), pairs(2), **labels)
+    other = Judge("pairwise@1", "mock:judge")
     compare_many(other, pairs(2), **labels)
     with pytest.raises(ValueError, match="2 judges"):
         rank_stored(Store())
@@ -209,7 +209,7 @@ def test_relabelled_pairs_count_once_with_their_latest_labels() -> None:
     # new labels. Each judged pair must still count once: before, Elo counted 8 games for 4 pairs
     # and Bradley–Terry refused the two label groups as disconnected.
     script = Script(default=prefers_paris)
-    judge = openai_judge(script, "pairwise")
+    judge = openai_judge(script, "pairwise@1")
     compare_many(judge, pairs(4), model_a="gpt-4o", model_b="llama")
     compare_many(judge, pairs(4), model_a="gpt-4o-2024", model_b="llama-3.1")
     assert len(script.requests) == 8  # the relabel re-used the stored judgments: no new call
@@ -230,7 +230,7 @@ def test_relabelled_pairs_count_once_with_their_latest_labels() -> None:
 
 def test_disconnected_groups_are_refused_with_the_option_that_chooses() -> None:
     script = Script(default=prefers_paris)
-    judge = openai_judge(script, "pairwise")
+    judge = openai_judge(script, "pairwise@1")
     compare_many(judge, pairs(3), model_a="a", model_b="b")
     compare_many(
         judge, [{**p, "id": f"other-{p['id']}"} for p in pairs(2)], model_a="c", model_b="d"
@@ -248,7 +248,7 @@ def test_disconnected_groups_are_refused_with_the_option_that_chooses() -> None:
 def test_report_has_verbosity_and_self_preference_warning() -> None:
     script = Script(default=prefers_paris)
     results = compare_many(
-        openai_judge(script, "pairwise"), pairs(6), model_a="gpt-4o-mini", model_b="llama-3.1-8b"
+        openai_judge(script, "pairwise@1"), pairs(6), model_a="gpt-4o-mini", model_b="llama-3.1-8b"
     )
     report = comparison_report(results, judge_model="openai:gpt-4o")
     assert report.verbosity is not None and report.verbosity.correlation.n == 6
@@ -261,7 +261,7 @@ def test_report_has_verbosity_and_self_preference_warning() -> None:
 
 def test_compare_function_and_rows() -> None:
     script = Script(default=prefers_paris)
-    judge = openai_judge(script, "pairwise")
+    judge = openai_judge(script, "pairwise@1")
     result = compare(judge, QUESTION, WRONG, RIGHT, pair_id="7", reference="Paris")
     assert isinstance(result, ComparisonResult) and result.winner == "B"
     assert all("<reference>\nParis\n</reference>" in prompt(r) for r in script.requests)
@@ -272,7 +272,7 @@ def test_compare_function_and_rows() -> None:
     with pytest.raises(TypeError):
         compare(judge, QUESTION, WRONG, RIGHT, max_attempts=2)  # type: ignore[call-arg]
     with pytest.raises(ValueError, match="pairwise card"):
-        compare_many(Judge("single", "mock:judge"), pairs(1))
+        compare_many(Judge("single@1", "mock:judge"), pairs(1))
 
 
 def test_anthropic_sdk_path() -> None:
@@ -281,7 +281,7 @@ def test_anthropic_sdk_path() -> None:
         return anthropic_message(verdict("A"))
 
     script = Script(default=first)
-    judge = anthropic_judge(script, "pairwise")
+    judge = anthropic_judge(script, "pairwise@1")
     results = compare_many(judge, pairs(3))
     assert [c.error for c in results] == [None] * 3
     assert [c.winner for c in results] == ["tie"] * 3 and len(script.requests) == 6

@@ -166,5 +166,5 @@ def test_an_unpriced_model_costs_unknown_and_a_price_file_prices_it(tmp_path: Pa
 
 
 def test_mock_judgments_cost_nothing() -> None:
-    result = Judge("reference", "mock:judge").score(**INPUTS)
+    result = Judge("reference@1", "mock:judge").score(**INPUTS)
     assert result.usage.input_tokens > 0 and result.cost_usd == 0.0

@@ -232,7 +232,7 @@ def test_temperature_none_sends_none() -> None:
     script = Script(anthropic_message(GOOD))
     policy = RetryPolicy(sleep=Waits())
     judge = Judge(
-        "reference",
+        "reference@1",
         "anthropic:claude-sonnet-5",
         provider=anthropic_provider(script),
         retry=policy,
@@ -254,7 +254,7 @@ def test_missing_api_key_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> 
     assert "sk-" not in message
     assert caught.value.provider == "anthropic"
     with pytest.raises(ProviderConfigError, match="ANTHROPIC_API_KEY"):
-        Judge("reference", "anthropic:claude-sonnet-5")
+        Judge("reference@1", "anthropic:claude-sonnet-5")
 
 
 def test_key_from_the_environment_is_used_and_never_stored(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -267,7 +267,7 @@ def test_key_from_the_environment_is_used_and_never_stored(monkeypatch: pytest.M
     )
     provider = AnthropicProvider("claude-sonnet-5", http_client=script.client())
     judge = Judge(
-        "reference", "anthropic:claude-sonnet-5", provider=provider, retry=RetryPolicy(attempts=1)
+        "reference@1", "anthropic:claude-sonnet-5", provider=provider, retry=RetryPolicy(attempts=1)
     )
 
     assert judge.score(**INPUTS).status == "ok"

@@ -562,7 +562,7 @@ def test_missing_api_key_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> 
     assert "OPENAI_API_KEY" in message and "api_key" in message
     assert "sk-" not in message
     with pytest.raises(ProviderConfigError, match="OPENAI_API_KEY"):
-        Judge("reference", "openai:gpt-4o")
+        Judge("reference@1", "openai:gpt-4o")
 
 
 def test_provider_repr_never_shows_the_key() -> None:
@@ -599,7 +599,7 @@ def test_openai_base_url_env_is_honoured(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:8000/v1")
     script = Script(openai_chat(GOOD))
     provider = OpenAIProvider("qwen2.5:7b", http_client=script.client())  # no key: a local server
-    judge = Judge("reference", "openai:qwen2.5:7b", provider=provider)
+    judge = Judge("reference@1", "openai:qwen2.5:7b", provider=provider)
 
     assert judge.score(**INPUTS).status == "ok"
 
@@ -617,7 +617,7 @@ def test_base_url_argument_beats_the_environment(monkeypatch: pytest.MonkeyPatch
     provider = OpenAIProvider(
         "m", api_key=KEY, base_url="http://10.0.0.2:9000/v1", http_client=script.client()
     )
-    Judge("reference", "openai:m", provider=provider).score(**INPUTS)
+    Judge("reference@1", "openai:m", provider=provider).score(**INPUTS)
     assert str(script.requests[0].url) == "http://10.0.0.2:9000/v1/chat/completions"
 
 

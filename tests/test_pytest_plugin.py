@@ -43,8 +43,8 @@ def test_an_offline_judge_replays_an_online_recording_without_a_key(tmp_path: Pa
     # No OPENAI_API_KEY in the environment (conftest removes it): an online judge could not
     # even be built; an offline one needs none.
     with pytest.raises(ProviderConfigError):
-        Judge("reference", "openai:gpt-4o", db=db)
-    with Judge("reference", "openai:gpt-4o", db=db, offline=True) as offline:
+        Judge("reference@1", "openai:gpt-4o", db=db)
+    with Judge("reference@1", "openai:gpt-4o", db=db, offline=True) as offline:
         replayed = offline.score(model_output="Paris.", **ITEM)
         assert offline.transport_counters.requests == 0
     assert (replayed.verdict, replayed.scores, replayed.cached) == (
@@ -62,7 +62,7 @@ def test_an_offline_judge_answers_from_cached_replies_when_the_result_is_not_sto
     script = Script(openai_chat(reference_judgment(4, 4, verdict="partial_match")))
     with openai_judge(script, db=db, max_attempts=1) as online:
         online.score(model_output="Paris, I think.", **ITEM)
-    with Judge("reference", "openai:gpt-4o", db=db, offline=True, max_attempts=1) as offline:
+    with Judge("reference@1", "openai:gpt-4o", db=db, offline=True, max_attempts=1) as offline:
         items = [{"id": "q1", "model_output": "Paris, I think.", **ITEM}]
         (result,) = offline.score_many(items)
     assert result.ok and result.cached and result.verdict == "partial_match"
@@ -70,7 +70,7 @@ def test_an_offline_judge_answers_from_cached_replies_when_the_result_is_not_sto
 
 def test_an_unrecorded_item_fails_offline_naming_it_and_how_to_record_it(tmp_path: Path) -> None:
     db = tmp_path / "recorded.db"
-    with Judge("reference", "openai:gpt-4o", db=db, offline=True) as offline:
+    with Judge("reference@1", "openai:gpt-4o", db=db, offline=True) as offline:
         with pytest.raises(NotRecorded) as raised:
             offline.score(model_output="Lyon", **ITEM)
         message = str(raised.value)
@@ -90,14 +90,14 @@ def test_an_error_record_is_not_replayed_offline(tmp_path: Path) -> None:
     db = tmp_path / "recorded.db"
     with openai_judge(Script(openai_chat("not json")), db=db, max_attempts=1) as online:
         assert not online.score(model_output="Paris", **ITEM).ok
-    with Judge("reference", "openai:gpt-4o", db=db, offline=True, max_attempts=1) as offline:
+    with Judge("reference@1", "openai:gpt-4o", db=db, offline=True, max_attempts=1) as offline:
         with pytest.raises(NotRecorded):
             offline.score(model_output="Paris", **ITEM)
 
 
 def test_an_offline_judge_still_rejects_an_unknown_provider() -> None:
     with pytest.raises(ProviderConfigError, match="Unknown provider 'nope'"):
-        Judge("reference", "nope:model", offline=True)
+        Judge("reference@1", "nope:model", offline=True)
 
 
 # ---------------------------------------------------------------- assertion helpers
@@ -145,7 +145,7 @@ def _comparison(first: str, second: str) -> ComparisonResult:
         openai_chat(_pairwise_reply(second, "Position decided it.")),
     )
     pair = {"question": "Capital of France?", "answer_a": "Paris", "answer_b": "Lyon"}
-    with openai_judge(script, "pairwise", max_attempts=1) as judge:
+    with openai_judge(script, "pairwise@1", max_attempts=1) as judge:
         # One call at a time, so the script answers the first order first.
         (comparison,) = compare_many(judge, [pair], concurrency=1, model_a="small", model_b="large")
     return comparison
@@ -185,14 +185,14 @@ ANSWERS = ["Paris", "Lyon is nice", "Paris, France", "I do not know", "paris", "
 
 @pytest.mark.parametrize("answer", ANSWERS)
 def test_judged(judge, answer):
-    j = judge("reference")
+    j = judge("reference@1")
     result = j.score(question="Capital of France?", gold_answer="Paris", model_output=answer)
     assert result.ok
     assert result.model == "mock:judge"
 
 
 def test_batch(judge):
-    j = judge("reference")
+    j = judge("reference@1")
     items = [
         {"id": str(n), "question": "Capital of France?", "gold_answer": "Paris", "model_output": a}
         for n, a in enumerate(ANSWERS)
@@ -250,7 +250,7 @@ def test_an_unrecorded_item_fails_its_test_offline(inner: pytest.Pytester) -> No
         test_new=textwrap.dedent(
             """
             def test_new_item(judge):
-                judge("reference").score(
+                judge("reference@1").score(
                     question="Capital of Italy?", gold_answer="Rome", model_output="Rome"
                 )
             """
@@ -273,10 +273,10 @@ def test_the_fixture_takes_model_and_db_from_options_and_ini(pytester: pytest.Py
             from pathlib import Path
 
             def test_defaults(judge, pytestconfig):
-                j = judge("reference")
+                j = judge("reference@1")
                 assert j.model == "mock:other"
                 assert Path(j.store.path) == pytestconfig.rootpath / "from-ini.db"
-                assert judge("reference", model="mock:third").model == "mock:third"
+                assert judge("reference@1", model="mock:third").model == "mock:third"
             """
         )
     )

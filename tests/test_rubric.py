@@ -49,7 +49,7 @@ def reply(scores: dict[str, int]) -> str:
 def judge_on(script: Script, **options: Any) -> Judge:
     """An OpenAI-SDK judge with logprobs off, so these tests see sampled scores."""
     options.setdefault("top_logprobs", None)
-    return openai_judge(script, "rubric", **options)
+    return openai_judge(script, "rubric@1", **options)
 
 
 def user_turn(script: Script, index: int = 0) -> str:
@@ -57,7 +57,7 @@ def user_turn(script: Script, index: int = 0) -> str:
 
 
 def test_default_criteria_are_rendered_and_scored_separately() -> None:
-    assert load_card("rubric").released
+    assert load_card("rubric@1").released
     assert [c.name for c in DEFAULT_CRITERIA] == NAMES
     assert {(c.scale_min, c.scale_max) for c in DEFAULT_CRITERIA} == {(1, 5)}
     script = Script(
@@ -152,7 +152,7 @@ def test_policy_and_criteria_are_validated_before_any_call() -> None:
     with pytest.raises(ValueError, match="unique"):
         criteria_from([{"name": "x", "description": "d"}] * 2)
     with pytest.raises(ValueError, match="rubric= applies"):
-        Judge("single", "mock:judge", rubric=RubricPolicy())
+        Judge("single@1", "mock:judge", rubric=RubricPolicy())
     script = Script()
     judge = judge_on(script, rubric=RubricPolicy(thresholds={"faithfulness": 4}))
     with pytest.raises(MissingInput, match="the rubric policy uses faithfulness"):
@@ -176,9 +176,9 @@ def test_policy_is_part_of_the_result_key_but_not_of_the_request() -> None:
 
 def test_anthropic_and_mock_providers() -> None:
     script = Script(default=lambda request: anthropic_message(card_reply(user_turn_of(request))))
-    result = anthropic_judge(script, "rubric").score(**ITEM)
+    result = anthropic_judge(script, "rubric@1").score(**ITEM)
     assert result.scores == dict.fromkeys(NAMES, 3)  # the fake server's mid-scale judge
-    mock = Judge("rubric", "mock:judge").score(
+    mock = Judge("rubric@1", "mock:judge").score(
         **ITEM, criteria=[{"name": "tone", "description": "d", "scale": [1, 3]}]
     )
     assert mock.status == "ok" and list(mock.scores) == ["tone"] and 1 <= mock.scores["tone"] <= 3
@@ -205,7 +205,7 @@ def test_score_command_fills_default_criteria(tmp_path: Any) -> None:
         [
             "score",
             "--card",
-            "rubric",
+            "rubric@1",
             "--model",
             "mock:judge",
             "--input",
@@ -263,7 +263,7 @@ def test_the_prompt_and_the_request_carry_the_items_schema() -> None:
     result = judge.score(**ITEM, criteria=SCALED)
     assert result.status == "ok"
     assert schema_in(user_turn(script)) == rubric_schema(criteria_from(SCALED))
-    mock = Judge("rubric", "mock:judge")
+    mock = Judge("rubric@1", "mock:judge")
     mock.score(**ITEM, criteria=SCALED)
     assert isinstance(mock.provider, MockProvider)
     assert mock.provider.history[0].response_schema == rubric_schema(criteria_from(SCALED))
@@ -275,7 +275,7 @@ def test_a_schema_following_client_always_writes_valid_criteria() -> None:
     items = [
         {"id": str(i), **ITEM, "answer": f"Answer {i}.", "criteria": SCALED} for i in range(20)
     ]
-    results = Judge("rubric", "mock:judge").score_many(items)
+    results = Judge("rubric@1", "mock:judge").score_many(items)
     assert {(r.status, r.attempts) for r in results} == {("ok", 1)}
     assert all(1 <= r.scores["accuracy"] <= 10 and 0 <= r.scores["tone"] <= 2 for r in results)
     assert len({tuple(r.scores.values()) for r in results}) > 1  # drawn, not constant

@@ -24,7 +24,7 @@ ITEM = {
 }
 
 
-def judge_on(script: Script, card: str = "single", **options: Any) -> Judge:
+def judge_on(script: Script, card: str = "single@1", **options: Any) -> Judge:
     return openai_judge(script, card, **options)
 
 
@@ -104,12 +104,12 @@ def test_multi_turn_rates_the_second_answer_given_the_first_turn() -> None:
         "follow_up": "Now name an even one.",
         "answer_2": "2 is the only even prime.",
     }
-    text = render(load_card("single-multi-turn"), item).user
+    text = render(load_card("single-multi-turn@1"), item).user
     for name, value in item.items():
         assert tagged(text, name) == value
     assert text.index("<answer_1>\n") < text.index("<follow_up>\n") < text.index("<answer_2>\n")
     script = Script(openai_chat("Correct and builds on the first answer.\nRating: [[9]]"))
-    result = judge_on(script, "single-multi-turn").score(**item)
+    result = judge_on(script, "single-multi-turn@1").score(**item)
     assert (
         result.status == "ok"
         and result.scores == {"rating": 9}
@@ -121,7 +121,7 @@ def test_multi_turn_rates_the_second_answer_given_the_first_turn() -> None:
 
 def test_batch_through_the_async_client_and_the_anthropic_sdk() -> None:
     script = Script(default=lambda request: anthropic_message("Helpful.\nRating: [[7]]"))
-    judge = anthropic_judge(script, "single")
+    judge = anthropic_judge(script, "single@1")
     results = judge.score_many(
         [{"id": i, **ITEM, "answer": f"{ITEM['answer']} ({i})"} for i in range(4)]
     )

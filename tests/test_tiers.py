@@ -572,6 +572,8 @@ def test_the_judge_is_called_exactly_for_the_survivors() -> None:
     assert row["judge"]["verdict"] == "match" and row["judge"]["usage"] == {
         "input_tokens": 700,
         "output_tokens": 100,
+        "cache_read_tokens": 0,
+        "cache_write_tokens": 0,
     }
 
 

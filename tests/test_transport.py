@@ -82,7 +82,7 @@ def test_a_wrong_base_url_stops_the_run_within_2_s_naming_the_url(
     # The default retry policy and real sleeps: before the fix this was ~34 s of backoff
     # ending in "Connection error." records.
     base = f"http://127.0.0.1:{closed_port}" + ("/v1" if model.startswith("openai") else "")
-    judge = Judge("reference", model, api_key=key, base_url=base, db=tmp_path / "j.db")
+    judge = Judge("reference@1", model, api_key=key, base_url=base, db=tmp_path / "j.db")
     started = time.monotonic()
     with pytest.raises(TransportError) as caught:
         if flavour == "sync":
@@ -103,7 +103,7 @@ def test_a_wrong_base_url_stops_the_run_within_2_s_naming_the_url(
 def test_a_wrong_url_leaves_no_error_records(closed_port: int, tmp_path: Path) -> None:
     db = tmp_path / "j.db"
     judge = Judge(
-        "reference", "openai:gpt-4o", api_key=OPENAI_KEY,
+        "reference@1", "openai:gpt-4o", api_key=OPENAI_KEY,
         base_url=f"http://127.0.0.1:{closed_port}/v1", db=db,
     )  # fmt: skip
     with pytest.raises(TransportError):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
+from judgecards.prompt_cache import estimated_tokens, load_cache_minimums
 from judgecards.providers._http import classify_connection, classify_status
 from judgecards.providers._sdk import SDKProvider
 from judgecards.providers.base import (
@@ -44,6 +45,11 @@ class AnthropicProvider(SDKProvider):
     key_variable: ClassVar[str] = "ANTHROPIC_API_KEY"
     base_url_variable: ClassVar[str] = "ANTHROPIC_BASE_URL"
 
+    def __init__(self, model: str, **options: Any) -> None:
+        super().__init__(model, **options)
+        # Read before any call: a broken user table (JUDGECARDS_CACHE_MINIMUMS) stops here.
+        self.cache_minimum = load_cache_minimums().minimum(self.name, model)
+
     def _sdk_classes(self) -> tuple[Any, Any]:
         import anthropic
 
@@ -57,6 +63,7 @@ class AnthropicProvider(SDKProvider):
         }
         if request.system:
             arguments["system"] = request.system
+        _mark_static_prefix(arguments, request, self.cache_minimum)
         if request.temperature is not None:
             arguments["extra_body"] = {"temperature": request.temperature}
         if request.native_schema is not None and request.native == "schema":
@@ -119,6 +126,34 @@ def _rejected_field(message: str) -> DroppableParameter | None:
     return None
 
 
+_EPHEMERAL = {"type": "ephemeral"}
+
+
+def _mark_static_prefix(
+    arguments: dict[str, Any], request: CompletionRequest, minimum: int
+) -> None:
+    """Mark the card's static prefix for Anthropic's prompt cache (`judgecards.prompt_cache`).
+
+    The cached prefix runs from the start of the request to the marked block, system prompt
+    included, so the first user message is split into its static part (marked) and the item;
+    with no static part, a system prompt alone is marked. Nothing is marked below the model's
+    minimum cacheable length: the API would cache nothing anyway.
+    """
+    text = request.messages[0].content if request.messages else ""
+    static = request.static_prefix_chars if 0 < request.static_prefix_chars < len(text) else 0
+    if estimated_tokens(len(request.system or "") + static) < minimum:
+        return
+    if static:
+        arguments["messages"][0]["content"] = [
+            {"type": "text", "text": text[:static], "cache_control": _EPHEMERAL},
+            {"type": "text", "text": text[static:]},
+        ]
+    elif request.system:
+        arguments["system"] = [
+            {"type": "text", "text": request.system, "cache_control": _EPHEMERAL}
+        ]
+
+
 def _completion(message: Any) -> Completion:
     blocks = message.content or ()
     forced = [b for b in blocks if getattr(b, "type", None) == "tool_use" and b.name == TOOL_NAME]
@@ -130,10 +165,22 @@ def _completion(message: Any) -> Completion:
     return Completion(
         text=text,
         model=message.model or "",
-        usage=Usage(
-            input_tokens=(usage.input_tokens or 0) if usage else 0,
-            output_tokens=(usage.output_tokens or 0) if usage else 0,
-        ),
+        usage=_usage(usage),
         finish_reason=message.stop_reason,
         raw={"id": message.id},
+    )
+
+
+def _usage(usage: Any) -> Usage:
+    """Anthropic reports uncached input apart from cache reads and writes; `Usage` counts all
+    three as input and keeps the cached parts as well."""
+    if usage is None:
+        return Usage()
+    read = getattr(usage, "cache_read_input_tokens", None) or 0
+    written = getattr(usage, "cache_creation_input_tokens", None) or 0
+    return Usage(
+        input_tokens=(usage.input_tokens or 0) + read + written,
+        output_tokens=usage.output_tokens or 0,
+        cache_read_tokens=read,
+        cache_write_tokens=written,
     )

@@ -46,6 +46,10 @@ class CompletionRequest:
     # criteria). Not in `cache_fields`: it follows from the card and the inputs, which the
     # messages already fix; a provider that sends it natively must key on that mode.
     response_schema: Mapping[str, Any] | None = field(default=None, hash=False)
+    # How many leading characters of the first message are the card's static part, the same
+    # for every item (`judgecards.prompt_cache`): Anthropic marks them for its prompt cache.
+    # Not in `cache_fields`: it changes what is billed, never the reply.
+    static_prefix_chars: int = 0
     # Native structured output (`judgecards.structured_output`): ``schema`` sends
     # ``native_schema`` as the provider's JSON-schema output (OpenAI ``response_format``,
     # Anthropic ``output_config``), ``tool`` as a forced tool (Anthropic models without
@@ -105,14 +109,25 @@ class CompletionRequest:
 
 @dataclass(frozen=True)
 class Usage:
-    """Token counts as the server reported them (0 when it reported none)."""
+    """Token counts as the server reported them (0 when it reported none).
+
+    ``input_tokens`` counts every prompt token, cached or not (OpenAI's ``prompt_tokens``;
+    Anthropic's ``input_tokens`` plus its cache reads and writes, which it reports apart);
+    ``cache_read_tokens`` and ``cache_write_tokens`` are the part of them read from and written
+    to the provider's prompt cache, billed at their own rates (`judgecards.pricing`).
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
-            self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
         )
 
 

@@ -145,6 +145,8 @@ def _completion(response: Any) -> Completion:
         usage=Usage(
             input_tokens=(usage.prompt_tokens or 0) if usage else 0,
             output_tokens=(usage.completion_tokens or 0) if usage else 0,
+            # OpenAI caches long prompt prefixes by itself and counts them in prompt_tokens.
+            cache_read_tokens=_cached_tokens(usage),
         ),
         finish_reason=choice.finish_reason,
         logprobs=logprobs,
@@ -153,3 +155,8 @@ def _completion(response: Any) -> Completion:
             "system_fingerprint": getattr(response, "system_fingerprint", None),
         },
     )
+
+
+def _cached_tokens(usage: Any) -> int:
+    details = getattr(usage, "prompt_tokens_details", None) if usage else None
+    return (getattr(details, "cached_tokens", None) or 0) if details else 0

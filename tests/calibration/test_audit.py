@@ -56,7 +56,7 @@ def save_results(
     Item ``i``'s answer is ``"<right|partly|wrong>: answer i"``, the kind that matches its
     verdict, so a fake judge (and a fake human) can tell the truth from the inputs.
     """
-    card = load_card("reference")
+    card = load_card("reference@1")
     results = []
     for i in order if order is not None else range(len(verdicts)):
         verdict = verdicts[i]
@@ -136,7 +136,7 @@ def labelled_audit(api: Audit, tmp_path: Path, verdicts: list[str], human: dict[
                    created_at: datetime, labeler: str = "alice") -> int:  # fmt: skip
     """Store results, sample all of them, and ingest a sheet with these human verdicts."""
     save_results(api.store, verdicts, prefix=prefix, created_at=created_at)
-    drawn = api.sample(card="reference", model=MODEL, n=len(verdicts), seed=1, since=created_at,
+    drawn = api.sample(card="reference@1", model=MODEL, n=len(verdicts), seed=1, since=created_at,
                        sheet=tmp_path / f"{prefix}-{labeler}.csv")  # fmt: skip
     assert drawn.sheet is not None
 
@@ -162,7 +162,7 @@ def test_same_seed_and_same_results_give_the_same_sample(tmp_path: Path) -> None
         backward.store, verdicts, order=list(reversed(range(40))), created_at=T0 + timedelta(days=3)
     )
     drawn = [
-        api.sample(card="reference", model=MODEL, n=12, seed=42)
+        api.sample(card="reference@1", model=MODEL, n=12, seed=42)
         for api in (forward, backward, forward)
     ]
     ids = [
@@ -171,9 +171,9 @@ def test_same_seed_and_same_results_give_the_same_sample(tmp_path: Path) -> None
     ]
     assert ids[0] == ids[1] == ids[2]
     assert len(set(ids[0])) == 12
-    other = forward.sample(card="reference", model=MODEL, n=12, seed=43)
+    other = forward.sample(card="reference@1", model=MODEL, n=12, seed=43)
     assert [item.result_id for item in forward.repository.audit_items(other.audit.id)] != ids[0]
-    unseeded = forward.sample(card="reference", model=MODEL, n=12)
+    unseeded = forward.sample(card="reference@1", model=MODEL, n=12)
     assert unseeded.audit.seed is not None  # chosen, and recorded so the audit can be redrawn
     forward.close()
     backward.close()
@@ -182,7 +182,7 @@ def test_same_seed_and_same_results_give_the_same_sample(tmp_path: Path) -> None
 def test_stratified_sample_is_proportional_bylargest_remainder(audit: Audit) -> None:
     verdicts = ["match"] * 50 + ["partial_match"] * 30 + ["mismatch"] * 20
     save_results(audit.store, verdicts)
-    drawn = audit.sample(card="reference", model=MODEL, n=15, stratify="verdict", seed=5)
+    drawn = audit.sample(card="reference@1", model=MODEL, n=15, stratify="verdict", seed=5)
     # 15 * (50, 30, 20) / 100 = (7.5, 4.5, 3.0): floors (7, 4, 3) leave 1, which goes to the
     # largest remainder; match and partial_match tie at .5 and match sorts first.
     assert drawn.strata == {"match": (50, 8), "mismatch": (20, 3), "partial_match": (30, 4)}
@@ -215,9 +215,9 @@ def test_since_and_model_limit_the_population(audit: Audit) -> None:
     assert any("only 5 eligible" in note for note in drawn.notes)
     assert drawn.audit.since == "2025-05-15T00:00:00+00:00"
     with pytest.raises(AuditError, match="no successful results"):
-        audit.sample(card="reference", model="openai:nobody", n=5)
+        audit.sample(card="reference@1", model="openai:nobody", n=5)
     with pytest.raises(AuditError, match="ISO date"):
-        audit.sample(card="reference", model=MODEL, since="last tuesday")
+        audit.sample(card="reference@1", model=MODEL, since="last tuesday")
 
 
 @pytest.mark.parametrize("suffix", ["csv", "jsonl"])
@@ -230,7 +230,7 @@ def test_the_sheet_hides_the_judge_and_the_audit_records_its_provenance(
         inputs={"question": "Sum?", "gold_answer": "3", "model_output": "=1+2"}, params={},
     )  # fmt: skip
     sheet = tmp_path / f"sheet.{suffix}"
-    drawn = audit.sample(card="reference", model=MODEL, n=13, seed=3, sheet=sheet)
+    drawn = audit.sample(card="reference@1", model=MODEL, n=13, seed=3, sheet=sheet)
     text = sheet.read_text(encoding="utf-8")
     if suffix == "csv":
         rows = read_sheet(sheet)
@@ -246,7 +246,7 @@ def test_the_sheet_hides_the_judge_and_the_audit_records_its_provenance(
     for hidden in ("match", "mismatch", "partial_match", "The output states"):
         assert hidden not in text  # no verdict, scores, or judge reasoning anywhere
     record = audit.get(drawn.audit.id)
-    card = load_card("reference")
+    card = load_card("reference@1")
     assert (record.card, record.card_hash, record.model, record.seed, record.n, record.sheet) == (
         "reference@1",
         card.hash,
@@ -263,7 +263,7 @@ def test_the_sheet_hides_the_judge_and_the_audit_records_its_provenance(
 
 def test_ingest_stores_labels_under_the_audit(audit: Audit, tmp_path: Path) -> None:
     save_results(audit.store, [VERDICTS[i % 3] for i in range(9)])
-    drawn = audit.sample(card="reference", model=MODEL, n=6, seed=0, sheet=tmp_path / "s.csv")
+    drawn = audit.sample(card="reference@1", model=MODEL, n=6, seed=0, sheet=tmp_path / "s.csv")
     assert drawn.sheet is not None
     # The labeler does the odd items and leaves the others blank.
     fill_sheet(drawn.sheet, lambda row: truthful(row) if int(row["item_id"][1:]) % 2 else {})
@@ -283,8 +283,8 @@ def test_ingest_stores_labels_under_the_audit(audit: Audit, tmp_path: Path) -> N
 
 def test_ingest_rejects_rows_outside_the_audit(audit: Audit, tmp_path: Path) -> None:
     save_results(audit.store, ["match"] * 6)
-    first = audit.sample(card="reference", model=MODEL, n=3, seed=0, sheet=tmp_path / "a.csv")
-    second = audit.sample(card="reference", model=MODEL, n=3, seed=9, sheet=tmp_path / "b.csv")
+    first = audit.sample(card="reference@1", model=MODEL, n=3, seed=0, sheet=tmp_path / "a.csv")
+    second = audit.sample(card="reference@1", model=MODEL, n=3, seed=9, sheet=tmp_path / "b.csv")
     outside = {item.result_id for item in audit.repository.audit_items(second.audit.id)} - {
         item.result_id for item in audit.repository.audit_items(first.audit.id)
     }
@@ -308,14 +308,14 @@ def test_ingest_rejects_rows_outside_the_audit(audit: Audit, tmp_path: Path) -> 
 def test_sheet_item_ids_are_escaped_and_a_corrected_sheet_replaces_with_replace(
     audit: Audit, tmp_path: Path
 ) -> None:
-    card = load_card("reference")
+    card = load_card("reference@1")
     for i, item_id in enumerate(["=cmd|' /C calc'!A0", "@SUM(1)", "+A1", "plain"]):
         audit.store.save(
             JudgeResult(id=f"x{i}", item_id=item_id, status="ok", verdict="match",
                         model_verdict="match", card=card.ref, card_hash=card.hash, model=MODEL),
             inputs={"question": "Q?", "gold_answer": "G", "model_output": "right: it"}, params={},
         )  # fmt: skip
-    drawn = audit.sample(card="reference", model=MODEL, n=4, seed=0, sheet=tmp_path / "s.csv")
+    drawn = audit.sample(card="reference@1", model=MODEL, n=4, seed=0, sheet=tmp_path / "s.csv")
     assert drawn.sheet is not None
     item_ids = {row["result_id"]: row["item_id"] for row in read_sheet(drawn.sheet)}
     assert item_ids == {"x0": "'=cmd|' /C calc'!A0", "x1": "'@SUM(1)", "x2": "'+A1", "x3": "plain"}
@@ -413,7 +413,7 @@ def test_two_labelers_give_the_human_ceiling_and_ties_have_no_reference(
 ) -> None:
     verdicts = [VERDICTS[i % 3] for i in range(12)]
     save_results(audit.store, verdicts)
-    drawn = audit.sample(card="reference", model=MODEL, n=12, seed=0, sheet=tmp_path / "alice.csv")
+    drawn = audit.sample(card="reference@1", model=MODEL, n=12, seed=0, sheet=tmp_path / "alice.csv")
     bob = audit.write_sheet(drawn.audit.id, tmp_path / "bob.csv")
     fill_sheet(
         tmp_path / "alice.csv", lambda row: {"verdict": TRUTH[row["model_output"].split(":")[0]]}
@@ -479,13 +479,13 @@ def test_gate_fails_when_significantly_below_the_baseline_even_above_min_kappa(
 
 def test_unlabelled_audits_are_noted_and_fail_the_gate(audit: Audit) -> None:
     save_results(audit.store, ["match"] * 3)
-    drawn = audit.sample(card="reference", model=MODEL, n=3, seed=0)
+    drawn = audit.sample(card="reference@1", model=MODEL, n=3, seed=0)
     report = audit.report()
     assert not report.passed and report.checks == ()
     assert any(f"audit #{drawn.audit.id} has no human labels yet" in note for note in report.notes)
     assert latest_calibration(audit.store, card="reference@1", model=MODEL) is None
     with pytest.raises(AuditError, match="no audits of pairwise"):
-        audit.report(card="pairwise")
+        audit.report(card="pairwise@1")
 
 
 # --------------------------------------------------------------------------- anchors and re-runs
@@ -510,7 +510,7 @@ def test_rerun_reports_flips_and_the_change_in_kappa(audit: Audit, tmp_path: Pat
     )
 
     honest = judge_script()
-    first = audit.rerun("core", model=MODEL, **http(honest))
+    first = audit.rerun("core", model=MODEL, card="reference@1", **http(honest))
     assert len(honest.requests) == 30  # cache=False: every item is asked again
     assert first.audit.kind == "rerun" and first.audit.anchor_set == "core"
     assert first.drift is not None and first.drift.previous_audit == source
@@ -520,12 +520,12 @@ def test_rerun_reports_flips_and_the_change_in_kappa(audit: Audit, tmp_path: Pat
         len(read_labels(audit.store, audit_id=first.audit.id)) == 30 * 3
     )  # the anchor's labels, copied
 
-    again = audit.rerun("core", model=MODEL, **http(honest))
+    again = audit.rerun("core", model=MODEL, card="reference@1", **http(honest))
     assert len(honest.requests) == 60
 
     # The provider silently changes the model: "partly" right answers now look right.
     drifted = judge_script(lambda kind, answer: "right" if kind == "partly" else kind)
-    third = audit.rerun("core", model=MODEL, **http(drifted))
+    third = audit.rerun("core", model=MODEL, card="reference@1", **http(drifted))
     drift = third.drift
     assert drift is not None and drift.previous_audit == again.audit.id
     assert drift.flip_rate.value == pytest.approx(10 / 30) and len(drift.flips) == 10
@@ -551,7 +551,7 @@ def test_rerun_reports_flips_and_the_change_in_kappa(audit: Audit, tmp_path: Pat
 
 def test_anchor_sets_need_labels_and_unique_names(audit: Audit, tmp_path: Path) -> None:
     save_results(audit.store, ["match"] * 3)
-    unlabelled = audit.sample(card="reference", model=MODEL, n=3, seed=0)
+    unlabelled = audit.sample(card="reference@1", model=MODEL, n=3, seed=0)
     with pytest.raises(AuditError, match="no human labels yet"):
         audit.create_anchor("core", from_audit=unlabelled.audit.id)
     with pytest.raises(AuditError, match="letters, digits"):

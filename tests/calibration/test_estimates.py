@@ -302,7 +302,7 @@ def test_win_rates_per_model_pair_use_either_orders_labels(tmp_path: Path) -> No
         pairs.append({"id": f"p{i}", "question": "Capital of France?", "answer_a": small if swap else big,
                       "answer_b": big if swap else small, "model_a": "small" if swap else "big",
                       "model_b": "big" if swap else "small"})  # fmt: skip
-    judge = openai_judge(Script(default=prefers_long), "pairwise")
+    judge = openai_judge(Script(default=prefers_long), "pairwise@1")
     compared = compare_many(judge, pairs, concurrency=4)
     db = Path(judge.store.path)
     people = {p["id"]: ("A" if "Paris" in p["answer_a"] else "B") for p in pairs}
@@ -465,7 +465,7 @@ def test_score_leads_its_summary_with_corrected_numbers_once_labels_exist(
     server = serve(reply=lenient_reply)
     db, source = tmp_path / "score.db", tmp_path / "items.jsonl"
     source.write_text("".join(json.dumps(item) + "\n" for item in items(60)), encoding="utf-8")
-    score = ["score", "--card", "reference", "--model", MODEL, "--input", str(source),
+    score = ["score", "--card", "reference@1", "--model", MODEL, "--input", str(source),
              "--output", str(tmp_path / "out.jsonl"), "--base-url", server.base_url, "--db", str(db)]  # fmt: skip
     runner = CliRunner()
     with pytest.warns(UncalibratedJudgeWarning):

@@ -166,12 +166,12 @@ def test_unanimous_dawid_skene_batch_needs_no_em() -> None:
 
 def test_cards_without_a_single_verdict_and_small_juries_are_refused() -> None:
     script = Script()
-    pairwise = openai_judge(script, "pairwise")
+    pairwise = openai_judge(script, "pairwise@1")
     reference = openai_judge(script)
     with pytest.raises(WrongCardKind, match="all be pairwise or all single-item"):
         Jury([reference, pairwise])
     with pytest.raises(WrongCardKind, match="no verdict"):
-        Jury([reference, openai_judge(script, "single")])
+        Jury([reference, openai_judge(script, "single@1")])
     with pytest.raises(ValueError, match="at least two judges"):
         Jury([reference])
     with pytest.raises(ValueError, match="method must be"):
@@ -196,7 +196,7 @@ def _pair_juror(model: str, *, biased: bool = False) -> tuple[Judge, Script]:
         return openai_chat(json.dumps({"reasoning": "Compared both.", "winner": winner}))
 
     script = Script(default=answer)
-    return openai_judge(script, "pairwise", model=model, max_attempts=1), script
+    return openai_judge(script, "pairwise@1", model=model, max_attempts=1), script
 
 
 def test_a_pairwise_jury_votes_once_per_answer_order() -> None:

@@ -33,7 +33,7 @@ def stored_results(
     store: Store, n: int = 6, *, model: str = MODEL, prefix: str = "q"
 ) -> list[JudgeResult]:
     """``n`` judged ``reference`` results written through the real store (ids r0, r1, ...)."""
-    card = load_card("reference")
+    card = load_card("reference@1")
     results = []
     for i in range(n):
         result = JudgeResult(
@@ -75,14 +75,14 @@ def store(tmp_path: Path) -> Store:
 
 
 def test_label_fields_come_from_the_card() -> None:
-    reference = label_fields(load_card("reference"))
+    reference = label_fields(load_card("reference@1"))
     assert list(reference) == ["verdict", "correctness", "completeness", "style_fidelity"]
     assert reference["verdict"].choices == ("match", "partial_match", "mismatch")
     assert (reference["correctness"].minimum, reference["correctness"].maximum) == (1, 5)
     assert reference["correctness"].scale == (1, 2, 3, 4, 5)
-    assert list(label_fields(load_card("pairwise"))) == ["winner"]
-    assert label_fields(load_card("pairwise"))["winner"].choices == ("A", "B", "tie")
-    single = label_fields(load_card("single"))
+    assert list(label_fields(load_card("pairwise@1"))) == ["winner"]
+    assert label_fields(load_card("pairwise@1"))["winner"].choices == ("A", "B", "tie")
+    single = label_fields(load_card("single@1"))
     assert single["rating"].describe() == "an integer from 1 to 10"
 
 
@@ -196,7 +196,7 @@ def test_duplicate_of_a_stored_label_is_rejected(store: Store, tmp_path: Path) -
 
 
 def test_ambiguous_and_incomplete_item_names(store: Store, tmp_path: Path) -> None:
-    card = load_card("reference")
+    card = load_card("reference@1")
     # The same item judged twice with different parameters: two stored results.
     twin = JudgeResult(id="q-r0-t1", item_id="q0", status="ok", verdict="match", card=card.ref,
                        card_hash=card.hash, model=MODEL)  # fmt: skip
@@ -338,7 +338,7 @@ FORMULAS = ['=HYPERLINK("http://x.example","click")', "+1+1", "-2+3", "@SUM(A1)"
 
 def formula_results(store: Store) -> None:
     """Stored results whose item ids a spreadsheet would run as formulas."""
-    card = load_card("reference")
+    card = load_card("reference@1")
     for i, item_id in enumerate(FORMULAS):
         store.save(
             JudgeResult(id=f"f-r{i}", item_id=item_id, status="ok", verdict="match",

@@ -88,7 +88,7 @@ def test_latest_calibration_is_the_newest_labelled_audit(tmp_path: Path) -> None
 
 def test_warns_until_the_judges_card_and_model_are_calibrated(tmp_path: Path) -> None:
     api = Audit(tmp_path / "j.db", n_resamples=200)
-    judge = Judge("reference", MODEL, api_key="sk-test", db=api.store)  # the core never warns
+    judge = Judge("reference@1", MODEL, api_key="sk-test", db=api.store)  # the core never warns
     with pytest.warns(
         UncalibratedJudgeWarning, match="reference@1 has never been calibrated .* openai:gpt-4o"
     ):
@@ -106,9 +106,9 @@ def test_warns_until_the_judges_card_and_model_are_calibrated(tmp_path: Path) ->
         warnings.simplefilter("error", UncalibratedJudgeWarning)
         status = warn_if_uncalibrated(judge)  # calibrated: silent
         assert status is not None and status.card == "reference@1"
-        assert warn_if_uncalibrated(Judge("reference", "mock:judge", db=api.store)) is None
+        assert warn_if_uncalibrated(Judge("reference@1", "mock:judge", db=api.store)) is None
     with pytest.warns(UncalibratedJudgeWarning, match="openai:gpt-4o-mini"):
         warn_if_uncalibrated(
-            Judge("reference", "openai:gpt-4o-mini", api_key="sk-test", db=api.store)
+            Judge("reference@1", "openai:gpt-4o-mini", api_key="sk-test", db=api.store)
         )
     api.close()

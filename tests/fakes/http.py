@@ -104,8 +104,10 @@ def openai_chat(
     prompt_tokens: int = 812,
     completion_tokens: int = 96,
     logprobs: list[dict[str, Any]] | None = None,
+    cached_tokens: int = 0,
 ) -> httpx2.Response:
-    """A Chat Completions response body as the OpenAI API returns it."""
+    """A Chat Completions response body as the OpenAI API returns it (``cached_tokens``: the
+    part of ``prompt_tokens`` read from OpenAI's prompt cache)."""
     choice: dict[str, Any] = {
         "index": 0,
         "message": {"role": "assistant", "content": text, "refusal": None, "annotations": []},
@@ -122,7 +124,7 @@ def openai_chat(
             "prompt_tokens": prompt_tokens,
             "completion_tokens": completion_tokens,
             "total_tokens": prompt_tokens + completion_tokens,
-            "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+            "prompt_tokens_details": {"cached_tokens": cached_tokens, "audio_tokens": 0},
             "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0},
         },
         "service_tier": "default",
@@ -138,8 +140,11 @@ def anthropic_message(
     model: str = "claude-sonnet-4-5-20250929",
     input_tokens: int = 845,
     output_tokens: int = 102,
+    cache_read_input_tokens: int = 0,
+    cache_creation_input_tokens: int = 0,
 ) -> httpx2.Response:
-    """A Messages API response body as Anthropic returns it."""
+    """A Messages API response body as Anthropic returns it (``input_tokens`` is the uncached
+    input only: Anthropic reports cache reads and writes apart)."""
     body = {
         "id": "msg_01XFDUDYJgAACzvnptvVoYEL",
         "type": "message",
@@ -151,8 +156,8 @@ def anthropic_message(
         "usage": {
             "input_tokens": input_tokens,
             "output_tokens": output_tokens,
-            "cache_creation_input_tokens": 0,
-            "cache_read_input_tokens": 0,
+            "cache_creation_input_tokens": cache_creation_input_tokens,
+            "cache_read_input_tokens": cache_read_input_tokens,
         },
     }
     return httpx2.Response(200, json=body, headers={"request-id": "req_011CRq"})

@@ -40,7 +40,7 @@ def anthropic_provider(
 
 def openai_judge(
     script: Script,
-    card: str = "reference",
+    card: str = "reference@1",
     *,
     waits: Waits | None = None,
     attempts: int = 6,
@@ -56,7 +56,7 @@ def openai_judge(
 
 def anthropic_judge(
     script: Script,
-    card: str = "reference",
+    card: str = "reference@1",
     *,
     waits: Waits | None = None,
     attempts: int = 6,
