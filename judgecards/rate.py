@@ -416,20 +416,31 @@ class RateLimits:
     each get the full allowance.
     """
 
-    def __init__(self, *, rpm: float | None = None, tpm: float | None = None) -> None:
+    def __init__(
+        self, *, rpm: float | None = None, tpm: float | None = None, adaptive: bool = True
+    ) -> None:
+        if not adaptive and (rpm is not None or tpm is not None):
+            raise ValueError("rpm and tpm need the limiter (adaptive=True)")
         self.rpm = rpm
         self.tpm = tpm
-        self.single = AdaptiveLimiter(None, rpm=rpm, tpm=tpm)  # validates rpm and tpm
+        self.adaptive = adaptive
+        # Validates rpm and tpm. ``adaptive=False`` (for benchmarks: the fixed concurrency of
+        # old, the semaphore alone) has no limiter at all.
+        self.single = AdaptiveLimiter(None, rpm=rpm, tpm=tpm) if adaptive else None
         self.last: AdaptiveLimiter | None = None
 
-    def for_run(self, ceiling: int | None) -> AdaptiveLimiter:
+    def for_run(self, ceiling: int | None) -> AdaptiveLimiter | None:
         """A limiter for one batch that asked for ``ceiling`` calls in flight."""
+        if not self.adaptive:
+            return None
         self.last = AdaptiveLimiter(ceiling, rpm=self.rpm, tpm=self.tpm)
         return self.last
 
-    def stats(self) -> LimiterStats:
-        """What the last batch's limiter did (single calls' if no batch has run)."""
-        return (self.last or self.single).stats()
+    def stats(self) -> LimiterStats | None:
+        """What the last batch's limiter did (single calls' if no batch has run; None if
+        not adaptive)."""
+        limiter = self.last or self.single
+        return None if limiter is None else limiter.stats()
 
 
 def _resolve(future: asyncio.Future[None]) -> None:

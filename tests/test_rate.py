@@ -286,6 +286,7 @@ def test_concurrency_64_against_a_server_of_8_loses_nothing_and_is_refused_littl
     ) as judge:  # fmt: skip
         results = judge.score_many(items(200), concurrency=64)
         stats = judge.rates.stats()
+        assert stats is not None
     assert [r.status for r in results].count("ok") == 200
     assert server_of_8.rejected <= 40
     assert server_of_8.requests == 200 + server_of_8.rejected
@@ -303,6 +304,7 @@ def test_single_calls_from_threads_share_one_limiter(tmp_path: Path) -> None:
             with ThreadPoolExecutor(16) as pool:
                 results = list(pool.map(lambda item: judge.score(**item), items(64)))
             stats = judge.rates.stats()
+        assert stats is not None
     finally:
         server.stop()
     assert all(r.status == "ok" for r in results)

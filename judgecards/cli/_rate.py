@@ -8,7 +8,13 @@ from typing import Any, TypeVar
 
 import click
 
-__all__ = ["budget_lines", "finish_budget", "rate_judge_options", "rate_options"]
+__all__ = [
+    "budget_lines",
+    "finish_budget",
+    "rate_judge_options",
+    "rate_limit_options",
+    "rate_options",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -16,7 +22,7 @@ EXIT_NOT_JUDGED = 1  # the README's exit table: the run finished, not every item
 
 
 def rate_options(function: F) -> F:
-    """The three options, as keyword arguments ``rpm``, ``tpm`` and ``max_cost``."""
+    """``--rpm``, ``--tpm`` and ``--max-cost``: keyword arguments ``rpm``, ``tpm``, ``max_cost``."""
     function = click.option(
         "--max-cost",
         "max_cost",
@@ -27,6 +33,11 @@ def rate_options(function: F) -> F:
         "would take this run's spend past USD; items left are 'not judged' (exit 1), and a "
         "re-run with a higher cap judges just them. Needs the model's price.",
     )(function)
+    return rate_limit_options(function)
+
+
+def rate_limit_options(function: F) -> F:
+    """``--rpm`` and ``--tpm`` alone: keyword arguments ``rpm`` and ``tpm``."""
     function = click.option(
         "--tpm",
         type=click.FloatRange(min=0, min_open=True),
@@ -43,7 +54,7 @@ def rate_options(function: F) -> F:
 
 
 def rate_judge_options(
-    rpm: float | None, tpm: float | None, max_cost: float | None
+    rpm: float | None, tpm: float | None, max_cost: float | None = None
 ) -> dict[str, Any]:
     """The `judgecards.Judge` keyword arguments for the options given (none when unset)."""
     given = {"rpm": rpm, "tpm": tpm, "max_cost": max_cost}
@@ -57,7 +68,9 @@ def budget_lines(judges: Any) -> list[str]:
     lines = []
     for judge in judges:
         name = f" {judge.model}" if len(judges) > 1 else ""
-        lines.append(f"rate{name}: {judge.rates.stats().as_text()}")
+        stats = judge.rates.stats()
+        if stats is not None:
+            lines.append(f"rate{name}: {stats.as_text()}")
         if judge.budget is not None:
             lines.append(f"budget{name}: {judge.budget.stats().as_text()}")
     return lines

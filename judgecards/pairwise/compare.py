@@ -239,6 +239,8 @@ async def acompare_many(
             file=judge.card.path,
             field="inputs",
         )
+    if judge.budget is not None:  # a pair needs both orders: half a pair cannot be left
+        raise ValueError("max_cost caps score runs; judge comparisons with a judge without one")
     pairs = list(pairs)
     items: list[dict[str, Any]] = []
     for pair in pairs:
