@@ -7,14 +7,17 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 from judgecards import InputError
 from judgecards.cards import builtin_cards_dir, load_card, read_lock
+from judgecards.cli import cli
 from judgecards.export import RESULT_COLUMNS, results_table
 from judgecards.pricing import load_prices
 from judgecards.prompt_cache import CACHE_MINIMUMS_ENV, load_cache_minimums, static_text
@@ -22,6 +25,7 @@ from judgecards.render import render
 from judgecards.store import Store
 from tests.fakes.http import Script, anthropic_message, openai_chat, reference_judgment
 from tests.fakes.judges import anthropic_judge, openai_judge
+from tests.fakes.server import FakeRequest, FakeServer
 
 BUILTINS = ("reference", "pairwise", "rubric", "single", "single-multi-turn")
 ITEMS: dict[str, list[dict[str, Any]]] = {
@@ -316,3 +320,57 @@ def test_a_price_without_cache_rates_bills_cache_tokens_at_the_input_rate() -> N
         plain.cost(1_000, 0)
     )
     assert price.cost(1_000, 0, cache_read_tokens=600) < price.cost(1_000, 0)
+
+
+# ---------------------------------------------------------------- the run summary
+
+
+def test_score_summary_gives_the_share_of_input_read_from_the_prompt_cache(
+    tmp_path: Path, serve: Callable[..., FakeServer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server that, like Anthropic's, bills a prefix it has seen before as a cache read."""
+    seen: set[str] = set()
+
+    def prompt_cache(request: FakeRequest) -> tuple[int, dict[str, Any]]:
+        blocks = request.body["messages"][0]["content"]
+        marked = [b["text"] for b in blocks if isinstance(b, dict) and "cache_control" in b]
+        prefix = len(marked[0]) // 4 if marked else 0
+        hit = bool(marked) and marked[0] in seen
+        seen.update(marked)
+        usage = {
+            "input_tokens": 50, "output_tokens": 40,
+            "cache_read_input_tokens": prefix if hit else 0,
+            "cache_creation_input_tokens": 0 if hit else prefix,
+        }  # fmt: skip
+        return 200, {
+            "id": "msg_1", "type": "message", "role": "assistant", "model": MODEL,
+            "content": [{"type": "text", "text": reference_judgment()}],
+            "stop_reason": "end_turn", "stop_sequence": None, "usage": usage,
+        }  # fmt: skip
+
+    server = serve(fault=prompt_cache)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url.removesuffix("/v1"))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    monkeypatch.setenv(
+        CACHE_MINIMUMS_ENV,
+        str(minimums_file(tmp_path, "minimums: {anthropic:claude-opus-4-1: 64}\n")),
+    )
+    items = tmp_path / "items.jsonl"
+    rows = [{"id": f"q{i}", **ITEMS["reference"][i % 2], "model_output": f"Answer {i}."}
+            for i in range(4)]  # fmt: skip
+    items.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    result = CliRunner().invoke(
+        cli,
+        ["score", "--card", "reference@2", "--model", f"anthropic:{MODEL}", "--input", str(items),
+         "--output", str(tmp_path / "out.jsonl"), "--concurrency", "1", "--db", str(tmp_path / "s.db")],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    [line] = [line for line in result.output.splitlines() if line.startswith("tokens:")]
+    written = read = 0
+    for row in map(json.loads, (tmp_path / "out.jsonl").read_text().splitlines()):
+        written += row["usage"]["cache_write_tokens"]
+        read += row["usage"]["cache_read_tokens"]
+        total = row["usage"]["input_tokens"]
+    assert written > 0 and read == 3 * written  # written once, read by the three others
+    share = read / (4 * total)
+    assert f"({share:.0%} of input read from the prompt cache, {written} written)" in line

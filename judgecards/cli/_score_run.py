@@ -55,6 +55,8 @@ class ScoreTally:
         self.axis_counts: Counter[str] = Counter()
         self.tokens_in = 0
         self.tokens_out = 0
+        self.cache_read = 0
+        self.cache_write = 0
         self.cached = 0
         self.cost = 0.0
         self.unknown_cost = 0
@@ -86,6 +88,8 @@ class ScoreTally:
         self.count += 1
         self.tokens_in += result.usage.input_tokens
         self.tokens_out += result.usage.output_tokens
+        self.cache_read += result.usage.cache_read_tokens
+        self.cache_write += result.usage.cache_write_tokens
         self.cached += bool(result.cached)
         self.mock = self.mock or result.model.startswith("mock:")
         if result.cost_usd is None:
@@ -112,6 +116,14 @@ class ScoreTally:
                 self._lengths.setdefault(axis, array("d")).append(words)
                 self._scores.setdefault(axis, array("d")).append(value)
 
+    def _prompt_cache(self) -> str:
+        """The share of input tokens the provider's prompt cache served (`judgecards.prompt_cache`),
+        or nothing when it served and stored none."""
+        if not self.tokens_in or not (self.cache_read or self.cache_write):
+            return ""
+        share = self.cache_read / self.tokens_in
+        return f" ({share:.0%} of input read from the prompt cache, {self.cache_write} written)"
+
     def summary(self, elapsed: float, output_path: Path) -> str:
         from judgecards.pricing import run_cost_text
 
@@ -134,7 +146,7 @@ class ScoreTally:
         if self.extracted:  # how judgments were read: native output, prompt JSON, final line…
             extracted = ", ".join(f"{k} {n}" for k, n in self.extracted.most_common())
             lines.append(f"extracted: {extracted}")
-        lines.append(f"tokens:    {self.tokens_in} in, {self.tokens_out} out")
+        lines.append(f"tokens:    {self.tokens_in} in, {self.tokens_out} out{self._prompt_cache()}")
         # run_cost_text adds up a list: one entry per unknown cost, or the known total.
         costs: list[float | None] = [None] * self.unknown_cost if self.unknown_cost else [self.cost]
         cost = run_cost_text(costs, cached=self.cached, mock=self.mock)
