@@ -14,6 +14,9 @@ from judgecards._lazy import lazy_exports
 __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
+    "BatchCollection": "judgecards.batch.collect",
+    "BatchError": "judgecards.batch.api",
+    "BatchJob": "judgecards.batch.submit",
     "bradley_terry": "judgecards.pairwise.ratings",
     "Card": "judgecards.cards",
     "CardError": "judgecards.errors",
@@ -94,6 +97,9 @@ _EXPORTS: dict[str, str] = {
 __all__ = [
     "acompare_many",
     "AdaptiveLimiter",
+    "BatchCollection",
+    "BatchError",
+    "BatchJob",
     "bradley_terry",
     "BudgetError",
     "BudgetStats",
@@ -174,6 +180,9 @@ __getattr__, __dir__ = lazy_exports("judgecards", globals(), _EXPORTS, __all__)
 
 
 if TYPE_CHECKING:
+    from judgecards.batch.api import BatchError
+    from judgecards.batch.collect import BatchCollection
+    from judgecards.batch.submit import BatchJob
     from judgecards.bias import (
         LengthCorrelation,
         PairwiseVerbosity,

@@ -264,3 +264,36 @@ def test_collecting_with_other_judge_settings_is_refused(fake: BatchFake, tmp_pa
         with pytest.raises(BatchError, match="other settings"):
             other.collect_batch(job.submission)
         assert other.collect_batch().jobs == []  # not this judge's batches
+
+
+def pairs(n: int) -> list[dict[str, Any]]:
+    return [
+        {"id": f"p{k}", "question": f"Name a colour ({k}).", "answer_a": f"Red {k}.",
+         "answer_b": f"A colour is blue, number {k}.", "model_a": "m-a", "model_b": "m-b"}
+        for k in range(n)
+    ]  # fmt: skip
+
+
+def test_compare_batch_writes_the_comparisons_a_live_compare_would(
+    fake: BatchFake, tmp_path: Path
+) -> None:
+    from judgecards.batch.pairs import submit_pairs
+    from judgecards.pairwise.compare import compare_many
+
+    with Judge("pairwise@1", PROVIDERS["openai"], db=tmp_path / "live.db", api_key="sk-test",
+               base_url=fake.openai_url) as judge:  # fmt: skip
+        live = compare_many(judge, pairs(3))
+    assert fake.counts["live"] == 6
+    with Judge("pairwise@1", PROVIDERS["openai"], db=tmp_path / "b.db", api_key="sk-test",
+               base_url=fake.openai_url) as judge:  # fmt: skip
+        job, decided = submit_pairs(judge, pairs(3))
+        assert (job.submitted, decided) == (6, [])  # both orders of 3 pairs; none decided yet
+        collected = judge.collect_batch(wait=True, poll=0.001)
+        assert collected.comparisons == 3
+        again = compare_many(judge, pairs(3))
+    assert fake.counts["live"] == 6  # the later live compare made no call
+    stored = rows(tmp_path / "b.db", "SELECT pair_id, winner, model_a, model_b FROM comparisons "
+                  "ORDER BY pair_id")  # fmt: skip
+    assert stored == [(c.pair_id, c.winner, "m-a", "m-b") for c in live]
+    assert [c.winner for c in again] == [c.winner for c in live]
+    assert rows(tmp_path / "b.db", "SELECT count(*) FROM comparisons") == [(3,)]

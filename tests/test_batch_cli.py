@@ -127,3 +127,22 @@ def test_batch_refuses_plan_and_a_mock_model(fake: BatchFake, tmp_path: Path) ->
     mock = judgecards(fake, *args)
     assert mock.returncode == 2 and "has none" in mock.stderr
     assert fake.counts["creates"] == 0
+
+
+def test_compare_batch_then_collect_writes_comparisons(fake: BatchFake, tmp_path: Path) -> None:
+    for side, text in (("a", "Paris."), ("b", "The capital of France is Paris, a large city.")):
+        lines = [json.dumps({"id": f"q{k}", "question": f"Capital of France ({k})?",
+                             "answer": f"{text} {k}", "model": f"model-{side}"})
+                 for k in range(2)]  # fmt: skip
+        (tmp_path / f"{side}.jsonl").write_text("\n".join(lines) + "\n")
+    db = str(tmp_path / "j.db")
+    submitted = judgecards(fake, "compare", "--card", "pairwise@1", "--model", "openai:gpt-4o-mini",
+                           "--a", str(tmp_path / "a.jsonl"), "--b", str(tmp_path / "b.jsonl"),
+                           "--output", str(tmp_path / "cmp.jsonl"), "--db", db, "--batch")  # fmt: skip
+    assert submitted.returncode == 0, submitted.stderr
+    assert "4 submitted" in submitted.stdout and fake.counts["creates"] == 1
+    collected = judgecards(fake, "batch", "collect", "--wait", "--poll", "0.05", "--db", db)
+    assert "comparisons written: 2 pair(s)" in collected.stdout, collected.stderr
+    ranked = judgecards(fake, "rank", "--db", db, "--card", "pairwise@1")
+    assert ranked.returncode == 0 and "model-a" in ranked.stdout and "model-b" in ranked.stdout
+    assert fake.counts["live"] == 0

@@ -31,6 +31,7 @@ from judgecards.batch.api import (
     OutcomeState,
 )
 from judgecards.batch.apis import batch_api_for
+from judgecards.batch.pairs import write_comparisons
 from judgecards.batch.repository import BatchRepository, JobRow
 from judgecards.batch.submit import BatchJob, submit_batch
 from judgecards.providers.base import Completion
@@ -63,6 +64,8 @@ class BatchCollection:
             state; ``retry="resubmit"`` or ``"live"`` takes them.
         resubmitted: the new submission made for them (``retry="resubmit"``).
         live: how many were judged live (``retry="live"``).
+        comparisons: comparison rows written for ``compare --batch`` pairs whose two orders
+            are now both stored.
     """
 
     jobs: list[JobRow] = field(default_factory=list)
@@ -71,6 +74,7 @@ class BatchCollection:
     left: dict[str, int] = field(default_factory=dict)
     resubmitted: BatchJob | None = None
     live: int = 0
+    comparisons: int = 0
 
     @property
     def finished(self) -> bool:
@@ -92,6 +96,8 @@ class BatchCollection:
             )
         if self.live:
             lines.append(f"judged live: {self.live} item(s)")
+        if self.comparisons:
+            lines.append(f"comparisons written: {self.comparisons} pair(s), both orders stored")
         if self.resubmitted is not None:
             lines.append(self.resubmitted.as_text())
         return "\n".join(lines)
@@ -186,6 +192,7 @@ def collect_batch(
         sleep(delay)
         delay = min(delay * 1.5, max_poll)
     collection.jobs = jobs
+    collection.comparisons = len(write_comparisons(judge))  # compare --batch pairs now decided
     collection.waiting = sum(
         n for j in jobs if j.state not in _DONE for s, n in repo.item_states(j.id).items()
         if s == "submitted"

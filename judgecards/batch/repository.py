@@ -14,6 +14,8 @@ Tables::
     batch_items  one item of one batch: custom_id (= the result id), the item's id and
                  inputs, its state (submitted, errored, expired, canceled, collected,
                  resubmitted, judged_live) and the provider's error text
+    batch_pairs  the pairs of a ``compare --batch`` submission (both orders are its items),
+                 ``waiting`` until their comparison row is written, then ``written``
 """
 
 from __future__ import annotations
@@ -87,6 +89,18 @@ def m001_batch_jobs_and_items(db: sqlite_utils.Database) -> None:
     )
     db.table("batch_items").create_index(["custom_id"], index_name="batch_items_custom_id")
     db.table("batch_items").create_index(["state"], index_name="batch_items_state")
+
+
+@migrations()
+def m002_batch_pairs(db: sqlite_utils.Database) -> None:
+    """Pairs of a ``compare --batch`` submission, whose comparisons rows are written once both
+    orders have a stored result."""
+    db.table("batch_pairs").create(
+        {"submission": str, "position": int, "pair": str, "state": str},
+        pk=("submission", "position"),
+        not_null={"pair", "state"},
+    )
+    db.table("batch_pairs").create_index(["state"], index_name="batch_pairs_state")
 
 
 def _now() -> str:
@@ -253,3 +267,36 @@ class BatchRepository:
             )
             found.update({row[0]: row[1] for row in rows})
         return found
+
+    def add_pairs(self, submission: str, pairs: Sequence[Mapping[str, Any]]) -> None:
+        """Record a submission's pairs (``waiting`` for their comparisons)."""
+        rows = [
+            {"submission": submission, "position": position,
+             "pair": json.dumps(pair, default=str), "state": "waiting"}
+            for position, pair in enumerate(pairs)
+        ]  # fmt: skip
+        with self._db.transaction(f"record the pairs of {submission}") as tx:
+            tx.insert_many("batch_pairs", rows)
+
+    def waiting_pairs(
+        self, submissions: Iterable[str] | None = None
+    ) -> list[tuple[str, int, dict[str, Any]]]:
+        """``(submission, position, pair)`` of pairs whose comparison is not written yet (of
+        some submissions, or all)."""
+        wanted = None if submissions is None else sorted(set(submissions))
+        where = "" if wanted is None else f"AND submission IN ({', '.join('?' for _ in wanted)})"
+        rows = self._db.query(
+            f"SELECT submission, position, pair FROM batch_pairs WHERE state = 'waiting' {where} "
+            "ORDER BY submission, position",
+            wanted or [],
+            doing="read the pairs waiting for comparisons",
+        )
+        return [(row[0], row[1], json.loads(row[2])) for row in rows]
+
+    def pairs_written(self, keys: Iterable[tuple[str, int]]) -> None:
+        """Mark pairs ``(submission, position)`` as having their comparison row."""
+        with self._db.transaction("mark pairs compared") as tx:
+            tx.executemany(
+                "UPDATE batch_pairs SET state = 'written' WHERE submission = ? AND position = ?",
+                list(keys),
+            )

@@ -232,6 +232,7 @@ def collect(
             total.results += found.results
             total.waiting += found.waiting
             total.live += found.live
+            total.comparisons += found.comparisons
             total.resubmitted = found.resubmitted or total.resubmitted
             for state, n in found.left.items():
                 total.left[state] = total.left.get(state, 0) + n

@@ -125,6 +125,13 @@ class _Joined:
     type=int,
     help="Seed of the report's bootstrap intervals.",
 )
+@click.option(
+    "--batch",
+    "use_batch",
+    is_flag=True,
+    help="Submit both orders of every pair to the provider's batch API (half price, results "
+    "within 24 h) instead of judging now; `judgecards batch collect` writes the comparisons.",
+)
 @max_input_chars_option
 @prices_option
 @rate_limit_options
@@ -148,6 +155,7 @@ def compare(
     base_url: str | None,
     timeout: float,
     seed: int,
+    use_batch: bool,
     max_input_chars: int,
     prices: Any,
     rpm: float | None,
@@ -202,6 +210,17 @@ def compare(
         card, model, db=db, cache=not no_cache, max_attempts=max_attempts,
         max_input_chars=limit, **options,
     ) as judge:  # fmt: skip
+        if use_batch:
+            from judgecards.batch.pairs import submit_pairs
+            from judgecards.cli.batch import submitted_text
+
+            _warn_unmatched(joined, a_path, b_path)
+            job, decided = submit_pairs(
+                judge, joined.pairs, cards_dirs=[str(d) for d in cards_dirs]
+            )
+            click.echo(submitted_text(job, db))
+            click.echo(f"comparisons already decidable and written: {len(decided)}")
+            return
         mock_banner(model)
         warn_if_uncalibrated(judge)
         _warn_unmatched(joined, a_path, b_path)
