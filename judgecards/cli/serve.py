@@ -94,7 +94,7 @@ def serve(ctx: click.Context, db: Path, host: str, port: int, max_items: int) ->
     from judgecards.serve.app import create_app
 
     app = create_app(db, max_items=max_items)
-    where = "every interface of this host" if exposed else "loopback only (this machine)"
+    where = "every interface of this host" if exposed else "loopback only: this machine"
     click.echo(f"Serving {db} at http://{host}:{port}/ ({where}).", err=True)
     if not app.state.tokens.any_live():
         click.echo(
