@@ -64,7 +64,8 @@ class JudgeResult(BaseModel):
             weighted by token probabilities); None for errors and results stored before it.
         via: where the first reply came from: ``live`` (a call per item) or ``batch`` (a
             provider batch, `judgecards.batch`; its re-asks are live calls).
-        error_kind: ``invalid_output``, ``rate_limit``, ``transient``, ``fatal`` or ``input`` (the
+        error_kind: ``invalid_output``, ``truncated`` (the reply was cut at the token limit, also
+            at twice the budget), ``rate_limit``, ``transient``, ``fatal`` or ``input`` (the
             item is missing an input, has one over the size limit, or its data breaks the card).
     """
 
