@@ -161,7 +161,7 @@ def test_optional_properties_become_nullable_and_their_nulls_are_dropped_before_
 
 
 def test_a_ref_with_siblings_is_inlined_and_a_bare_ref_kept() -> None:
-    schema = {
+    schema: dict[str, Any] = {
         "type": "object",
         "properties": {
             "a": {"$ref": "#/$defs/Point", "description": "where"},

@@ -70,3 +70,42 @@ def test_an_unknown_output_mode_is_a_usage_error(
     result = run(serve(), tmp_path, "--output-mode", "json")
     assert result.exit_code == 2 and "--output-mode" in result.output
     assert not (tmp_path / "s.db").exists()
+
+
+EVAL_CONFIG = """\
+items: items.jsonl
+tiers:
+  - name: judge
+    judge:
+      card: reference@1
+      model: openai:local-judge
+      base_url: {url}
+      max_tokens: 300
+      pass_verdicts: [match]
+      concurrency: 1
+"""
+
+
+def test_eval_takes_the_judge_tier_settings_and_the_command_line_over_them(
+    tmp_path: Path, serve: Callable[..., FakeServer]
+) -> None:
+    seen: list[dict[str, Any]] = []
+    server = serve(fault=recorder(seen))
+    (tmp_path / "items.jsonl").write_text(
+        "".join(json.dumps(item) + "\n" for item in ITEMS[:2]), "utf-8"
+    )
+    config = tmp_path / "eval.yaml"
+    config.write_text(EVAL_CONFIG.format(url=server.base_url), "utf-8")
+
+    def evaluate(*extra: str) -> Any:
+        return CliRunner(env={"OPENAI_API_KEY": None}).invoke(
+            cli, ["eval", str(config), "--db", str(tmp_path / "e.db"), "--json", *extra],
+            catch_exceptions=False,
+        )  # fmt: skip
+
+    assert evaluate().exit_code == 0
+    assert evaluate("--output-mode", "prompt", "--max-tokens", "500").exit_code == 0
+
+    assert [("response_format" in body, body["max_tokens"]) for body in seen] == [
+        (True, 300), (True, 300), (False, 500), (False, 500),
+    ]  # fmt: skip

@@ -1,5 +1,5 @@
 """``--output-mode`` and ``--max-tokens``: how a judge's reply is asked for, shared by the
-commands that judge (score, compare).
+commands that judge (score, compare, eval).
 
 One way to set each: the card's front matter gives the default (``output_mode``,
 ``defaults.max_tokens``), a `Judge` argument overrides it for that judge and model, and these

@@ -27,6 +27,7 @@ from judgecards.cli._common import (
     prices_option,
     warn_if_uncalibrated,
 )
+from judgecards.cli._judge_output import judge_output, judge_output_options
 from judgecards.cli._output import OutputFile
 from judgecards.cli._progress import for_judge, reporting
 
@@ -56,6 +57,7 @@ from judgecards.cli._progress import for_judge, reporting
 )
 @max_input_chars_option
 @prices_option
+@judge_output_options
 @max_errors_option
 @ci_output_options
 @db_option
@@ -66,6 +68,8 @@ def eval_command(
     model: str | None,
     max_input_chars: int,
     prices: Any,
+    output_mode: str | None,
+    max_tokens: int | None,
     max_errors: ErrorBudget,
     junit: Path | None,
     summary_md: Path | None,
@@ -101,16 +105,18 @@ def eval_command(
     # scratch in-memory store first: a bad config must not create or migrate the database.
     with Store(":memory:") as scratch:
         trial = build_pipeline(
-            config, source, db=scratch, model=model, max_input_chars=limit, prices=prices
-        )
+            config, source, db=scratch, model=model, max_input_chars=limit, prices=prices,
+            judge_output=judge_output(output_mode, max_tokens),
+        )  # fmt: skip
         try:
             check_fields(config, source, trial, items, items_path)
         finally:
             if trial.judge is not None:
                 trial.judge.judge.close()
     pipeline = build_pipeline(
-        config, source, db=db, model=model, max_input_chars=limit, prices=prices
-    )
+        config, source, db=db, model=model, max_input_chars=limit, prices=prices,
+        judge_output=judge_output(output_mode, max_tokens),
+    )  # fmt: skip
     judge = pipeline.judge
     model = judge.judge.model if judge is not None else None
     if judge is not None and model:

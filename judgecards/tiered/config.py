@@ -26,7 +26,8 @@ tier and sees only the items every earlier tier passed (`judgecards.tiered`)::
 
 Keys are exactly the arguments of the check classes (`RegexCheck`, `LengthCheck`, `JsonCheck`,
 `MetricCheck`, `JudgeCheck`); a ``json`` check's ``schema`` may also be ``"module:Model"``. The
-judge section also takes ``max_attempts``, ``cache``, ``cards_dir``, ``base_url`` and ``timeout``.
+judge section also takes ``max_attempts``, ``cache``, ``cards_dir``, ``base_url``, ``timeout``,
+``output_mode`` and ``max_tokens`` (`judgecards.Judge`'s arguments).
 Unknown keys are errors, and every error names the config file, the line and the key. TOML configs
 use the same keys (``[[tiers]]``, ``[[tiers.checks]]``, ``[tiers.judge]``); they need Python 3.11+
 or the ``tomli`` package, and their error lines are found by a best-effort scan of the text (`_toml_lines`).
@@ -126,6 +127,8 @@ class _JudgeSpec(_Strict):
     cards_dir: str | list[str] | None = None
     base_url: str | None = None
     timeout: float = Field(default=60.0, gt=0)
+    output_mode: Literal["auto", "native", "prompt"] | None = None
+    max_tokens: int | None = Field(default=None, gt=0)
 
 
 class _TierSpec(_Strict):
@@ -296,6 +299,7 @@ def build_pipeline(
     model: str | None = None,
     max_input_chars: int | None = DEFAULT_MAX_INPUT_CHARS,
     prices: PriceTable | None = None,
+    judge_output: Mapping[str, Any] | None = None,
 ) -> TieredEval:
     """The `TieredEval` a config describes; the judge, if any, stores its results in ``db``.
 
@@ -305,7 +309,8 @@ def build_pipeline(
     belongs to the configured provider's server). ``max_input_chars`` is every judge's per-input
     limit (`judgecards.Judge`; ``None``: none): a longer input makes that item an error record.
     ``prices`` (``--prices``) prices every judge's results (else the shipped table and
-    ``JUDGECARDS_PRICES``).
+    ``JUDGECARDS_PRICES``). ``judge_output`` (``--output-mode``, ``--max-tokens``) overrides every
+    judge tier's ``output_mode`` and ``max_tokens``.
 
     Raises:
         InputError: a check, card or judge setting the config names is invalid (with its line),
@@ -328,7 +333,9 @@ def build_pipeline(
     for position, tier in enumerate(config.tiers):
         if tier.judge is not None:
             loc: tuple[str | int, ...] = ("tiers", position, "judge")
-            judge = _build_judge(tier.judge, source, loc, base, db, model, max_input_chars, prices)
+            judge = _build_judge(
+                tier.judge, source, loc, base, db, model, max_input_chars, prices, judge_output
+            )
             try:
                 stages.append(
                     JudgeCheck(
@@ -365,11 +372,18 @@ def _build_judge(
     model: str | None,
     max_input_chars: int | None,
     prices: PriceTable | None = None,
+    judge_output: Mapping[str, Any] | None = None,
 ) -> Judge:
     from judgecards.judge import Judge
 
     directories = [spec.cards_dir] if isinstance(spec.cards_dir, str) else spec.cards_dir
     options: dict[str, Any] = {"timeout": spec.timeout, "max_input_chars": max_input_chars}
+    chosen = {
+        "output_mode": spec.output_mode,
+        "max_tokens": spec.max_tokens,
+        **(judge_output or {}),
+    }
+    options.update({name: value for name, value in chosen.items() if value is not None})
     if prices is not None:
         options["prices"] = prices
     same_provider = model is None or model.partition(":")[0] == spec.model.partition(":")[0]
