@@ -127,9 +127,14 @@ def chromium_path() -> str | None:
     return None
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def browser() -> Iterator[Any]:
-    """Headless Chromium from Debian's package, shared by the session's browser tests."""
+    """Headless Chromium from Debian's package, started for one test.
+
+    Not shared across tests: Playwright's sync API keeps an asyncio loop running on the main
+    thread while it is open, and every later test calling `Judge.score_many` (which refuses to
+    run inside a loop) would fail.
+    """
     executable = chromium_path()
     if executable is None:
         if os.environ.get("CI"):
