@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections import Counter, defaultdict
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,9 @@ from judgecards.cli._common import (
 from judgecards.cli._judge_output import judge_output, judge_output_options
 from judgecards.cli._output import OutputFile
 from judgecards.cli._progress import for_judge, reporting
-from judgecards.jsonl import read_items
+from judgecards.cli._rate import budget_lines, finish_budget, rate_judge_options, rate_options
+from judgecards.cli._score_run import ScoreTally, stream_to_file
+from judgecards.jsonl import check_items
 
 
 @click.command()
@@ -98,6 +100,7 @@ from judgecards.jsonl import read_items
 )
 @max_input_chars_option
 @prices_option
+@rate_options
 @judge_output_options
 @click.option(
     "--plan",
@@ -133,6 +136,9 @@ def score(
     delta: float,
     max_input_chars: int,
     prices: Any,
+    rpm: float | None,
+    tpm: float | None,
+    max_cost: float | None,
     output_mode: str | None,
     max_tokens: int | None,
     plan: bool,
@@ -157,7 +163,8 @@ def score(
     enough labels stops the run before any call (exit 2), naming what to label.
 
     Exit status: 0 every item has a valid judgment (or the error records are within
-    --max-errors); 1 more error records than that; 2 a usage or input error, nothing judged;
+    --max-errors); 1 more error records than that, or items not judged under --max-cost;
+    2 a usage or input error (or a --max-cost on a model with no price), nothing judged;
     130 interrupted (what was saved is printed).
     """
     from judgecards.cards import load_card
@@ -168,7 +175,7 @@ def score(
     card = load_card(card_ref, cards_dir=list(cards_dirs) or None)
     required = [name for name, spec in card.spec.inputs.items() if spec.required]
     limit = input_limit(max_input_chars)
-    items = read_items(
+    items = check_items(  # every line checked now; read again, one at a time, when judged
         input_path,
         required=required,
         required_by=card.ref,
@@ -180,6 +187,9 @@ def score(
     ci.check(others=[output_path, db])
 
     options: dict[str, Any] = {"timeout": timeout, **judge_output(output_mode, max_tokens)}
+    options.update(rate_judge_options(rpm, tpm, max_cost))
+    if max_cost is not None and (guarantee is not None or use_batch):
+        raise click.UsageError("--max-cost caps one model's live run: no --guarantee/--batch")
     if prices is not None:
         options["prices"] = prices
     if base_url:
@@ -192,7 +202,7 @@ def score(
         raise click.UsageError("--batch submits one model's run: leave out --plan/--guarantee")
     if guarantee is not None:
         results, run, elapsed = score_cascade(
-            card, models, items, target=guarantee, delta=delta, db=db, concurrency=concurrency,
+            card, models, list(items), target=guarantee, delta=delta, db=db, concurrency=concurrency,
             judge_options={
                 "cache": not no_cache, "max_attempts": max_attempts, "max_input_chars": limit,
                 **options,
@@ -203,7 +213,7 @@ def score(
             note=f"; the results are stored in {db}: run the same command again to write the "
             "file without new calls",
         )
-        click.echo(_summary(results, elapsed, output_path))
+        click.echo(ScoreTally.of(results).summary(elapsed, output_path))
         click.echo(run.summary())
         ci.emit(score_run(results, subject=f"{card.ref} on {' -> '.join(models)}", seconds=elapsed))
         errors = Counter(str(r.error_kind) for r in results if r.status == "error")
@@ -229,91 +239,25 @@ def score(
         click.echo(f"Judging {len(items)} items with {card.ref} on {model} (db {db})", err=True)
 
         started = time.perf_counter()
+        # Results go to the output as they come; the tally keeps each one only for CI outputs.
+        tally = ScoreTally(keep_results=ci.junit is not None or ci.summary is not None or ci.github)
         with reporting(for_judge(judge), where=str(db)) as progress:
-            results = judge.score_many(items, concurrency=concurrency, progress=progress)
+            stream_to_file(
+                judge, items, output, tally, total=len(items), concurrency=concurrency,
+                progress=progress, note=f"; the results are stored in {db}: run the same command "
+                "again to write the file without new calls",
+            )  # fmt: skip
         elapsed = time.perf_counter() - started
 
-    output.write_lines(
-        (result.model_dump_json() for result in results),
-        note=f"; the results are stored in {db}: run the same command again to write the file "
-        "without new calls",
-    )
     from judgecards.cli.estimate import corrected_lines  # labels exist: corrected numbers first
 
     for line in corrected_lines(db, card.ref, model):
         click.echo(line)
-    click.echo(_summary(results, elapsed, output_path))
-    click.echo(_verbosity(items, results))
-    ci.emit(score_run(results, subject=f"{card.ref} on {model}", seconds=elapsed))
+    click.echo(tally.summary(elapsed, output_path))
+    click.echo("\n".join(budget_lines(judge)))
+    click.echo(tally.verbosity())
+    if tally.results is not None:
+        ci.emit(score_run(tally.results, subject=f"{card.ref} on {model}", seconds=elapsed))
     mock_banner(model)
-    errors = Counter(str(r.error_kind) for r in results if r.status == "error")
-    finish_run(errors, len(results), max_errors)
-
-
-# The input holding the answer being judged, by card convention (first present wins).
-_JUDGED_INPUTS = ("model_output", "answer_2", "answer")
-
-
-def _verbosity(items: list[dict[str, Any]], results: list[Any]) -> str:
-    """Length-vs-score correlation per axis: a judge that rewards length shows it here."""
-    from judgecards.bias import verbosity_bias_single
-
-    lengths: list[float] = []
-    scored: list[Any] = []
-    for item, result in zip(items, results):
-        field = next((name for name in _JUDGED_INPUTS if isinstance(item.get(name), str)), None)
-        if field is None or result.status != "ok":
-            continue
-        lengths.append(len(item[field].split()))
-        scored.append(result)
-    axes = sorted({axis for result in scored for axis in result.scores})
-    lines = []
-    for axis in axes:
-        pairs = [(n, r.scores[axis]) for n, r in zip(lengths, scored) if axis in r.scores]
-        if len(pairs) < 3:
-            continue
-        corr = verbosity_bias_single([p[0] for p in pairs], [p[1] for p in pairs])
-        if corr.spearman == corr.spearman:  # not nan
-            lines.append(
-                f"  {axis:<16} Spearman {corr.spearman:+.2f} (p={corr.spearman_p:.2g}, n={corr.n})"
-            )
-    if not lines:
-        return "verbosity: not enough varied scores to correlate with answer length"
-    return "verbosity (answer length in words vs score):\n" + "\n".join(lines)
-
-
-def _summary(results: list[Any], elapsed: float, output_path: Path) -> str:
-    from judgecards.pricing import run_cost_text
-
-    ok = [r for r in results if r.status == "ok"]
-    errors = Counter(r.error_kind for r in results if r.status == "error")
-    verdicts = Counter(r.verdict for r in ok if r.verdict is not None)
-    axes: dict[str, list[float]] = defaultdict(list)
-    for result in ok:
-        for axis, value in result.scores.items():
-            axes[axis].append(value)
-    tokens_in = sum(r.usage.input_tokens for r in results)
-    tokens_out = sum(r.usage.output_tokens for r in results)
-    cached = sum(1 for r in results if r.cached)
-    overridden = sum(1 for r in ok if r.verdict_overridden)
-    lines = [f"\n{len(results)} items in {elapsed:.1f}s -> {output_path}"]
-    if verdicts:
-        total = sum(verdicts.values())
-        lines.append(
-            "verdicts:  "
-            + "  ".join(f"{v} {n} ({n / total:.0%})" for v, n in verdicts.most_common())
-        )
-        lines.append(f"overrides: {overridden} (the rule disagreed with the judge's own verdict)")
-    for axis, values in axes.items():
-        lines.append(f"mean {axis:<16} {sum(values) / len(values):.2f}  (n={len(values)})")
-    error_text = ", ".join(f"{kind} {n}" for kind, n in errors.most_common()) if errors else "none"
-    lines.append(f"errors:    {sum(errors.values())} ({error_text})")
-    extracted = Counter(r.extraction for r in ok if getattr(r, "extraction", None))
-    if extracted:  # how judgments were read: native output, prompt JSON, final line, G-Eval
-        lines.append("extracted: " + ", ".join(f"{k} {n}" for k, n in extracted.most_common()))
-    lines.append(f"tokens:    {tokens_in} in, {tokens_out} out")
-    costs = [r.cost_usd for r in results]
-    mock = any(r.model.startswith("mock:") for r in results)
-    lines.append(f"cost:      {run_cost_text(costs, cached=cached, mock=mock)}")
-    lines.append(f"cache:     {cached} of {len(results)} served without a call")
-    return "\n".join(lines)
+    finish_run(tally.error_kinds, tally.count, max_errors)
+    finish_budget(judge)

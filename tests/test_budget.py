@@ -1,0 +1,175 @@
+"""``--max-cost`` / ``Judge(max_cost=)`` (`judgecards.budget`), through the real OpenAI SDK
+against the loopback fake server: items whose projected spend would pass the cap never start,
+are reported as not judged (not errors, never stored), and a re-run with a higher cap judges
+exactly them. A model with no price cannot be capped."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from judgecards import Judge
+from judgecards.cli import cli
+from judgecards.errors import BudgetError
+from tests.fakes.server import FakeServer
+
+MODEL = "openai:fake-judge"
+PRICES = f"""models:
+  {MODEL}:
+    {{input: 2.0, output: 8.0, as_of: "2026-01-01", source: "test"}}
+"""
+
+
+@pytest.fixture
+def server() -> Iterator[FakeServer]:
+    server = FakeServer(latency=0.05).serve_in_thread()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def prices(tmp_path: Path) -> Path:
+    path = tmp_path / "prices.yml"
+    path.write_text(PRICES)
+    return path
+
+
+def items(n: int) -> list[dict[str, str]]:
+    # Same lengths, so every item's projection is the same.
+    return [
+        {"id": f"i{i:02d}", "question": f"Capital of land {i:02d}?", "gold_answer": f"C{i:02d}",
+         "model_output": f"It is C{i:02d}."}
+        for i in range(n)
+    ]  # fmt: skip
+
+
+def judge(server: FakeServer, db: Path, prices: Path, **options: Any) -> Judge:
+    return Judge(
+        "reference", MODEL, db=db, base_url=server.base_url, api_key="sk-test", prices=prices,
+        **options,
+    )  # fmt: skip
+
+
+def per_item(server: FakeServer, db: Path, prices: Path) -> float:
+    """The projection of one item: the plan's most (every reply at its cap) over its items."""
+    with judge(server, db, prices) as planner:
+        plan = planner.plan(items(1))
+    live = plan.live_cost()
+    assert live is not None
+    return live[1]
+
+
+def stored_results(db: Path) -> int:
+    with closing(sqlite3.connect(db)) as connection:
+        return int(connection.execute("select count(*) from results").fetchone()[0])
+
+
+def test_items_past_the_cap_never_start_and_a_higher_cap_judges_exactly_them(
+    server: FakeServer, prices: Path, tmp_path: Path
+) -> None:
+    db = tmp_path / "runs.db"
+    cap = 3.5 * per_item(server, db, prices)
+    with judge(server, db, prices, max_cost=cap) as capped:
+        results = capped.score_many(items(10), concurrency=8)
+        stats = capped.budget.stats() if capped.budget else None
+    ok = [r for r in results if r.status == "ok"]
+    left = [r for r in results if r.status == "not_judged"]
+    assert len(ok) + len(left) == 10 and len(ok) >= 3 and left
+    # All 8 slots were free at once, yet no more than 3 projections fitted under the cap.
+    assert server.peak <= 3
+    assert server.requests == len(ok)  # a not-judged item sends nothing
+    assert stats is not None and stats.not_judged == len(left) and stats.in_flight == 0
+    assert stats.spent == pytest.approx(sum(r.cost_usd or 0 for r in ok)) and stats.spent <= cap
+    assert all(r.error_kind is None and r.cost_usd == 0.0 for r in left)
+    assert stored_results(db) == len(ok)  # not stored, so not an error record either
+
+    with judge(server, db, prices, max_cost=100 * cap) as rerun:
+        again = rerun.score_many(items(10), concurrency=8)
+    assert all(r.status == "ok" for r in again)
+    assert server.requests == 10  # only the items left were called; the rest came from the store
+
+
+def test_a_cap_below_one_item_judges_nothing_and_calls_nothing(
+    server: FakeServer, prices: Path, tmp_path: Path
+) -> None:
+    with judge(server, tmp_path / "runs.db", prices, max_cost=0.0) as capped:
+        single = capped.score(**{k: v for k, v in items(1)[0].items() if k != "id"})
+    assert single.status == "not_judged" and "--max-cost" in (single.error or "")
+    assert server.requests == 0
+
+
+def test_an_unpriced_model_refuses_a_cap_before_anything(
+    server: FakeServer, tmp_path: Path
+) -> None:
+    db = tmp_path / "runs.db"
+    with pytest.raises(BudgetError, match=r"openai:local-llama.*never counted as 0"):
+        Judge(
+            "reference", "openai:local-llama", db=db, base_url=server.base_url,
+            api_key="sk-test", max_cost=1.0,
+        )  # fmt: skip
+    assert not db.exists() and server.requests == 0
+
+
+def run(*args: Any) -> Result:
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def write_items(path: Path, n: int) -> Path:
+    path.write_text("".join(json.dumps(item) + "\n" for item in items(n)))
+    return path
+
+
+def test_score_max_cost_reports_not_judged_spend_and_exit_1(
+    server: FakeServer, prices: Path, tmp_path: Path
+) -> None:
+    db, output = tmp_path / "runs.db", tmp_path / "out.jsonl"
+    cap = 2.5 * per_item(server, tmp_path / "plan.db", prices)
+    result = run(
+        "score", "--card", "reference", "--model", MODEL, "--input",
+        write_items(tmp_path / "items.jsonl", 6), "--output", output, "--db", db,
+        "--base-url", server.base_url, "--prices", prices, "--max-cost", cap,
+        "--concurrency", 8,
+    )  # fmt: skip
+    assert result.exit_code == 1, result.output
+    lines = [json.loads(line) for line in output.read_text().splitlines()]
+    statuses = [line["status"] for line in lines]
+    assert len(lines) == 6 and "not_judged" in statuses and "error" not in statuses
+    assert "errors:    0 (none)" in result.output
+    assert f"cap; {statuses.count('not_judged')} item(s) not judged" in result.output
+    assert "rate: concurrency 8 asked" in result.output
+    assert "not judged: their projected cost would pass --max-cost" in result.output
+
+
+def test_score_max_cost_on_an_unpriced_model_exits_2_before_the_database(
+    server: FakeServer, tmp_path: Path
+) -> None:
+    db = tmp_path / "runs.db"
+    result = run(
+        "score", "--card", "reference", "--model", "openai:local-llama", "--input",
+        write_items(tmp_path / "items.jsonl", 2), "--output", tmp_path / "out.jsonl",
+        "--db", db, "--base-url", server.base_url, "--max-cost", 1,
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert "--max-cost needs a price for openai:local-llama" in result.output
+    assert not db.exists() and server.requests == 0
+
+
+def test_comparisons_refuse_a_capped_judge_before_any_call(
+    server: FakeServer, prices: Path, tmp_path: Path
+) -> None:
+    from judgecards import compare_many
+
+    with Judge(
+        "pairwise", MODEL, db=tmp_path / "runs.db", base_url=server.base_url, api_key="sk-test",
+        prices=prices, max_cost=1.0,
+    ) as capped:  # fmt: skip
+        with pytest.raises(ValueError, match="max_cost caps score runs"):
+            compare_many(capped, [{"id": "p", "question": "q", "answer_a": "a", "answer_b": "b"}])
+    assert server.requests == 0
