@@ -90,20 +90,21 @@ def reask(
             f"End your reply with a final line of the form {output.line.replace('{value}', 'N')}, "
             f"where N is a whole number from {output.min} to {output.max}."
         )
-    elif request.native is not None and guards_schema(card.body):
-        expected = "Reply again with only a single JSON object that matches the required schema."
     else:
-        expected = (
-            "Reply again with only a single JSON object that matches the JSON Schema given above."
-        )
-    feedback = f"Your previous reply could not be used:\n{problems}\n{expected}"
-    turns = (Message("assistant", reply or "(empty reply)"), Message("user", feedback))
+        expected = _JSON_AGAIN.format(schema="the JSON Schema given above")
+    feedback = f"Your previous reply could not be used:\n{problems}\n"
+    # A card that hides its schema when it is sent natively was never shown it in the prompt.
+    hidden = request.native is not None and guards_schema(card.body)
+    asked = _JSON_AGAIN.format(schema="the required schema") if hidden else expected
+    answer = Message("assistant", reply or "(empty reply)")
+    turns = (answer, Message("user", feedback + asked))
     fallback = request.fallback_messages
-    if fallback is not None:  # the prompt form, shown the schema, asks as it was shown
-        prompt_feedback = feedback.replace("matches the required schema", "matches the JSON "
-                                           "Schema given above")  # fmt: skip
-        fallback = (*fallback, turns[0], Message("user", prompt_feedback))
+    if fallback is not None:  # the prompt form, which shows the schema
+        fallback = (*fallback, answer, Message("user", feedback + expected))
     return replace(request, messages=(*request.messages, *turns), fallback_messages=fallback)
+
+
+_JSON_AGAIN = "Reply again with only a single JSON object that matches {schema}."
 
 
 TRUNCATION_CEILING = 16_384

@@ -161,6 +161,7 @@ def test_rubric_scores_are_weighted_through_the_openai_sdk() -> None:
         {"faithfulness": 3.9, "relevance": 5.0, "coherence": 4.0, "conciseness": 2.6 / 0.9}
     )
     assert [entry["score"] for entry in result.output["scores"]] == [4, 5, 4, 3]
+    assert result.extraction == "geval"
 
 
 def test_cached_reply_keeps_its_logprobs() -> None:
@@ -193,6 +194,7 @@ def test_anthropic_has_no_logprobs_so_scores_are_sampled_and_say_so() -> None:
     assert result.output is not None
     assert {r["method"] for r in result.output["scoring"].values()} == {"sampled"}
     assert "no token logprobs" in result.output["scoring"]["coherence"]["note"]
+    assert result.extraction == "native"  # sampled scores: read from the output_config reply
 
 
 def test_single_card_rating_is_weighted_when_top_logprobs_is_asked_for() -> None:
@@ -205,6 +207,7 @@ def test_single_card_rating_is_weighted_when_top_logprobs_is_asked_for() -> None
     assert result.scores["rating"] == 8
     assert result.output is not None and result.output["scoring"]["rating"]["method"] == "geval"
     assert result.output["scoring"]["rating"]["weighted"] == pytest.approx(8.2)
+    assert result.extraction == "geval"
 
 
 def reference_reply(correctness: int, completeness: int) -> str:

@@ -12,7 +12,7 @@ import json
 import sqlite3
 from contextlib import closing
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import httpx2
 import pytest
@@ -75,6 +75,32 @@ Reply with only a JSON object matching this JSON Schema:
 <model_output>
 {{ model_output }}
 </model_output>
+"""
+
+
+class Verdict(BaseModel):
+    """A reply with an optional field whose default is not null (for the strict projection)."""
+
+    verdict: Literal["good", "bad"]
+    confidence: int = Field(default=3, ge=1, le=5)
+
+
+VERDICT_CARD = """---
+name: verdict
+version: 1
+description: A verdict with an optional confidence.
+inputs:
+  answer: {description: The answer judged.}
+output:
+  format: json
+  schema: tests.test_structured_output:Verdict
+verdict: {field: verdict}
+---
+Is the answer in <answer> good?
+{% if output_schema %}{{ output_schema }}{% endif %}
+<answer>
+{{ answer }}
+</answer>
 """
 
 
@@ -441,3 +467,44 @@ def test_an_async_batch_on_anthropic_records_native_extraction(tmp_path: Path) -
 
     assert {r.extraction for r in results} == {"native"}
     assert all("output_config" in b for b in script.bodies())
+
+
+# ---------------------------------------------------------------- re-asks and optional fields
+
+
+def test_a_native_reask_names_the_required_schema_and_its_fallback_the_one_shown(
+    tmp_path: Path, cards: Path
+) -> None:
+    invalid = reference_judgment(verdict="great")
+    script = Script(openai_chat(invalid), refuses_json_schema, openai_chat(GOOD))
+    result = openai_judge(script, "guarded", cards_dir=cards, db=tmp_path / "j.db").score(**INPUTS)
+
+    first, refused, fallback = script.bodies()
+    assert result.status == "ok" and result.attempts == 2
+    assert "response_format" in refused and "response_format" not in fallback
+    asked = refused["messages"][-1]["content"]
+    assert "verdict" in asked and asked.endswith("matches the required schema.")
+    # Sent in the prompt form, the whole conversation is the prompt form's: schema shown.
+    assert '"properties"' in fallback["messages"][-3]["content"]
+    assert fallback["messages"][-2]["content"] == invalid
+    assert fallback["messages"][-1]["content"].endswith("matches the JSON Schema given above.")
+    assert '"properties"' not in first["messages"][-1]["content"]
+
+
+def test_a_null_for_an_optional_field_takes_its_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("JUDGECARDS_SCHEMA_MODULES", "tests.test_structured_output")
+    directory = tmp_path / "cards" / "verdict"
+    directory.mkdir(parents=True)
+    (directory / "v1.md.j2").write_text(VERDICT_CARD, "utf-8")
+    script = Script(openai_chat('{"verdict": "good", "confidence": null}'))
+
+    judge = openai_judge(script, "verdict", cards_dir=tmp_path / "cards", db=tmp_path / "j.db")
+    result = judge.score(answer="42")
+
+    assert result.status == "ok" and result.attempts == 1
+    assert result.output is not None and result.output["confidence"] == 3
+    sent = script.bodies()[0]["response_format"]["json_schema"]["schema"]
+    assert sent["required"] == ["verdict", "confidence"]
+    assert {"type": "null"} in sent["properties"]["confidence"]["anyOf"]
