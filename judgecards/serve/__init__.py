@@ -14,7 +14,7 @@ from judgecards.errors import MissingExtra
 
 __all__ = ["require_extra"]
 
-_NEEDED = ("fastapi", "uvicorn", "jinja2", "multipart")
+_NEEDED = ("fastapi", "uvicorn", "jinja2", "python_multipart")
 
 
 def require_extra() -> None:
