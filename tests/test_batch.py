@@ -209,7 +209,9 @@ def test_an_invalid_batch_reply_is_re_asked_live(fake: BatchFake, tmp_path: Path
     assert len(fake.live_bodies[0]["messages"]) == 3  # the conversation: ask, reply, feedback
 
 
-@pytest.mark.parametrize(("status", "state"), [(500, "submitting"), (400, "failed")])
+@pytest.mark.parametrize(
+    ("status", "state"), [(500, "submitting"), (400, "failed"), (429, "failed")]
+)
 def test_a_failed_create_call_is_recorded_and_nothing_is_judged(
     fake: BatchFake, tmp_path: Path, status: int, state: str
 ) -> None:

@@ -146,3 +146,22 @@ def test_compare_batch_then_collect_writes_comparisons(fake: BatchFake, tmp_path
     ranked = judgecards(fake, "rank", "--db", db, "--card", "pairwise@1")
     assert ranked.returncode == 0 and "model-a" in ranked.stdout and "model-b" in ranked.stdout
     assert fake.counts["live"] == 0
+
+
+def test_a_batch_whose_create_call_never_answered_can_be_given_up(
+    fake: BatchFake, tmp_path: Path
+) -> None:
+    write_items(tmp_path / "items.jsonl", 2)
+    db = str(tmp_path / "j.db")
+    fake.create_status = 503  # it may or may not have created the batch
+    failed = judgecards(fake, *score_args(tmp_path, "--batch"))
+    assert failed.returncode == 2 and "may exist" in failed.stderr
+    fake.create_status = None
+    again = judgecards(fake, *score_args(tmp_path, "--batch"))
+    assert "2 already waiting in a batch" in again.stdout  # never paid for twice
+    status = judgecards(fake, "batch", "status", "--db", db)
+    assert "provider batches: none matches" in status.stdout
+    given_up = judgecards(fake, "batch", "cancel", failed.stderr.split()[2], "--db", db)
+    assert "no provider batch found; canceled here" in given_up.stdout, given_up.stderr
+    resent = judgecards(fake, *score_args(tmp_path, "--batch"))
+    assert "2 submitted" in resent.stdout and fake.counts["creates"] == 1

@@ -230,9 +230,9 @@ def _create(
         if decision is None:
             raise
         status = decision.status
-        # An error status that is not transient means no batch was created; anything else
-        # (a timeout, a 5xx) may have created one, which `collect` looks for.
-        created_maybe = status is None or decision.retry
+        # A 4xx (429 included) means no batch was created; no answer, a 408 or a 5xx may have
+        # created one, which `collect` looks for.
+        created_maybe = status is None or status >= 500 or status == 408
         message = redact(str(error))
         repo.update_job(
             job_id,

@@ -247,17 +247,30 @@ def cancel(selector: str, base_url: str | None, db: Path) -> None:
     """Ask the provider to stop the batches of submission/batch ID. Requests already answered
     stay answered: collect them afterwards."""
     from judgecards.batch.apis import batch_api_for
+    from judgecards.batch.collect import refresh
     from judgecards.batch.repository import BatchRepository
 
     with _open(db) as store:
-        jobs = [job for job in _selected(store, selector, open_only=True) if job.provider_batch_id]
+        jobs = _selected(store, selector, open_only=True)
         repo = BatchRepository(store)
         for group in _groups(jobs):
             with judge_for(store, group[0], base_url) as judge:
                 api = batch_api_for(judge.provider)
                 for job in group:
+                    if job.provider_batch_id is None:
+                        job = refresh(api, repo, job)  # one more look for its provider batch
+                    if job.provider_batch_id is None:
+                        # Nothing at the provider to stop: give its items back.
+                        repo.update_job(
+                            job.id,
+                            state="canceled",
+                            note="no provider batch "
+                            "found; canceled here, its items may be submitted again",
+                        )
+                        click.echo(f"{job.id}: no provider batch found; canceled here")
+                        continue
                     state = api.cancel(str(job.provider_batch_id))
                     repo.update_job(job.id, provider_status=state.status, counts=state.counts)
                     click.echo(f"{job.id} ({job.provider_batch_id}): {state.status}")
         if not jobs:
-            click.echo("no batch with a provider id is waiting: nothing to cancel")
+            click.echo("no batch is waiting: nothing to cancel")

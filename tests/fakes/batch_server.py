@@ -161,6 +161,7 @@ class BatchFake:
     def handle(
         self, method: str, url: str, content_type: str, body: bytes
     ) -> tuple[int, dict[str, Any] | bytes, str]:
+        self.counts["requests"] += 1
         path = urlparse(url).path
         parts = path.strip("/").split("/")
         jsonl = "application/jsonl"
@@ -200,7 +201,8 @@ class BatchFake:
         data = b""
         for part in message.walk():
             if part.get_param("name", header="content-disposition") == "file":
-                data = part.get_payload(decode=True) or b""
+                payload = part.get_payload(decode=True)
+                data = payload if isinstance(payload, bytes) else b""
         file_id = f"file-{next(self._ids)}"
         self.files[file_id] = data
         self.uploads.append(data)
