@@ -329,3 +329,34 @@ def test_served_labels_are_what_audit_report_reads(db: Path) -> None:
     assert summary.n_labeled == 5 and kappa is not None and kappa.value == pytest.approx(1.0)
     with open_store(db) as store:
         assert {label.labeler for label in read_labels(store)} == {"alice"}
+
+
+def test_a_rubric_item_is_labelled_on_its_own_criteria(tmp_path: Path) -> None:
+    path = tmp_path / "r.db"
+    card = load_card("rubric@1")
+    criteria = [
+        {"name": "accuracy", "description": "Facts are right.", "scale_min": 1, "scale_max": 3},
+        {"name": "tone", "description": "Polite and clear.", "scale_min": 0, "scale_max": 10},
+    ]
+    with open_store(path) as store:
+        result = JudgeResult(
+            id="q000", item_id="q0", status="ok", scores={"accuracy": 2, "tone": 7},
+            card=card.ref, card_hash=card.hash, model=MODEL, created_at=T0,
+        )  # fmt: skip
+        inputs = {"question": "Q?", "answer": "A.", "criteria": criteria}
+        store.save(result, inputs=inputs, params={})
+    audit_id = new_audit(path, card="rubric@1", n=1)
+    with LabelQueue(path, clock=Clock()) as queue:
+        item = queue.next(audit_id, "alice")
+        assert item is not None
+        assert set(item.inputs) == {"question", "answer"}  # the criteria are the form
+        assert [(f.name, f.minimum, f.maximum) for f in item.fields] == [
+            ("accuracy", 1, 3), ("tone", 0, 10),
+        ]  # fmt: skip
+        assert item.hints == {"accuracy": "Facts are right.", "tone": "Polite and clear."}
+        with pytest.raises(LabelQueueError) as bad:
+            queue.submit(audit_id, "alice", 1, {"accuracy": 4, "tone": 7})
+        assert bad.value.field == "values.accuracy"
+        queue.submit(audit_id, "alice", 1, {"accuracy": 3, "tone": 0})
+        stored = {label.field: label.value for label in read_labels(queue.store)}
+    assert stored == {"accuracy": 3, "tone": 0}

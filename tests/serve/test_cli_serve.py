@@ -15,6 +15,7 @@ from contextlib import closing
 from pathlib import Path
 
 import httpx
+import pytest
 from click.testing import CliRunner
 
 from judgecards.cli import cli
@@ -168,3 +169,19 @@ def test_no_token_reaches_the_server_log(tmp_path: Path) -> None:
     text = log.read_text()
     assert "POST /login" in text and "GET /login?token=jc_[redacted]" in text
     assert secret not in text and secret[3:20] not in text
+
+
+def test_a_missing_extra_names_the_install_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "uvicorn" else real(name, *a)
+    )
+    db = tmp_path / "x.db"
+    result = CliRunner().invoke(cli, ["serve", "--db", str(db)])
+    assert result.exit_code == 2
+    assert "uvicorn" in result.output and "pip install 'judgecards[serve]'" in result.output
+    assert not db.exists()
