@@ -108,6 +108,7 @@ class LabelQueue:
         self.cards_dir = cards_dir
         self.clock = clock
         self._cards: dict[str, Card] = {}
+        self._card_fields: dict[str, dict[str, LabelField]] = {}
 
     def __enter__(self) -> LabelQueue:
         return self
@@ -478,7 +479,9 @@ class LabelQueue:
     ) -> tuple[dict[str, LabelField], dict[str, str]]:
         """The item's label form: the card's label fields, or a rubric item's criteria."""
         card = self._card(ref)
-        fields = label_fields(card)
+        if ref not in self._card_fields:  # a JSON Schema walk: once per card, not per request
+            self._card_fields[ref] = label_fields(card)
+        fields = dict(self._card_fields[ref])
         hints: dict[str, str] = {}
         if not fields and "criteria" in card.spec.inputs:
             try:

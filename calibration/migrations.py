@@ -209,6 +209,11 @@ def m004_label_queues(db: sqlite_utils.Database) -> None:
         not_null={"labels_wanted", "reserve_seconds", "reveal", "secret", "created_at"},
         foreign_keys=[("audit_id", "audits", "id")],
     )
+    # Serving asks, for every item of an audit, who labelled it: without this index each
+    # question scanned all of the audit's labels (800 items: 26 ms per progress count).
+    db.table("labels").create_index(
+        ["audit_id", "result_id", "labeler"], index_name="labels_audit_result"
+    )
     # An item's own label count, when it asks for more (or fewer) than its queue.
     db.table("audit_items").add_column("labels_wanted", int)
     db.table("queue_reservations").create(
