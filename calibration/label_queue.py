@@ -338,10 +338,14 @@ class LabelQueue:
     def judge_answer(self, audit_id: int, labeler: str, position: int) -> JudgeAnswer:
         """The judge's labels of an item, only once this labeler's own label of it is stored.
 
-        Raises `LabelQueueError` (``not_found``) before that: the same answer as for an item
-        that does not exist, so nothing about the judge can be learnt by asking early.
+        Raises `LabelQueueError` (``not_found``) before that, and always in a queue whose
+        settings say ``reveal=False``: the same answer as for an item that does not exist, so
+        nothing about the judge can be learnt by asking early.
         """
-        self._settings_for(audit_id, labeler)
+        if not self._settings_for(audit_id, labeler).reveal:
+            raise LabelQueueError(
+                f"audit #{audit_id} does not show the judge's answers", code="not_found"
+            )
         record = self._audit(audit_id)
         result_id, _, judge_json = self._item(audit_id, position)
         mine = {

@@ -223,6 +223,11 @@ def test_a_labeler_is_sent_inputs_and_form_never_the_judge(db: Path) -> None:
         with pytest.raises(LabelQueueError) as bad:
             queue.explain(audit_id, "alice", item.position, "because")
         assert bad.value.field == "reason"
+        # A queue that does not reveal never shows the judge, labelled or not.
+        queue.open(audit_id, reveal=False)
+        with pytest.raises(LabelQueueError) as closed:
+            queue.judge_answer(audit_id, "alice", item.position)
+        assert closed.value.code == "not_found"
 
 
 def test_bad_values_store_nothing_and_name_the_field(db: Path) -> None:
