@@ -155,8 +155,7 @@ def _estimate(
     audit: int | None = None,
 ) -> EstimatesReport:
     ref = _resolve(store, card, model)
-    results = [result for result, _ in store.results(card=ref, model=model, status="ok")]
-    if not results:
+    if not store.results_page(card=ref, model=model, status="ok", limit=1):
         raise EstimateError(f"no successful results of {ref} judged by {model} in {store.path}")
     repository = CalibrationRepository(store)
     labels = repository.labels(card=ref, model=model, audit_id=audit)
@@ -184,6 +183,9 @@ def _estimate(
             f"the human labels of {ref} judged by {model} all come from escalation audits, "
             "which are not a random sample; label a random sample (judgecards audit sample)"
         )
+    # Read only now: every score run asks, and most judges have no labels (a run's end must not
+    # load every result it stored).
+    results = [result for result, _ in store.results(card=ref, model=model, status="ok")]
     references, ties, origins = _references(labels)
     pi = _inclusion_probabilities(repository, {label.audit_id for label in labels}, audits)
     fields: list[tuple[Kind, str, str, _Field, list[Hashable | None]]] = []

@@ -79,6 +79,33 @@ def test_items_are_read_only_as_the_window_frees(tmp_path: Path) -> None:
     assert source.closed  # closing the stream closed the source
 
 
+def test_a_long_stream_holds_only_a_window_of_requests_and_results(tmp_path: Path) -> None:
+    # Before: the mock provider kept every request it was sent (a 200,000-item dry run held
+    # 200,000 prompts), so memory grew with the run even though the pool did not.
+    import gc
+
+    from judgecards.providers.base import CompletionRequest
+    from judgecards.results import JudgeResult
+
+    judge = Judge("reference@1", "mock:judge", db=tmp_path / "j.db")
+    live: dict[str, int] = {}
+
+    async def run() -> None:
+        count = 0
+        async for _ in judge.ascore_stream(iter(Counted(3_000)), concurrency=8):
+            count += 1
+            if count == 2_900:
+                gc.collect()
+                objects = gc.get_objects()
+                live["requests"] = sum(isinstance(o, CompletionRequest) for o in objects)
+                live["results"] = sum(isinstance(o, JudgeResult) for o in objects)
+
+    asyncio.run(run())
+    judge.close()
+    bound = window_for(8) + LOOKUP_CHUNK
+    assert live["requests"] <= bound and live["results"] <= bound, live
+
+
 def test_results_come_in_input_order_whatever_finishes_first(tmp_path: Path) -> None:
     async def reply(request: httpx2.Request) -> httpx2.Response:
         await asyncio.sleep(0.002 * (12 - index_of(request)))  # the first item is the slowest

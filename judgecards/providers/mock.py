@@ -28,6 +28,7 @@ __all__ = ["MOCK_BANNER", "FinalLine", "MockProvider", "request_seed", "synthesi
 MOCK_BANNER = "MOCK PROVIDER: scores are synthetic placeholders, not a judgment by any model."
 
 _DRAWS = 100
+_HISTORY = 100
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,8 @@ class MockProvider:
         self._queue: deque[str | Completion | BaseException] = deque(replies)
         self.final_line = final_line
         self.accept = accept
-        self.history: list[CompletionRequest] = []
+        # The latest requests, for tests; bounded, so a mock run of any size holds no more.
+        self.history: deque[CompletionRequest] = deque(maxlen=_HISTORY)
 
     def enqueue(self, *replies: str | Completion | BaseException) -> None:
         self._queue.extend(replies)

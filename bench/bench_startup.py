@@ -1,0 +1,146 @@
+"""Start-up benchmark: ``judgecards score`` as a whole process against a bare client script.
+
+Both are timed as fresh processes, from launch to exit, on the same N items against a loopback
+fake OpenAI server (latency L per request, C requests in flight), so what differs is everything a
+real user pays for besides the calls: imports, reading and checking the input, the database,
+writing the output and the summary. The bare script is the least any tool must do: read the JSONL,
+``AsyncOpenAI`` + a semaphore, parse each reply's JSON, write a JSONL.
+
+Target (issue 10 §5): ``judgecards score`` / bare script ≤ 1.25 at N = 400, L = 100 ms, C = 32.
+
+Usage: .venv/bin/python bench/bench_startup.py [--runs 3] [--n 400] [--latency 0.1] [--concurrency 32]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from bench._runs import Measure, repeat, table  # noqa: E402
+from tests.fakes.server import spawn as start_server  # noqa: E402
+
+BARE = '''
+import asyncio, json, sys
+import openai
+
+source, target, base_url, concurrency = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+PROMPT = """Judge the answer against the gold answer. Reply with JSON: scores (correctness,
+completeness, style_fidelity, 1-5), style_relevant, verdict, delta, decision_basis.
+<question>
+{question}
+</question>
+<gold_answer>
+{gold_answer}
+</gold_answer>
+<model_output>
+{model_output}
+</model_output>"""
+
+async def main():
+    items = [json.loads(line) for line in open(source, encoding="utf-8") if line.strip()]
+    client = openai.AsyncOpenAI(base_url=base_url, api_key="sk-bench", max_retries=0)
+    semaphore = asyncio.Semaphore(concurrency)
+
+    async def one(item):
+        async with semaphore:
+            response = await client.chat.completions.create(
+                model="fake-judge", temperature=0.0, max_tokens=800,
+                messages=[{"role": "user", "content": PROMPT.format(**item)}],
+            )
+            return {"id": item["id"], **json.loads(response.choices[0].message.content)}
+
+    results = await asyncio.gather(*(one(item) for item in items))
+    await client.close()
+    with open(target, "w", encoding="utf-8") as handle:
+        for result in results:
+            handle.write(json.dumps(result) + "\\n")
+
+asyncio.run(main())
+'''
+
+
+def write_items(path: Path, n: int, tag: str) -> None:
+    with path.open("w", encoding="utf-8") as handle:
+        for i in range(n):
+            item = {
+                "id": f"{tag}-{i}",
+                "question": f"What is the capital of country number {i}?",
+                "gold_answer": f"City {i}.",
+                "model_output": f"I believe it is City {i}, on the river {i % 7}.",
+            }
+            handle.write(json.dumps(item) + "\n")
+
+
+def timed(command: list[str], env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"{command[:4]} failed ({done.returncode}):\n{done.stderr[-2000:]}")
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--n", type=int, default=400)
+    parser.add_argument("--latency", type=float, default=0.1)
+    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--runs", type=int, default=3, help="repeats; the median is reported")
+    args = parser.parse_args()
+    n, latency, concurrency = args.n, args.latency, args.concurrency
+    tmp = Path(tempfile.mkdtemp(prefix="judgecards-startup-"))
+    bare = tmp / "bare.py"
+    bare.write_text(BARE, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "JUDGECARDS_"))}
+    env["OPENAI_API_KEY"] = "sk-bench"
+    floor = n * latency / concurrency
+
+    def one_run(index: int) -> list[Measure]:
+        server, base_url = start_server(latency)
+        try:
+            source = tmp / f"items{index}.jsonl"
+            write_items(source, n, f"run{index}")
+            # Warm the page cache for both (the first process to import a module pays disk).
+            timed([sys.executable, str(bare), str(source), str(tmp / "warm.jsonl"), base_url,
+                   str(concurrency)], env)  # fmt: skip
+            bare_wall = timed([sys.executable, str(bare), str(source), str(tmp / "bare.jsonl"),
+                               base_url, str(concurrency)], env)  # fmt: skip
+            ours_wall = timed(
+                [sys.executable, "-m", "judgecards", "score", "--card", "reference",
+                 "--model", "openai:fake-judge", "--base-url", base_url,
+                 "--input", str(source), "--output", str(tmp / f"ours{index}.jsonl"),
+                 "--concurrency", str(concurrency), "--db", str(tmp / f"run{index}.db")],
+                env,
+            )  # fmt: skip
+        finally:
+            server.terminate()
+        return [
+            Measure("judgecards score / bare script", ours_wall / bare_wall, "×", target="≤ 1.25"),
+            Measure("judgecards score", ours_wall, " s", 2),
+            Measure("bare script", bare_wall, " s", 2),
+            Measure("floor N·L/C", floor, " s", 2),
+        ]
+
+    results = repeat(one_run, args.runs)
+    print(
+        table(
+            f"judgecards start-up benchmark (whole processes, N={n}, L={latency * 1000:.0f} ms, "
+            f"C={concurrency})",
+            results,
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
