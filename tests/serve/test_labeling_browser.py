@@ -234,3 +234,35 @@ def test_hostile_outputs_stay_text_and_the_layout_holds(
     assert dialogs == []
     assert page.evaluate("window.__pwned") is None
     assert aborted_requests == []
+
+
+def test_an_admin_starts_a_queue_from_the_page(
+    served_app: ServedApp, page: Any, aborted_requests: list[str]
+) -> None:
+    seed_results(served_app.db_path)
+    page.goto(served_app.login_url(served_app.token("admin", "ann")))
+    page.wait_for_url(f"{served_app.url}/")
+    page.goto(f"{served_app.url}/label")
+    page.fill("#na-card", "reference@1")
+    page.fill("#na-model", MODEL)
+    page.fill("#na-n", "4")
+    page.fill("#na-wanted", "2")
+    page.fill("#na-labelers", "bob, carol")
+    page.click("#new-audit button[type=submit]")
+    page.wait_for_selector("table.queues")
+    assert page.url == f"{served_app.url}/label"
+    row = page.locator("table.queues tbody tr")
+    assert row.count() == 1 and "not for you" in row.inner_text()
+    with open_store(served_app.db_path) as store:
+        stored = store.query("SELECT audit_id, labels_wanted, labelers FROM label_queues")
+    assert stored == [(1, 2, '["bob", "carol"]')]
+    # Not one of the queue's labelers, the admin gets the same answer as for a missing audit.
+    page.goto(f"{served_app.url}/label/1")
+    assert "no audit" in page.locator("main").inner_text()
+    # A refused request is shown on the form, nothing created.
+    page.goto(f"{served_app.url}/label")
+    page.fill("#na-card", "reference@1")
+    page.fill("#na-model", "openai:nothing-stored")
+    page.click("#new-audit button[type=submit]")
+    expect(page.locator("#new-audit-message")).to_contain_text("no successful results")
+    assert aborted_requests == []

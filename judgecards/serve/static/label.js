@@ -60,7 +60,9 @@
         reveal: form.reveal.checked,
       };
       call("POST", "/v1/audits", body).then(function (result) {
-        if (result.ok) window.location.assign("/label/" + result.data.audit_id);
+        // Back to the list, which now shows the new queue (the admin may not be one of its
+        // labelers, and then its page would not exist for them).
+        if (result.ok) window.location.assign("/label");
         else document.getElementById("new-audit-message").textContent = problem(result);
       });
     });
