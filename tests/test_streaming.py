@@ -112,7 +112,9 @@ def test_results_come_in_input_order_whatever_finishes_first(tmp_path: Path) -> 
         return openai_chat(reference_judgment())
 
     script = Script(default=reply)
-    judge = openai_judge(script, db=tmp_path / "j.db")
+    # Prompt output: with auto, the first native request goes alone (NativeProbe) and finishes
+    # first; this test needs all 12 in flight at once.
+    judge = openai_judge(script, db=tmp_path / "j.db", output_mode="prompt")
     finished: list[str | None] = []
 
     async def source() -> AsyncIterator[dict[str, Any]]:
