@@ -17,6 +17,8 @@ JSON (`calibration.label_queue` does the work; bodies in `judgecards.serve.label
 * ``GET /v1/audits/{id}/items/{position}/judge`` — the judge's answer, only once the caller's
   own label of that item is stored (before: 404, as for an item that does not exist);
   ``POST .../reveal`` — why they differ, stored apart from the labels.
+* ``GET /v1/audits/{id}/position-preference`` (admin) — how often people chose the pairwise
+  answer shown first.
 
 The labeler is always the token's name. Every state-changing route takes `csrf_protect`.
 After a label or an undo the audit's cached headline (what ``cards list`` and
@@ -44,6 +46,7 @@ from judgecards.serve.labeling_models import (
     LabelIn,
     LabelOut,
     NextOut,
+    PositionPreferenceOut,
     ProgressOut,
     QueueOut,
     QueueSettingsIn,
@@ -195,6 +198,22 @@ def configure_audit(
     except LabelQueueError as error:
         raise _failed(error) from error
     return _one(queue, audit_id, principal)
+
+
+@router.get(
+    "/v1/audits/{audit_id}/position-preference", response_model=PositionPreferenceOut,
+    tags=["labeling"],
+)  # fmt: skip
+def position_preference(
+    request: Request, principal: AdminUser, audit_id: int = AuditId
+) -> PositionPreferenceOut:
+    """Admin: how often people chose the pairwise answer shown first (human position bias)."""
+    queue = _queue(request)
+    try:
+        queue.settings(audit_id)
+    except LabelQueueError as error:
+        raise _failed(error) from error
+    return PositionPreferenceOut.of(queue.position_preference(audit_id))
 
 
 def _one(queue: LabelQueue, audit_id: int, principal: Principal) -> QueueOut:

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from calibration.queue_records import (
     MAX_NOTE_CHARS,
     JudgeAnswer,
+    PositionPreference,
     Progress,
     QueueItem,
     QueueSummary,
@@ -27,6 +28,7 @@ __all__ = [
     "LabelIn",
     "LabelOut",
     "NextOut",
+    "PositionPreferenceOut",
     "ProgressOut",
     "QueueOut",
     "QueuesOut",
@@ -236,3 +238,32 @@ class RevealIn(BaseModel):
 
     reason: Literal["judge_wrong", "i_slipped", "rubric_unclear"] | None = None
     note: _Note | None = None
+
+
+class PositionPreferenceOut(BaseModel):
+    """People's first-position preference over an audit's served pairwise labels.
+
+    ``share_first`` = first / (first + second), 0.5 without position bias (``null`` with no
+    decided vote); ``low`` / ``high`` its 95% Wilson interval; ``by_labeler`` each person's
+    ``[first, second, ties]``.
+    """
+
+    first: int
+    second: int
+    ties: int
+    share_first: float | None
+    low: float | None
+    high: float | None
+    by_labeler: dict[str, list[int]]
+
+    @classmethod
+    def of(cls, preference: PositionPreference) -> PositionPreferenceOut:
+        return cls(
+            first=preference.first,
+            second=preference.second,
+            ties=preference.ties,
+            share_first=preference.share_first,
+            low=preference.low,
+            high=preference.high,
+            by_labeler={name: list(counts) for name, counts in preference.by_labeler.items()},
+        )

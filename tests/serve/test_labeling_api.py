@@ -232,3 +232,13 @@ def test_pairwise_labels_posted_as_shown_are_stored_as_the_results_sides(
         swapped = store.query("SELECT sum(swapped), count(*) FROM queue_sides")
     assert values == [('"A"', 18)]
     assert swapped[0][1] == 18 and 0 < swapped[0][0] < 18
+    # People who always pick the same answer chose the one shown second as often as it was.
+    with httpx.Client(base_url=served_app.url) as client:
+        url = f"/v1/audits/{audit_id}/position-preference"
+        preference = client.get(url, headers=served_app.headers(admin)).json()
+        labeler = served_app.headers(served_app.token("labeler", "w"))
+        assert client.get(url, headers=labeler).status_code == 403
+    assert (
+        preference["second"] == swapped[0][0] and preference["first"] + preference["second"] == 18
+    )
+    assert preference["low"] <= preference["share_first"] <= preference["high"]
