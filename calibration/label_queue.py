@@ -66,7 +66,7 @@ from calibration.queue_repository import QueueRepository
 from calibration.records import AuditRecord, NewLabel
 from calibration.repository import CalibrationRepository
 from judgecards.cards import Card, load_card
-from judgecards.errors import JudgecardsError, LabelImportError
+from judgecards.errors import CardError, JudgecardsError, LabelImportError
 from judgecards.schemas import RubricPolicy
 from judgecards.store import Store
 
@@ -475,7 +475,14 @@ class LabelQueue:
 
     def _card(self, ref: str) -> Card:
         if ref not in self._cards:
-            self._cards[ref] = load_card(ref, cards_dir=self.cards_dir)
+            try:
+                self._cards[ref] = load_card(ref, cards_dir=self.cards_dir)
+            except CardError as error:  # a user card gone from the cards directory
+                raise LabelQueueError(
+                    f"the audit's card {ref} cannot be loaded, so its items cannot be labelled: "
+                    f"{error}",
+                    code="invalid",
+                ) from error
         return self._cards[ref]
 
     def _fields(

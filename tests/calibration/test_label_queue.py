@@ -365,3 +365,28 @@ def test_a_rubric_item_is_labelled_on_its_own_criteria(tmp_path: Path) -> None:
         queue.submit(audit_id, "alice", 1, {"accuracy": 3, "tone": 0})
         stored = {label.field: label.value for label in read_labels(queue.store)}
     assert stored == {"accuracy": 3, "tone": 0}
+
+
+def test_an_audit_whose_card_is_gone_is_refused_not_crashed(tmp_path: Path) -> None:
+    cards = tmp_path / "cards"
+    (cards / "mine").mkdir(parents=True)
+    source = Path(__file__).resolve().parents[2] / "prompts" / "reference" / "v1.md.j2"
+    text = source.read_text(encoding="utf-8").replace("name: reference", "name: mine", 1)
+    (cards / "mine" / "v1.md.j2").write_text(text, encoding="utf-8")
+    card = load_card("mine@1", cards_dir=cards)
+    path = tmp_path / "m.db"
+    with open_store(path) as store:
+        result = JudgeResult(
+            id="m000", item_id="m0", status="ok", verdict="match", card=card.ref,
+            card_hash=card.hash, model=MODEL, created_at=T0,
+        )  # fmt: skip
+        store.save(
+            result, inputs={"question": "Q", "gold_answer": "G", "model_output": "A"}, params={}
+        )
+    with Audit(path, cards_dir=cards) as audit:
+        audit_id = audit.sample(card="mine@1", model=MODEL, n=1, seed=1).audit.id
+    with LabelQueue(path, cards_dir=cards) as queue:
+        assert queue.next(audit_id, "alice") is not None
+    with LabelQueue(path) as queue, pytest.raises(LabelQueueError) as gone:
+        queue.next(audit_id, "alice")  # her held item, whose card is now missing
+    assert gone.value.code == "invalid" and "mine@1" in str(gone.value)
