@@ -508,3 +508,25 @@ def test_a_null_for_an_optional_field_takes_its_default(
     sent = script.bodies()[0]["response_format"]["json_schema"]["schema"]
     assert sent["required"] == ["verdict", "confidence"]
     assert {"type": "null"} in sent["properties"]["confidence"]["anyOf"]
+
+
+def test_exports_carry_the_extraction_and_older_rows_read_as_unknown(tmp_path: Path) -> None:
+    import io
+
+    from judgecards.export import results_table, write_table
+
+    db = tmp_path / "j.db"
+    Judge("reference@1", "mock:judge", db=db).score(**INPUTS)
+    with closing(sqlite3.connect(db)) as connection:  # a row from before m006
+        connection.execute(
+            "INSERT INTO results (id, card, card_hash, model, status, created_at, scores) "
+            "VALUES ('old', 'reference@1', 'sha256:x', 'mock:judge', 'ok', "
+            "'2020-01-01T00:00:00+00:00', '{}')"
+        )
+        connection.commit()
+    with Store(db) as store:
+        handle = io.StringIO()
+        write_table(results_table(store), handle, "jsonl")
+        assert store.finished(["old"])["old"].extraction is None
+    rows = [json.loads(line) for line in handle.getvalue().splitlines()]
+    assert [row["extraction"] for row in rows] == [None, "native"]
