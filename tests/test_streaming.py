@@ -107,10 +107,15 @@ def test_a_long_stream_holds_only_a_window_of_requests_and_results(tmp_path: Pat
 
 
 def test_results_come_in_input_order_whatever_finishes_first(tmp_path: Path) -> None:
+    answered = 0
+
     async def reply(request: httpx2.Request) -> httpx2.Response:
-        # The first item is the slowest. 10 ms steps: the adaptive limiter starts with 4 calls in
-        # flight, and 2 ms between them drowned in scheduling noise on a busy machine.
-        await asyncio.sleep(0.01 * (12 - index_of(request)))
+        # The first item is answered last, whatever the machine's speed or the limiter's start.
+        nonlocal answered
+        if index_of(request) == 0:
+            while answered < 11:
+                await asyncio.sleep(0.001)
+        answered += 1
         return openai_chat(reference_judgment())
 
     script = Script(default=reply)
@@ -129,7 +134,7 @@ def test_results_come_in_input_order_whatever_finishes_first(tmp_path: Path) -> 
     results = asyncio.run(collect(stream))
     judge.close()
     assert [r.item_id for r in results] == [f"i{i}" for i in range(12)]
-    assert finished != [f"i{i}" for i in range(12)]  # they did finish out of order
+    assert finished[-1] == "i0"  # the first item finished last
     assert sorted(finished, key=lambda name: int(str(name)[1:])) == [r.item_id for r in results]
 
 
@@ -253,3 +258,16 @@ def test_a_file_that_cannot_be_read_twice_is_read_once(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     written = [json.loads(line)["item_id"] for line in out.read_text().splitlines()]
     assert written == [f"i{i}" for i in range(30)]
+
+
+def test_the_tally_counts_items_a_cost_cap_left_as_neither_ok_nor_errors() -> None:
+    from judgecards.cli._score_run import ScoreTally
+    from judgecards.results import JudgeResult
+
+    fields: dict[str, Any] = {"card": "reference@1", "card_hash": "h", "model": "openai:gpt-4o"}
+    left = JudgeResult.model_validate({"id": "a", "status": "not_judged", **fields})
+    failed = JudgeResult.model_validate(
+        {"id": "b", "status": "error", "error_kind": "timeout", **fields}
+    )
+    tally = ScoreTally.of([left, failed])
+    assert (tally.count, tally.ok, dict(tally.error_kinds)) == (2, 0, {"timeout": 1})

@@ -99,8 +99,9 @@ class ScoreTally:
         if result.status == "not_judged":  # over --max-cost: not started, not an error
             self.not_judged += 1
             return
-        if result.status != "ok":
+        if result.status == "error":
             self.errors[result.error_kind] += 1
+        if result.status != "ok":  # an error record, or not judged (left by a cost cap)
             return
         self.ok += 1
         if result.verdict is not None:
