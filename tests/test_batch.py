@@ -299,3 +299,10 @@ def test_compare_batch_writes_the_comparisons_a_live_compare_would(
     assert stored == [(c.pair_id, c.winner, "m-a", "m-b") for c in live]
     assert [c.winner for c in again] == [c.winner for c in live]
     assert rows(tmp_path / "b.db", "SELECT count(*) FROM comparisons") == [(3,)]
+
+
+def test_a_judge_with_a_spending_cap_does_not_submit(fake: BatchFake, tmp_path: Path) -> None:
+    with judge_on(fake, "openai", tmp_path / "j.db", max_cost=1.0) as judge:
+        with pytest.raises(BatchError, match="max_cost"):
+            judge.submit_batch(items(1))
+    assert fake.counts["requests"] == 0

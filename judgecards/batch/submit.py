@@ -113,6 +113,9 @@ def submit_batch(
     """
     if judge.offline:
         raise BatchError("an offline judge cannot submit a batch: it makes no calls")
+    if judge.budget is not None:
+        # A cap stops items before they start; a batch is paid for as a whole once sent.
+        raise BatchError("max_cost caps live runs: submit batches with a judge without one")
     api = batch_api_for(judge.provider, max_requests=max_requests, max_bytes=max_bytes)
     repo = BatchRepository(judge.store)
     given = refused = 0
