@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import socket
 import sqlite3
 import statistics
@@ -69,7 +70,8 @@ class ServeProcess:
             [*command, "--port", str(self.port), "--max-items", "100"],
             stdout=self._log_file,
             stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            # faulthandler: SIGABRT dumps every thread's stack into the log (a hung server).
+            env={**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONFAULTHANDLER": "1"},
         )
         deadline = time.monotonic() + 30
         while True:
@@ -262,7 +264,7 @@ def check_labels(db: Path, audit_id: int, report: LoadReport, labels_wanted: int
 
 def run_load(
     workdir: Path, *, seconds: float, labelers: int = 20, score_rate: float = 50.0,
-    think: float = 1.0, items: int = 400, labels_wanted: int = 3,
+    think: float = 1.0, items: int = 400, labels_wanted: int = 3, drain_timeout: float = 240.0,
 ) -> LoadReport:  # fmt: skip
     """One whole run on a fresh database in ``workdir``: serve, prepare, load, stop, check."""
     db = workdir / "load.db"
@@ -273,10 +275,22 @@ def run_load(
     server = ServeProcess(db, workdir / "serve.log")
     try:
         audit_id = prepare(server.url, admin, items=items, labels_wanted=labels_wanted)
-        report = asyncio.run(
-            _run(server.url, admin, tokens, audit_id, seconds=seconds, score_rate=score_rate,
-                 think=think, tag=workdir.name)
+        load = _run(
+            server.url, admin, tokens, audit_id, seconds=seconds, score_rate=score_rate,
+            think=think, tag=workdir.name,
         )  # fmt: skip
+        try:
+            report = asyncio.run(asyncio.wait_for(load, seconds + drain_timeout))
+        except asyncio.TimeoutError:
+            # A hang is a finding, not a stuck benchmark: every server thread's stack goes
+            # to its log (faulthandler), and the run reports it as an error.
+            server.process.send_signal(signal.SIGABRT)
+            server.process.wait(timeout=30)
+            report = LoadReport(seconds=seconds + drain_timeout)
+            report.errors.append(
+                f"not finished {drain_timeout:g} s after the load ended; stacks in {server.log}"
+            )
+            return report
     finally:
         code = server.stop()
     log = server.log.read_text()
