@@ -577,6 +577,7 @@ def test_the_calibration_tables_are_created_by_migration(tmp_path: Path) -> None
         ("m001_labels_audits_anchors",),
         ("m002_alignment_runs",),
         ("m003_audit_inclusion_probabilities",),
+        ("m004_label_queues",),
     ]
     open_store(store)  # idempotent
     index_names = {
