@@ -310,3 +310,21 @@ def test_single_calls_from_threads_share_one_limiter(tmp_path: Path) -> None:
     assert all(r.status == "ok" for r in results)
     assert stats.ceiling is None and stats.overloads == server.rejected
     assert server.rejected <= 32  # 16 threads at once against 4 slots, without the limiter: ~all
+
+
+def test_eval_passes_rpm_and_tpm_to_its_judge_and_tells_the_limiter_story(
+    tmp_path: Path,
+) -> None:
+    from click.testing import CliRunner
+
+    from judgecards.cli import cli
+    from tests.test_eval_cli import YAML, setup
+
+    config = setup(tmp_path, YAML)
+    result = CliRunner().invoke(
+        cli,
+        ["eval", str(config), "--db", str(tmp_path / "j.db"), "--rpm", "6000", "--tpm", "90000"],
+    )
+    assert result.exit_code == 0, result.output
+    assert "rate: concurrency 4 asked" in result.output  # the config's judge tier asks 4
+    assert "rpm 6000, tpm 90000" in result.output

@@ -30,6 +30,7 @@ from judgecards.cli._common import (
 from judgecards.cli._judge_output import judge_output, judge_output_options
 from judgecards.cli._output import OutputFile
 from judgecards.cli._progress import for_judge, reporting
+from judgecards.cli._rate import budget_lines, rate_judge_options, rate_limit_options
 
 
 @click.command("eval")
@@ -58,6 +59,7 @@ from judgecards.cli._progress import for_judge, reporting
 @max_input_chars_option
 @prices_option
 @judge_output_options
+@rate_limit_options
 @max_errors_option
 @ci_output_options
 @db_option
@@ -70,6 +72,8 @@ def eval_command(
     prices: Any,
     output_mode: str | None,
     max_tokens: int | None,
+    rpm: float | None,
+    tpm: float | None,
     max_errors: ErrorBudget,
     junit: Path | None,
     summary_md: Path | None,
@@ -101,12 +105,14 @@ def eval_command(
         output.check()
     ci = CiOutputs(junit, summary_md, output_format)
     ci.check(as_json=as_json, others=[output_path, db])
+    # Every judge tier's settings from the command line (they override the config's).
+    overrides = {**judge_output(output_mode, max_tokens), **rate_judge_options(rpm, tpm)}
     # Every check, card and judge setting is validated by building the pipeline against a
     # scratch in-memory store first: a bad config must not create or migrate the database.
     with Store(":memory:") as scratch:
         trial = build_pipeline(
             config, source, db=scratch, model=model, max_input_chars=limit, prices=prices,
-            judge_output=judge_output(output_mode, max_tokens),
+            judge_output=overrides,
         )  # fmt: skip
         try:
             check_fields(config, source, trial, items, items_path)
@@ -115,7 +121,7 @@ def eval_command(
                 trial.judge.judge.close()
     pipeline = build_pipeline(
         config, source, db=db, model=model, max_input_chars=limit, prices=prices,
-        judge_output=judge_output(output_mode, max_tokens),
+        judge_output=overrides,
     )  # fmt: skip
     judge = pipeline.judge
     model = judge.judge.model if judge is not None else None
@@ -169,6 +175,8 @@ def eval_command(
             served = sum(1 for r in judged if r.cached)
             mock = bool(model and model.startswith("mock:"))
             click.echo(f"cost:      {run_cost_text(costs, cached=served, mock=mock)}")
+        if judge is not None:
+            click.echo("\n".join(budget_lines(judge.judge)))
     ci.emit(eval_run(report, subject=config_path.name, seconds=elapsed))
     if model:
         mock_banner(model)
