@@ -28,6 +28,7 @@ every burst of labels.
 
 from __future__ import annotations
 
+import logging
 import threading
 from typing import Any
 
@@ -66,6 +67,7 @@ router = APIRouter(responses=_ERRORS)
 _STATUS = {"not_found": 404, "conflict": 409, "invalid": 422, "missing": 422}
 _REFRESH_DELAY_S = 2.0
 _lock = threading.Lock()
+_log = logging.getLogger("judgecards.serve")
 
 AuditId = Path(ge=1, le=2**62)
 
@@ -116,8 +118,12 @@ def _refresh(store: Any, cards_dir: Any, audit_id: int) -> None:
 
     try:
         Audit(store, cards_dir=cards_dir, n_resamples=500).refresh(audit_id)
-    except (AuditError, StoreError, CardError):
-        pass  # a cache: `audit report` computes from the labels themselves
+    except (AuditError, StoreError, CardError) as error:
+        # Only a cache (`audit report` computes from the labels themselves); a closed store
+        # after shutdown lands here too.
+        _log.info("headline of audit #%s not refreshed: %s", audit_id, error)
+    except Exception:  # a background thread: nobody else would ever see it
+        _log.exception("headline of audit #%s not refreshed", audit_id)
 
 
 # --------------------------------------------------------------------------- pages
