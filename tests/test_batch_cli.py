@@ -165,3 +165,19 @@ def test_a_batch_whose_create_call_never_answered_can_be_given_up(
     assert "no provider batch found; canceled here" in given_up.stdout, given_up.stderr
     resent = judgecards(fake, *score_args(tmp_path, "--batch"))
     assert "2 submitted" in resent.stdout and fake.counts["creates"] == 1
+
+
+def test_collect_re_asks_in_the_output_mode_the_batch_was_sent_in(
+    fake: BatchFake, tmp_path: Path
+) -> None:
+    write_items(tmp_path / "items.jsonl", 2)
+    submitted = judgecards(fake, *score_args(tmp_path, "--batch", "--output-mode", "prompt"))
+    assert submitted.returncode == 0, submitted.stderr
+    (batch,) = fake.batches.values()
+    assert all("response_format" not in entry["body"] for entry in batch.requests)
+    fake.invalid = {batch.requests[0]["custom_id"]}
+    collected = judgecards(fake, "batch", "collect", "--wait", "--poll", "0.05",
+                           "--db", str(tmp_path / "j.db"))  # fmt: skip
+    assert "(2 ok" in collected.stdout, collected.stderr
+    (reask,) = fake.live_bodies
+    assert "response_format" not in reask and len(reask["messages"]) == 4  # system + 3 turns

@@ -89,6 +89,7 @@ def judge_settings(judge: Judge, cards_dirs: Sequence[str] = ()) -> dict[str, An
         "cards_dirs": [str(path) for path in cards_dirs],
         "base_url": getattr(provider, "base_url", None),
         "timeout": getattr(provider, "_timeout", None),
+        "output_mode": judge.output_mode,  # how replies are asked for: re-asks ask the same way
     }
 
 

@@ -76,7 +76,7 @@ def judge_for(store: Store, job: JobRow, base_url: str | None = None) -> Judge:
     options: dict[str, Any] = {
         name: value for name, value in job.params.items() if name in accepted and name != "rubric"
     }
-    for name in ("max_attempts", "max_input_chars", "timeout"):
+    for name in ("max_attempts", "max_input_chars", "timeout", "output_mode"):
         if settings.get(name) is not None or name == "max_input_chars":
             options[name] = settings.get(name)
     url = base_url or settings.get("base_url")
