@@ -54,8 +54,9 @@ __all__ = [
     "is_overload",
 ]
 
-START = 4
-"""Calls in flight before anything is known about the server (capped at the asked concurrency)."""
+START = 8
+"""Calls in flight before anything is known about the server (capped at the asked concurrency):
+judgecards' default concurrency, so an adaptive run never starts slower than a default one."""
 
 DECREASE = 0.75
 """The limit's factor on an overload (CUBIC's 0.7 rounded up: a gentler cut than TCP Reno's 0.5

@@ -44,13 +44,13 @@ def take(limiter: AdaptiveLimiter, n: int) -> list[Permit]:
 # ---------------------------------------------------------------- the limiter's rules
 
 
-def test_slow_start_grows_from_four_to_the_ceiling_and_never_past_it() -> None:
-    limiter = AdaptiveLimiter(10)
-    assert limiter.concurrency == 4
+def test_slow_start_grows_from_eight_to_the_ceiling_and_never_past_it() -> None:
+    limiter = AdaptiveLimiter(20)
+    assert limiter.concurrency == 8
     for _ in range(30):  # rounds of: fill every slot, all answered
         for permit in take(limiter, limiter.concurrency):
             limiter.succeeded(permit)
-    assert limiter.concurrency == 10
+    assert limiter.concurrency == 20
 
 
 def test_a_burst_of_429s_lands_near_what_the_server_accepted_in_one_cut() -> None:
