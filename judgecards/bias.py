@@ -253,17 +253,35 @@ def _correlate(
     n = len(xs)
     if n < 3 or np.all(xs == xs[0]) or np.all(ys == ys[0]):
         return LengthCorrelation(math.nan, math.nan, math.nan, math.nan, n)
-    from scipy import stats
+    pearson, pearson_p = _pearson(xs, ys)
+    spearman, spearman_p = _pearson(_ranks(xs), _ranks(ys))
+    return LengthCorrelation(pearson, pearson_p, spearman, spearman_p, n)
 
-    pearson = stats.pearsonr(xs, ys)
-    spearman = stats.spearmanr(xs, ys)
-    return LengthCorrelation(
-        float(pearson.statistic),
-        float(pearson.pvalue),
-        float(spearman.statistic),
-        float(spearman.pvalue),
-        n,
-    )
+
+def _pearson(xs: np.ndarray, ys: np.ndarray) -> tuple[float, float]:
+    """r and its two-sided p-value (t with n - 2 df), as `scipy.stats.pearsonr` and, on ranks,
+    `scipy.stats.spearmanr` give them. Written out because importing ``scipy.stats`` takes about
+    a second, and every ``judgecards score`` summary computes these; ``scipy.special`` is light.
+    """
+    from scipy.special import stdtr
+
+    n = len(xs)
+    r = min(1.0, max(-1.0, float(np.corrcoef(xs, ys)[0, 1])))
+    if abs(r) == 1.0:
+        return r, 0.0
+    t = r * math.sqrt((n - 2) / ((1.0 - r) * (1.0 + r)))
+    return r, float(2.0 * stdtr(n - 2, -abs(t)))
+
+
+def _ranks(values: np.ndarray) -> np.ndarray:
+    """1-based ranks, tied values sharing their average rank (`scipy.stats.rankdata`'s default)."""
+    order = np.argsort(values, kind="mergesort")
+    ordered = values[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    ends = np.r_[starts[1:], len(values)]
+    ranks = np.empty(len(values))
+    ranks[order] = np.repeat((starts + ends + 1) / 2.0, ends - starts)
+    return ranks
 
 
 def _json_float(value: float) -> float | None:

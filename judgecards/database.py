@@ -25,9 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import sqlite_utils
-from sqlite_utils import Migrations
-
+from judgecards._lean_sqlite_utils import Migrations, sqlite_utils
 from judgecards.errors import StoreError
 
 __all__ = ["BUSY_TIMEOUT", "Database", "Transaction", "insert_sql"]

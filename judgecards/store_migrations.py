@@ -9,8 +9,7 @@ same file, applied with `Database.migrate`.
 
 from __future__ import annotations
 
-import sqlite_utils
-from sqlite_utils import Migrations
+from judgecards._lean_sqlite_utils import Migrations, sqlite_utils
 
 __all__ = ["migrations"]
 

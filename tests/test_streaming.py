@@ -271,3 +271,44 @@ def test_the_tally_counts_items_a_cost_cap_left_as_neither_ok_nor_errors() -> No
     )
     tally = ScoreTally.of([left, failed])
     assert (tally.count, tally.ok, dict(tally.error_kinds)) == (2, 0, {"timeout": 1})
+
+
+# ---------------------------------------------------------------- start-up: what a run imports
+
+
+def test_a_score_run_imports_neither_pandas_nor_scipy_stats(tmp_path: Path) -> None:
+    # Before: sqlite-utils imported pandas and numpy (~0.7 s), the closing estimates check
+    # imported numpy with no labels to correct with, and the verbosity line scipy.stats (~1 s).
+    import subprocess
+    import sys
+
+    data = write_items(tmp_path / "items.jsonl", [varied(i) for i in range(40)])
+    script = (
+        "import sys\nfrom judgecards.cli import cli\n"
+        "try:\n    cli.main(sys.argv[1:], standalone_mode=False)\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in ('pandas', 'numpy', 'scipy.stats') if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, "score", "--card", "reference@1", "--model", "mock:judge",
+         "--input", str(data), "--output", str(tmp_path / "o.jsonl"), "--db", str(tmp_path / "j.db")],
+        cwd=REPO, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert "Spearman" in done.stdout, done.stderr  # the verbosity line was computed…
+    assert done.stdout.strip().splitlines()[-1] == "['numpy']"  # …with numpy and nothing heavier
+
+
+def test_the_verbosity_correlations_are_scipy_stats_own() -> None:
+    import numpy as np
+    from scipy import stats
+
+    from judgecards.bias import verbosity_bias_single
+
+    rng = np.random.default_rng(7)
+    for n in (3, 4, 25, 300):
+        lengths = rng.integers(0, 12, n).astype(float)  # ties, as answer lengths have
+        scores = rng.integers(1, 6, n).astype(float)
+        ours = verbosity_bias_single(lengths.tolist(), scores.tolist())
+        pearson, spearman = stats.pearsonr(lengths, scores), stats.spearmanr(lengths, scores)
+        expected = (pearson.statistic, pearson.pvalue, spearman.statistic, spearman.pvalue)
+        got = (ours.pearson, ours.pearson_p, ours.spearman, ours.spearman_p)
+        assert got == pytest.approx(expected, abs=1e-12)

@@ -160,8 +160,8 @@ class ScoreTally:
         lines = []
         for axis in sorted(self._lengths):
             lengths, scores = self._lengths[axis], self._scores[axis]
-            if len(lengths) < 3:
-                continue
+            if len(lengths) < 3 or min(lengths) == max(lengths) or min(scores) == max(scores):
+                continue  # nothing to correlate (and no numerics library to import for it)
             from judgecards.bias import verbosity_bias_single
 
             corr = verbosity_bias_single(lengths, scores)

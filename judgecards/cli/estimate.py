@@ -60,6 +60,12 @@ def corrected_lines(db: Path, card: str, model: str) -> list[str]:
     ``score`` prints them before its own verdict shares and means, which are the judge's and
     so uncorrected; the last line says so.
     """
+    from calibration.repository import CalibrationRepository
+    from judgecards.store import Store
+
+    with Store(db, read_only=True) as store:
+        if not CalibrationRepository(store).labels(card=card, model=model):
+            return []  # nothing to correct with; and every run's end skips numpy's import
     from calibration.estimates import estimate as corrected
     from calibration.estimates import estimate_lines
     from judgecards.errors import EstimateError
