@@ -91,14 +91,29 @@ def test_collected_results_are_live_results_and_a_later_live_run_makes_no_call(
         assert statuses == ["in_progress", "in_progress", "ended"]
 
 
-def test_batch_results_cost_the_batch_price(fake: BatchFake, tmp_path: Path) -> None:
-    with judge_on(fake, "openai", tmp_path / "live.db") as judge:
-        (live,) = judge.score_many(items(1))
-    with judge_on(fake, "openai", tmp_path / "batch.db") as judge:
-        judge.submit_batch(items(1))
-        (batched,) = judge.collect_batch(wait=True, poll=0.001).results
+@pytest.mark.parametrize(
+    ("provider", "model", "cache_read"),
+    [("openai", "openai:gpt-4o-mini", 0), ("anthropic", "anthropic:claude-haiku-4-5", 40)],
+)
+def test_batch_results_cost_the_batch_price(
+    fake: BatchFake, tmp_path: Path, provider: str, model: str, cache_read: int
+) -> None:
+    fake.cache_read = cache_read  # tokens billed at the cache-read rate, discounted as well
+    url = fake.openai_url if provider == "openai" else fake.base_url
+    costs = []
+    for name in ("live", "batch"):
+        with Judge("reference@1", model, db=tmp_path / f"{name}.db", api_key="sk-test",
+                   base_url=url) as judge:  # fmt: skip
+            if name == "live":
+                (result,) = judge.score_many(items(1))
+            else:
+                judge.submit_batch(items(1))
+                (result,) = judge.collect_batch(wait=True, poll=0.001).results
+        costs.append(result)
+    live, batched = costs
     assert live.usage == batched.usage and live.cost_usd
-    assert batched.cost_usd == pytest.approx(live.cost_usd * 0.5)  # gpt-4o-mini: 50% off
+    assert live.usage.cache_read_tokens == cache_read
+    assert batched.cost_usd == pytest.approx(live.cost_usd * 0.5)  # both models: 50% off
 
 
 def test_submissions_split_at_the_request_limit(fake: BatchFake, tmp_path: Path) -> None:

@@ -318,11 +318,16 @@ async def _store_replies(
 
 
 def _batch_cost(judge: Judge, result: JudgeResult, reply: Completion) -> float | None:
-    """The result's live cost less the batch discount on the batch reply's own tokens."""
+    """The result's live cost less the batch discount on the batch reply's own tokens (prompt
+    cache rates included: both providers apply the discount on top of them)."""
     price = judge.prices.lookup(judge.model)
     if result.cost_usd is None or price is None:
         return result.cost_usd
-    batch_part = judge.prices.cost(judge.model, reply.usage.input_tokens, reply.usage.output_tokens)
+    usage = reply.usage
+    batch_part = judge.prices.cost(
+        judge.model, usage.input_tokens, usage.output_tokens,
+        cache_read_tokens=usage.cache_read_tokens, cache_write_tokens=usage.cache_write_tokens,
+    )  # fmt: skip
     return result.cost_usd - (batch_part or 0.0) * price.batch_discount
 
 

@@ -60,12 +60,15 @@ def openai_body(model: str, text: str, prompt: str, number: int) -> dict[str, An
     }  # fmt: skip
 
 
-def anthropic_body(model: str, text: str, prompt: str, number: int) -> dict[str, Any]:
+def anthropic_body(
+    model: str, text: str, prompt: str, number: int, cache_read: int = 0
+) -> dict[str, Any]:
     return {
         "id": f"msg_{number}", "type": "message", "role": "assistant", "model": model,
         "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
         "stop_sequence": None,
-        "usage": {"input_tokens": len(prompt.split()), "output_tokens": len(text.split())},
+        "usage": {"input_tokens": len(prompt.split()), "output_tokens": len(text.split()),
+                  "cache_read_input_tokens": cache_read},
     }  # fmt: skip
 
 
@@ -94,6 +97,7 @@ class BatchFake:
     errored: set[str] = field(default_factory=set)
     expire: set[str] = field(default_factory=set)
     create_status: int | None = None  # answer create calls with this error status
+    cache_read: int = 0  # Anthropic replies bill this many input tokens as prompt-cache reads
     counts: Counter[str] = field(default_factory=Counter)
     batches: dict[str, FakeBatch] = field(default_factory=dict)
     files: dict[str, bytes] = field(default_factory=dict)
@@ -187,11 +191,8 @@ class BatchFake:
         if path == "/v1/chat/completions":
             return 200, openai_body(model, self.reply(prompt), prompt, number), "application/json"
         if path == "/v1/messages":
-            return (
-                200,
-                anthropic_body(model, self.reply(prompt), prompt, number),
-                "application/json",
-            )
+            message = anthropic_body(model, self.reply(prompt), prompt, number, self.cache_read)
+            return 200, message, "application/json"
         return 404, {"error": {"message": f"no route {method} {path}"}}, "application/json"
 
     def _upload(self, content_type: str, body: bytes) -> dict[str, Any]:
@@ -228,10 +229,12 @@ class BatchFake:
                 body = request["body"]
                 prompt = _prompt(body)
                 text = "I cannot judge this." if key in self.invalid else self.reply(prompt)
-                build = openai_body if batch.provider == "openai" else anthropic_body
-                batch.outcomes[key] = (
-                    "succeeded", build(str(body.get("model")), text, prompt, next(self._ids))
+                model, number = str(body.get("model")), next(self._ids)
+                built = (
+                    openai_body(model, text, prompt, number) if batch.provider == "openai"
+                    else anthropic_body(model, text, prompt, number, self.cache_read)
                 )  # fmt: skip
+                batch.outcomes[key] = ("succeeded", built)
         if batch.provider == "openai":
             self._openai_files(batch)
 
