@@ -181,3 +181,15 @@ def test_collect_re_asks_in_the_output_mode_the_batch_was_sent_in(
     assert "(2 ok" in collected.stdout, collected.stderr
     (reask,) = fake.live_bodies
     assert "response_format" not in reask and len(reask["messages"]) == 4  # system + 3 turns
+
+
+def test_collect_exits_1_when_it_stores_error_records(fake: BatchFake, tmp_path: Path) -> None:
+    write_items(tmp_path / "items.jsonl", 2)
+    submitted = judgecards(fake, *score_args(tmp_path, "--batch", "--max-attempts", "1"))
+    assert submitted.returncode == 0, submitted.stderr
+    fake.invalid = {next(iter(fake.batches.values())).requests[0]["custom_id"]}
+    collected = judgecards(fake, "batch", "collect", "--wait", "--poll", "0.05",
+                           "--db", str(tmp_path / "j.db"))  # fmt: skip
+    assert collected.returncode == 1
+    assert "1 of 2 items ended as error records (invalid_output 1)" in collected.stderr
+    assert fake.counts["live"] == 0  # --max-attempts 1 at submission: no re-ask

@@ -11,13 +11,13 @@ poll; killed, it resumes where it stopped on the next run and never submits agai
 from __future__ import annotations
 
 import inspect
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from judgecards.cli._common import db_option
+from judgecards.cli._common import ErrorBudget, db_option, finish_run, max_errors_option
 
 if TYPE_CHECKING:
     from judgecards.batch.repository import JobRow
@@ -197,6 +197,7 @@ def status(selector: str | None, base_url: str | None, db: Path) -> None:
     help="Seconds before the first re-poll; each next wait is 1.5 times longer (at most 300).",
 )
 @click.option("--concurrency", default=8, show_default=True, type=click.IntRange(1, 1024))
+@max_errors_option
 @_base_url_option
 @db_option
 def collect(
@@ -205,6 +206,7 @@ def collect(
     retry: str | None,
     poll: float,
     concurrency: int,
+    max_errors: ErrorBudget,
     base_url: str | None,
     db: Path,
 ) -> None:
@@ -212,6 +214,10 @@ def collect(
 
     Invalid replies are re-asked live, as in a live run. Afterwards, the same ``judgecards
     score`` command without --batch writes the output file with no new call.
+
+    Exit status: 0 the results stored have no error records (or within --max-errors); 1 more
+    error records than that; 2 a usage, database or provider error; 130 interrupted (what was
+    stored stays stored: collect again).
     """
     from judgecards.batch.collect import BatchCollection
 
@@ -237,6 +243,8 @@ def collect(
             for state, n in found.left.items():
                 total.left[state] = total.left.get(state, 0) + n
         click.echo(total.as_text())
+    errors = Counter(str(r.error_kind) for r in total.results if r.status == "error")
+    finish_run(errors, len(total.results), max_errors)
 
 
 @batch.command()
