@@ -65,10 +65,11 @@ class OpenAIBatches:
         for file_id in (status.output_file_id, status.error_file_id):
             if not file_id:
                 continue
-            text = self._client.files.content(file_id).text
-            for number, line in enumerate(text.splitlines(), start=1):
-                if line.strip():
-                    yield self._outcome(json.loads(line), file_id, number)
+            # Read line by line: a batch's output file may be hundreds of megabytes.
+            with self._client.files.with_streaming_response.content(file_id) as response:
+                for number, line in enumerate(response.iter_lines(), start=1):
+                    if line.strip():
+                        yield self._outcome(json.loads(line), file_id, number)
 
     def _outcome(self, line: dict[str, Any], file_id: str, number: int) -> Outcome:
         custom_id = str(line.get("custom_id"))
