@@ -31,6 +31,7 @@ import httpx
 
 CARD = "reference@1"
 MODEL = "mock:judge"
+_SCORE_SLOTS = 64
 
 
 def item(key: str) -> dict[str, str]:
@@ -198,13 +199,16 @@ async def _labeler(
             report.errors.append(f"label: {response.status_code} {response.text[:200]}")
 
 
-async def _score(client: httpx.AsyncClient, admin: str, key: str, report: LoadReport) -> None:
+async def _score(
+    client: httpx.AsyncClient, admin: str, key: str, report: LoadReport, slots: asyncio.Semaphore
+) -> None:
     body = {"card": CARD, "model": MODEL, "items": [item(key)]}
-    started = time.monotonic()
+    started = time.monotonic()  # its latency includes any wait for a free connection
     try:
-        response = await client.post(
-            "/v1/score", json=body, headers={"Authorization": f"Bearer {admin}"}
-        )
+        async with slots:
+            response = await client.post(
+                "/v1/score", json=body, headers={"Authorization": f"Bearer {admin}"}
+            )
     except httpx.HTTPError as error:
         report.errors.append(f"score: {type(error).__name__}: {error}")
         return
@@ -220,12 +224,21 @@ async def _run(
     score_rate: float, think: float, tag: str,
 ) -> LoadReport:  # fmt: skip
     report = LoadReport()
-    limits = httpx.Limits(max_connections=400, max_keepalive_connections=100)
-    async with httpx.AsyncClient(base_url=url, timeout=120, limits=limits) as client:
+    # Requests beyond the pool's connections never queue inside httpcore, whose pool scans its
+    # whole queue for every request: a 60 s run queued thousands, and the client, not the
+    # server, spun at full CPU. Scores wait for one of `_SCORE_SLOTS` connections here instead,
+    # and that wait counts in their latency.
+    slots = asyncio.Semaphore(_SCORE_SLOTS)
+    scoring_limits = httpx.Limits(max_connections=_SCORE_SLOTS)
+    labeling_limits = httpx.Limits(max_connections=len(labelers) + 1)
+    async with (
+        httpx.AsyncClient(base_url=url, timeout=300, limits=scoring_limits) as scorer,
+        httpx.AsyncClient(base_url=url, timeout=300, limits=labeling_limits) as people,
+    ):
         start = time.monotonic()
         end = start + seconds
         tasks = [
-            asyncio.create_task(_labeler(client, token, name, audit_id, end, think, report))
+            asyncio.create_task(_labeler(people, token, name, audit_id, end, think, report))
             for name, token in labelers.items()
         ]
         scoring: list[asyncio.Task[None]] = []
@@ -233,7 +246,8 @@ async def _run(
             delay = start + index / score_rate - time.monotonic()
             if delay > 0:
                 await asyncio.sleep(delay)
-            scoring.append(asyncio.create_task(_score(client, admin, f"{tag}-{index}", report)))
+            key = f"{tag}-{index}"
+            scoring.append(asyncio.create_task(_score(scorer, admin, key, report, slots)))
             report.score_sent += 1
         await asyncio.gather(*tasks, *scoring)
         report.seconds = time.monotonic() - start
