@@ -8,11 +8,11 @@ TCP learns a link's capacity:
   per success, which doubles the window each round trip, until the first overload. Starting at
   the asked concurrency would send a whole burst that a small server can only refuse.
 - **Additive increase.** After the first overload, each success adds ``1 / limit`` (one more
-  call in flight per round trip) up to just below the level the server last refused at, and
-  ``probe / limit`` above it: ``probe`` is 1 at first and halved (down to 1/16) each time the
-  server refuses again at the level it refused at before, so a steady server is probed less
-  and less often. The limit grows only while in use (at least half of it in flight): a run
-  with fewer items than the limit does not inflate it.
+  call in flight per round trip) up to the calls the server was serving when it last refused
+  one more, and ``probe / limit`` above that: ``probe`` is 1 at first and halved (down to
+  1/16) each time the server refuses again at the level it refused at before, so a steady
+  server is probed less and less often. The limit grows only while in use (at least half of it
+  in flight): a run with fewer items than the limit does not inflate it.
 - **Multiplicative decrease.** A 429, a 529 (overloaded) or a 503 with ``retry-after`` cuts
   the limit to `DECREASE` times the smaller of the limit and the other calls still in flight
   (the server is serving at most those), but never below `DECREASE` squared times the limit.
@@ -381,12 +381,13 @@ class AdaptiveLimiter:
 
     def _step(self) -> float:
         """How much one success adds: 1 in slow start (doubling per round trip); else one call
-        per round trip (``1 / limit``) up to just below where the server last refused, and
-        ``probe / limit`` above that: ``probe`` more calls per round trip, 1 at first, halved
-        each time the server refuses at the level it refused at last time (down to 1/16)."""
+        per round trip (``1 / limit``) up to the calls the server was serving when it last
+        refused one more, and ``probe / limit`` above that: ``probe`` more calls per round
+        trip, 1 at first, halved each time the server refuses at the level it refused at last
+        time (down to 1/16)."""
         if self._slow_start:
             return 1.0
-        if self._last_overload is not None and self._limit + 1.0 < self._last_overload:
+        if self._last_overload is not None and self._limit < self._last_overload:
             return 1.0 / self._limit
         return self._probe / self._limit
 
