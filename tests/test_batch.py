@@ -321,3 +321,22 @@ def test_a_judge_with_a_spending_cap_does_not_submit(fake: BatchFake, tmp_path: 
         with pytest.raises(BatchError, match="max_cost"):
             judge.submit_batch(items(1))
     assert fake.counts["requests"] == 0
+
+
+def test_a_batch_that_fails_validation_leaves_its_items_errored_with_the_reason(
+    fake: BatchFake, tmp_path: Path
+) -> None:
+    fake.reject_file = True
+    with judge_on(fake, "openai", tmp_path / "j.db") as judge:
+        judge.submit_batch(items(2))
+        failed = judge.collect_batch(wait=True, poll=0.001)
+        assert failed.left == {"errored": 2} and failed.results == []
+        assert failed.jobs[0].provider_status == "failed"
+        assert "line 1: invalid_request: The model is not available" in str(failed.jobs[0].note)
+        fake.reject_file = False
+        again = judge.collect_batch(wait=True, poll=0.001, retry="resubmit")
+    assert again.finished and len(again.results) == 2 and fake.counts["creates"] == 2
+    errors = rows(tmp_path / "j.db", "SELECT DISTINCT error FROM batch_items WHERE job_id LIKE "
+                  "(SELECT id FROM batch_jobs ORDER BY created_at LIMIT 1)")  # fmt: skip
+    assert errors == [("errored: line 1: invalid_request: The model is not available for "
+                       "batches.",)]  # fmt: skip

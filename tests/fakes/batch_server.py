@@ -82,6 +82,7 @@ class FakeBatch:
     created: float = field(default_factory=time.time)
     step: int = 0
     canceling: bool = False
+    failed: bool = False
     outcomes: dict[str, tuple[str, dict[str, Any] | str | None]] | None = None
     output_file_id: str | None = None
     error_file_id: str | None = None
@@ -98,6 +99,7 @@ class BatchFake:
     expire: set[str] = field(default_factory=set)
     create_status: int | None = None  # answer create calls with this error status
     cache_read: int = 0  # Anthropic replies bill this many input tokens as prompt-cache reads
+    reject_file: bool = False  # OpenAI batches fail validation (status failed, no output)
     counts: Counter[str] = field(default_factory=Counter)
     batches: dict[str, FakeBatch] = field(default_factory=dict)
     files: dict[str, bytes] = field(default_factory=dict)
@@ -219,6 +221,9 @@ class BatchFake:
         if batch.outcomes is not None:
             return
         batch.outcomes = {}
+        if batch.provider == "openai" and self.reject_file:
+            batch.failed = True
+            return
         for request in batch.requests:
             key = request["custom_id"]
             if batch.canceling:
@@ -312,11 +317,15 @@ class BatchFake:
             status = "cancelling" if batch.canceling else _OPENAI_STEPS[batch.step]
         elif batch.canceling:
             status = "cancelled"
+        elif batch.failed:
+            status = "failed"
         else:
             status = "expired" if states["expired"] else "completed"
+        errors = {"object": "list", "data": [{"code": "invalid_request", "line": 1, "param": None,
+                  "message": "The model is not available for batches."}]}  # fmt: skip
         return {
             "id": batch.id, "object": "batch", "endpoint": "/v1/chat/completions",
-            "errors": None, "input_file_id": batch.input_file_id, "completion_window": "24h",
+            "errors": errors if batch.failed else None, "input_file_id": batch.input_file_id, "completion_window": "24h",
             "status": status, "output_file_id": batch.output_file_id,
             "error_file_id": batch.error_file_id, "created_at": int(batch.created),
             "metadata": batch.metadata,
