@@ -66,6 +66,7 @@ def main() -> None:
             Measure("p95 latency, /v1/labels", report.percentile(0.95, "label") * ms, " ms", 0),
             Measure("wall time (load + drain)", report.seconds, " s", 1),
             Measure("errors", len(report.errors), digits=0, target="0"),
+            Measure("resent (kept-alive connection closed)", report.resent, digits=0),
             Measure('"database is locked"', report.locked, digits=0, target="0"),
             Measure("labels acknowledged", len(report.acknowledged), digits=0),
             Measure("labels lost", report.lost, digits=0, target="0"),

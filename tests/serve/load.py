@@ -122,6 +122,7 @@ class LoadReport:
     latencies: dict[str, list[float]] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     conflicts: int = 0
+    resent: int = 0
     score_sent: int = 0
     acknowledged: set[tuple[str, int]] = field(default_factory=set)
     locked: int = 0
@@ -150,9 +151,22 @@ class LoadReport:
         return (
             f"{sum(self.served.values())} requests in {self.seconds:.1f} s ({rate:.0f}/s: {kinds}); "
             f"p50 {self.percentile(0.5) * 1000:.0f} ms, p95 {self.percentile(0.95) * 1000:.0f} ms; "
-            f"errors {len(self.errors)}, locked {self.locked}, labels acknowledged "
+            f"errors {len(self.errors)}, resent {self.resent}, locked {self.locked}, labels acknowledged "
             f"{len(self.acknowledged)}, lost {self.lost}, duplicated {self.duplicated}"
         )
+
+
+async def _post(
+    client: httpx.AsyncClient, report: LoadReport, path: str, **options: Any
+) -> httpx.Response:
+    """POST, sent again once when the server closed a kept-alive connection as it was reused
+    (uvicorn drops idle ones after 5 s; browsers resend in that case too). Safe here: a label
+    sent twice is refused with 409 and a score is keyed by its item."""
+    try:
+        return await client.post(path, **options)
+    except (httpx.ReadError, httpx.RemoteProtocolError):
+        report.resent += 1
+        return await client.post(path, **options)
 
 
 async def _labeler(
@@ -163,7 +177,7 @@ async def _labeler(
     while time.monotonic() < end:
         started = time.monotonic()
         try:
-            response = await client.post(f"/v1/audits/{audit_id}/next", headers=headers)
+            response = await _post(client, report, f"/v1/audits/{audit_id}/next", headers=headers)
         except httpx.HTTPError as error:
             report.errors.append(f"next: {type(error).__name__}: {error}")
             continue
@@ -186,7 +200,7 @@ async def _labeler(
         body = {"audit_id": audit_id, "position": position, "values": values}
         started = time.monotonic()
         try:
-            response = await client.post("/v1/labels", json=body, headers=headers)
+            response = await _post(client, report, "/v1/labels", json=body, headers=headers)
         except httpx.HTTPError as error:
             report.errors.append(f"label: {type(error).__name__}: {error}")
             continue
@@ -206,8 +220,8 @@ async def _score(
     started = time.monotonic()  # its latency includes any wait for a free connection
     try:
         async with slots:
-            response = await client.post(
-                "/v1/score", json=body, headers={"Authorization": f"Bearer {admin}"}
+            response = await _post(
+                client, report, "/v1/score", json=body, headers={"Authorization": f"Bearer {admin}"}
             )
     except httpx.HTTPError as error:
         report.errors.append(f"score: {type(error).__name__}: {error}")
