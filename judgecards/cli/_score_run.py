@@ -10,6 +10,7 @@ the summary's running figures, whatever the file's size. The output is still rep
 from __future__ import annotations
 
 import asyncio
+import gc
 from array import array
 from collections import Counter, deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -204,7 +205,11 @@ def stream_to_file(
             source(), concurrency=concurrency, progress=progress, total=total
         )
         unwritable: OSError | None = None
+        frozen = False
         async for result in stream:
+            if not frozen:  # the provider's SDK is imported by now (on the first call): freeze it
+                gc.freeze()
+                frozen = True
             tally.add(result, words.popleft())
             if unwritable is None:
                 try:
@@ -214,4 +219,8 @@ def stream_to_file(
         if unwritable is not None:
             raise unwritable
 
+    # The process's imports (pydantic models, the SDK's types: hundreds of thousands of objects)
+    # live until it exits; frozen, the collector stops re-scanning them during the run (about 15%
+    # of a short run's CPU). Frozen objects are never freed, which a command that exits can afford.
+    gc.freeze()
     output.write_with(lambda handle: asyncio.run(run(handle)), note=note)
