@@ -457,10 +457,13 @@ class CardLibrary:
         self._cards: dict[str, Card] | None = None
         self._broken: list[BrokenCard] = []
 
-    def _load(self) -> dict[str, Card]:
+    def _load(self, name: str | None = None) -> dict[str, Card]:
+        """Every card, or only those named ``name`` (what `get` needs: parsing every card's
+        template and schema is a large part of a run's start-up)."""
         if self._cards is not None:
             return self._cards
         cards: dict[str, Card] = {}
+        self._broken = []
         for directory in self.directories:
             lock_error: CardError | None = None
             try:
@@ -468,6 +471,8 @@ class CardLibrary:
             except CardError as error:
                 lock, lock_error = {}, error
             for path in sorted(directory.rglob(f"*{CARD_SUFFIX}")):
+                if name is not None and _identity(path)[0] != name:
+                    continue
                 try:
                     card = parse_card_file(path, locked=lock)
                 except CardError as error:
@@ -488,7 +493,8 @@ class CardLibrary:
         for broken in self._broken:
             # Both definitions of a conflicting version are unusable: which one is meant?
             cards.pop(broken.ref, None)
-        self._cards = cards
+        if name is None:
+            self._cards = cards
         return cards
 
     def cards(self) -> list[Card]:
@@ -511,7 +517,7 @@ class CardLibrary:
         latest = not version or version == "latest"
         if not latest and not version.isdigit():
             raise CardNotFound(f"card version must be a number in {ref!r}", field="card")
-        cards = self._load()
+        cards = self._load(name)
         candidates = [c for c in cards.values() if c.name == name]
         newest = max((c.version for c in candidates), default=0)
         for broken in self._broken:
@@ -524,7 +530,7 @@ class CardLibrary:
             ):
                 raise broken.error
         if not candidates:
-            known = ", ".join(sorted({c.name for c in cards.values()})) or "none"
+            known = ", ".join(sorted({c.name for c in self._load().values()})) or "none"
             raise CardNotFound(f"no card named {name!r} (known: {known})", field="card")
         if latest:
             return max(candidates, key=lambda c: c.version)
