@@ -227,7 +227,13 @@ def test_score_writes_every_result_in_input_order_with_the_same_summary(tmp_path
     summary = whole.summary(0.0, out).split("\n", 2)[2]  # past the timing line
     assert summary in done.output
     assert whole.verbosity() in done.output
-    assert "Spearman" in whole.verbosity()
+    # …and its correlations are those of the (length, score) pairs in input order.
+    from judgecards.bias import verbosity_bias_single
+
+    words = [len(varied(i)["model_output"].split()) for i in range(n)]
+    corr = verbosity_bias_single(words, [r.scores["correctness"] for r in results])
+    line = f"  {'correctness':<16} Spearman {corr.spearman:+.2f} (p={corr.spearman_p:.2g}, n={n})"
+    assert line in done.output
 
 
 def test_every_line_is_checked_before_any_call_without_holding_the_file(tmp_path: Path) -> None:

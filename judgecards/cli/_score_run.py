@@ -62,9 +62,9 @@ class ScoreTally:
         self.cost = 0.0
         self.unknown_cost = 0
         self.mock = False
-        # (answer length, score) per axis, as flat float arrays: 16 bytes a scored item.
-        self._lengths: dict[str, array[float]] = {}
-        self._scores: dict[str, array[float]] = {}
+        # How often each (answer length in words, score) pair occurred, per axis: both are few
+        # distinct values, so this stays small however many items a run has.
+        self._pairs: dict[str, Counter[tuple[int, float]]] = {}
 
     @classmethod
     def of(
@@ -115,8 +115,7 @@ class ScoreTally:
             self.axis_sums[axis] = self.axis_sums.get(axis, 0.0) + value
             self.axis_counts[axis] += 1
             if words is not None:
-                self._lengths.setdefault(axis, array("d")).append(words)
-                self._scores.setdefault(axis, array("d")).append(value)
+                self._pairs.setdefault(axis, Counter())[words, value] += 1
 
     def _prompt_cache(self) -> str:
         """The share of input tokens the provider's prompt cache served (`judgecards.prompt_cache`),
@@ -159,13 +158,19 @@ class ScoreTally:
     def verbosity(self) -> str:
         """Length-vs-score correlation per axis: a judge that rewards length shows it here."""
         lines = []
-        for axis in sorted(self._lengths):
-            lengths, scores = self._lengths[axis], self._scores[axis]
-            if len(lengths) < 3 or min(lengths) == max(lengths) or min(scores) == max(scores):
+        for axis in sorted(self._pairs):
+            pairs = self._pairs[axis]
+            lengths = {length for length, _ in pairs}
+            scores = {score for _, score in pairs}
+            if pairs.total() < 3 or len(lengths) == 1 or len(scores) == 1:
                 continue  # nothing to correlate (and no numerics library to import for it)
             from judgecards.bias import verbosity_bias_single
 
-            corr = verbosity_bias_single(lengths, scores)
+            # Expanded for this one computation (8 bytes a value), then dropped.
+            corr = verbosity_bias_single(
+                array("d", (length for length, _ in pairs.elements())),
+                array("d", (score for _, score in pairs.elements())),
+            )
             if corr.spearman == corr.spearman:  # not nan
                 lines.append(
                     f"  {axis:<16} Spearman {corr.spearman:+.2f} "
