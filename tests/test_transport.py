@@ -237,9 +237,7 @@ def test_temperature_rejected_under_concurrency_fails_no_item(tmp_path: Path) ->
     later = asyncio.run(judge.ascore(**{**INPUTS, "model_output": "Jupiter, the gas giant."}))
     assert later.status == "ok" and later.transport_retries == 0
     assert len(script.requests) == before + 1
-    no_temperature = anthropic_judge(
-        script, db=judge.store, temperature=None, output_mode="prompt"
-    )
+    no_temperature = anthropic_judge(script, db=judge.store, temperature=None, output_mode="prompt")
     again = no_temperature.score_many([{**item, "id": f"other-{item['id']}"} for item in items(8)])
     assert all(r.status == "ok" and r.cached for r in again)
     assert len(script.requests) == before + 1

@@ -413,7 +413,9 @@ def test_two_labelers_give_the_human_ceiling_and_ties_have_no_reference(
 ) -> None:
     verdicts = [VERDICTS[i % 3] for i in range(12)]
     save_results(audit.store, verdicts)
-    drawn = audit.sample(card="reference@1", model=MODEL, n=12, seed=0, sheet=tmp_path / "alice.csv")
+    drawn = audit.sample(
+        card="reference@1", model=MODEL, n=12, seed=0, sheet=tmp_path / "alice.csv"
+    )
     bob = audit.write_sheet(drawn.audit.id, tmp_path / "bob.csv")
     fill_sheet(
         tmp_path / "alice.csv", lambda row: {"verdict": TRUTH[row["model_output"].split(":")[0]]}
