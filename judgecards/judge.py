@@ -17,8 +17,8 @@ import hashlib
 import json
 import os
 from collections.abc import (
+    AsyncGenerator,
     AsyncIterable,
-    AsyncIterator,
     Callable,
     Iterable,
     Mapping,
@@ -307,7 +307,7 @@ class Judge:
         progress: Progress | None = None,
         pool: asyncio.Semaphore | None = None,
         total: int | None = None,
-    ) -> AsyncIterator[JudgeResult]:
+    ) -> AsyncGenerator[JudgeResult, None]:
         """Judge ``items`` (an iterable or async iterable, read as it is needed) and yield each
         result in input order, holding only a bounded window of items: memory does not grow
         with the number of items (`judgecards.judge_pool`).

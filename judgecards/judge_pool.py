@@ -184,7 +184,7 @@ async def stream_judgments(
     progress: Progress | None,
     pool: AbstractAsyncContextManager[Any] | None,
     total: int | None,
-) -> AsyncIterator[JudgeResult]:
+) -> AsyncGenerator[JudgeResult, None]:
     """`Judge.ascore_stream`'s body: ``items`` prepared and looked up in the store a chunk at a
     time (a refused input is stored as its error record there), the rest judged by ``work``
     (one item's run and save) in the pool."""
