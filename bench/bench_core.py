@@ -32,20 +32,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 
+from bench._items import reference_items  # noqa: E402
 from bench._runs import Measure, repeat, table  # noqa: E402
 from tests.fakes.server import spawn as start_server  # noqa: E402
-
-
-def items(n: int, tag: str) -> list[dict[str, str]]:
-    return [
-        {
-            "id": f"{tag}-{i}",
-            "question": f"What is the capital of country number {i}?",
-            "gold_answer": f"City {i}.",
-            "model_output": f"I believe it is City {i}, on the river {i % 7}.",
-        }
-        for i in range(n)
-    ]
 
 
 def run_ours(
@@ -129,7 +118,7 @@ def main() -> None:
     os.environ.pop("OPENAI_BASE_URL", None)
     tmp = Path(tempfile.mkdtemp(prefix="judgecards-bench-"))
     floor = n * latency / concurrency
-    cached_items = items(args.cached_n, "cached")
+    cached_items = reference_items(args.cached_n, "cached")
 
     server, base_url = start_server(0.0)
     try:  # the database every run re-reads for the cached measure, filled once
@@ -142,21 +131,28 @@ def main() -> None:
         server, base_url = start_server(latency)
         try:
             # Warm both paths (imports, connection pools), then time them back to back.
-            run_plain(base_url, items(concurrency, f"warm{index}"), concurrency)
-            run_ours(base_url, items(concurrency, f"warm{index}"), concurrency, tmp / "warm.db")
-            plain_wall, _ = run_plain(base_url, items(n, f"plain{index}"), concurrency)
+            run_plain(base_url, reference_items(concurrency, f"warm{index}"), concurrency)
+            run_ours(
+                base_url, reference_items(concurrency, f"warm{index}"), concurrency, tmp / "warm.db"
+            )
+            plain_wall, _ = run_plain(base_url, reference_items(n, f"plain{index}"), concurrency)
             ours_wall, _ = run_ours(
-                base_url, items(n, f"ours{index}"), concurrency, tmp / f"l{index}.db"
+                base_url, reference_items(n, f"ours{index}"), concurrency, tmp / f"l{index}.db"
             )
         finally:
             server.terminate()
         server, base_url = start_server(0.0)
         try:
-            run_plain(base_url, items(64, f"warm0-{index}"), concurrency)
-            run_ours(base_url, items(64, f"warm0-{index}"), concurrency, tmp / "warm0.db")
-            _, plain_cpu = run_plain(base_url, items(args.cpu_n, f"cpu-plain{index}"), concurrency)
+            run_plain(base_url, reference_items(64, f"warm0-{index}"), concurrency)
+            run_ours(base_url, reference_items(64, f"warm0-{index}"), concurrency, tmp / "warm0.db")
+            _, plain_cpu = run_plain(
+                base_url, reference_items(args.cpu_n, f"cpu-plain{index}"), concurrency
+            )
             _, ours_cpu = run_ours(
-                base_url, items(args.cpu_n, f"cpu-ours{index}"), concurrency, tmp / f"cpu{index}.db"
+                base_url,
+                reference_items(args.cpu_n, f"cpu-ours{index}"),
+                concurrency,
+                tmp / f"cpu{index}.db",
             )
             rerun_wall, _ = run_ours(base_url, cached_items, 64, tmp / "cached.db")
         finally:

@@ -32,20 +32,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench._items import reference_items  # noqa: E402
 from bench._runs import Measure, repeat, table  # noqa: E402
 from tests.fakes.server import spawn  # noqa: E402
-
-
-def items(n: int, tag: str) -> list[dict[str, str]]:
-    return [
-        {
-            "id": f"{tag}-{i}",
-            "question": f"What is the capital of country number {i}?",
-            "gold_answer": f"City {i}.",
-            "model_output": f"I believe it is City {i}, on the river {i % 7}.",
-        }
-        for i in range(n)
-    ]
 
 
 def judge_run(
@@ -59,7 +48,7 @@ def judge_run(
     ) as judge:
         judge.rates = RateLimits(adaptive=adaptive)
         started = time.perf_counter()
-        results = judge.score_many(items(n, tag), concurrency=concurrency)
+        results = judge.score_many(reference_items(n, tag), concurrency=concurrency)
         wall = time.perf_counter() - started
         counters = judge.transport_counters
         stats = judge.rates.stats()
