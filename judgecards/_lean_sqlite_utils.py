@@ -1,43 +1,36 @@
-"""sqlite-utils, imported without pulling in pandas and numpy.
+"""Import sqlite-utils without pulling in pandas and numpy, for the ``judgecards`` command only.
 
 When pandas and numpy are installed, importing sqlite-utils imports them too (about 0.7 s), only
 to map their scalar types to column types for tables it creates from Python values. judgecards
 creates every table with explicit types and writes rows through its own SQL, so it never uses
-that mapping, yet every command that opens a database paid for it. While sqlite-utils is
-imported here, pandas and numpy (unless already imported) are hidden from it; they stay
-importable afterwards. A program that imports judgecards first and then lets sqlite-utils create
-tables from numpy or pandas values should import numpy or pandas before judgecards.
+that mapping, yet every command that opens a database paid for it.
+
+Hiding modules changes what sqlite-utils can do in the whole process, so it is done only where
+the process is ours: the CLI calls `import_without_dataframe_libraries` before it loads a
+command. A program that imports judgecards as a library gets sqlite-utils as it always is.
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
-from types import ModuleType
-from typing import TYPE_CHECKING
 
-__all__ = ["Migrations", "sqlite_utils"]
+__all__ = ["import_without_dataframe_libraries"]
 
 _HIDDEN = ("pandas", "numpy")
 
 
-def _import() -> ModuleType:
+def import_without_dataframe_libraries() -> None:
+    """Import sqlite-utils with pandas and numpy hidden (unless already imported); both stay
+    importable afterwards. Does nothing once sqlite-utils is imported."""
     if "sqlite_utils" in sys.modules:
-        return sys.modules["sqlite_utils"]
+        return
     hidden = [name for name in _HIDDEN if name not in sys.modules]
     for name in hidden:
         sys.modules[name] = None  # type: ignore[assignment]  # `import name` now fails
     try:
-        import sqlite_utils as module
+        importlib.import_module("sqlite_utils")
     finally:
         for name in hidden:
             if name in sys.modules and sys.modules[name] is None:
                 del sys.modules[name]
-    return module
-
-
-if TYPE_CHECKING:
-    import sqlite_utils
-    from sqlite_utils import Migrations
-else:
-    sqlite_utils = _import()
-    Migrations = sqlite_utils.Migrations

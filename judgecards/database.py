@@ -25,7 +25,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from judgecards._lean_sqlite_utils import Migrations, sqlite_utils
+import sqlite_utils
+from sqlite_utils import Migrations
+
 from judgecards.errors import StoreError
 
 __all__ = ["BUSY_TIMEOUT", "Database", "Transaction", "insert_sql"]

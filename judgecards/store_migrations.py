@@ -9,7 +9,8 @@ same file, applied with `Database.migrate`.
 
 from __future__ import annotations
 
-from judgecards._lean_sqlite_utils import Migrations, sqlite_utils
+import sqlite_utils
+from sqlite_utils import Migrations
 
 __all__ = ["migrations"]
 

@@ -318,3 +318,21 @@ def test_the_verbosity_correlations_are_scipy_stats_own() -> None:
         expected = (pearson.statistic, pearson.pvalue, spearman.statistic, spearman.pvalue)
         got = (ours.pearson, ours.pearson_p, ours.spearman, ours.spearman_p)
         assert got == pytest.approx(expected, abs=1e-12)
+
+
+def test_a_library_import_leaves_sqlite_utils_numpy_types_alone() -> None:
+    # Only the CLI's own process hides pandas/numpy from sqlite-utils; a program that imports
+    # judgecards as a library and then creates tables from numpy values keeps sqlite-utils'
+    # numpy column types (they were lost when the store's import hid numpy).
+    import subprocess
+    import sys
+
+    script = (
+        "import judgecards.store, sqlite_utils.db, numpy\n"
+        "print(numpy.int64 in sqlite_utils.db.COLUMN_TYPE_MAPPING)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=120,
+        check=False,
+    )  # fmt: skip
+    assert done.stdout.strip() == "True", done.stderr

@@ -17,6 +17,7 @@ from typing import Any
 
 import click
 
+from judgecards._lean_sqlite_utils import import_without_dataframe_libraries
 from judgecards.errors import JudgecardsError
 
 __all__ = ["main"]
@@ -139,6 +140,8 @@ class LazyGroup(click.Group):
         if name not in COMMANDS:
             return None
         module, attribute, _ = COMMANDS[name]
+        # The process is ours: sqlite-utils without the pandas/numpy it would import (~0.7 s).
+        import_without_dataframe_libraries()
         command: click.Command = getattr(importlib.import_module(module), attribute)
         return command
 
