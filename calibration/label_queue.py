@@ -60,7 +60,6 @@ from calibration.queue_records import (
     checked_values,
     flipped,
     settings_of,
-    wilson,
 )
 from calibration.queue_repository import QueueRepository
 from calibration.records import AuditRecord, NewLabel
@@ -420,7 +419,12 @@ class LabelQueue:
         second = sum(t[1] for t in counts.values())
         ties = sum(t[2] for t in counts.values())
         decided = first + second
-        low, high = wilson(first, decided) if decided else (None, None)
+        low = high = None
+        if decided:
+            from scipy.stats import binomtest  # Wilson's interval; scipy comes with scikit-learn
+
+            interval = binomtest(first, decided).proportion_ci(method="wilson")
+            low, high = float(interval.low), float(interval.high)
         return PositionPreference(
             first, second, ties, first / decided if decided else None, low, high,
             {name: (t[0], t[1], t[2]) for name, t in sorted(counts.items())},

@@ -8,7 +8,6 @@ who has already stored their own label of the item.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -32,7 +31,6 @@ __all__ = [
     "checked_values",
     "flipped",
     "settings_of",
-    "wilson",
 ]
 
 REVEAL_REASONS = ("judge_wrong", "i_slipped", "rubric_unclear")
@@ -179,13 +177,6 @@ def checked_values(fields: Mapping[str, LabelField], values: Mapping[str, Any]) 
 
 def flipped(value: Any) -> Any:
     return {"A": "B", "B": "A"}.get(value, value) if value in WINNERS else value
-
-
-def wilson(successes: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
-    share = successes / n
-    centre = (share + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(share * (1 - share) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def settings_of(row: QueueRow) -> QueueSettings:

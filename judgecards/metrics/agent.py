@@ -519,17 +519,10 @@ def _check_k(k: int) -> None:
 
 
 def _wilson(c: int, n: int, level: float) -> tuple[float, float]:
-    from scipy import stats as scipy_stats
+    from scipy.stats import binomtest
 
-    z = float(scipy_stats.norm.ppf(0.5 + level / 2))
-    p = c / n
-    denominator = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denominator
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
-    # At c = 0 or c = n the exact bound is 0 or 1; clamp away rounding noise.
-    low = 0.0 if c == 0 else max(0.0, centre - half)
-    high = 1.0 if c == n else min(1.0, centre + half)
-    return low, high
+    interval = binomtest(c, n).proportion_ci(confidence_level=level, method="wilson")
+    return float(interval.low), float(interval.high)
 
 
 def _multiset_jaccard(expected: list[str], called: list[str]) -> float:
