@@ -24,63 +24,34 @@ uncertainty``), which draws unsure items more often: either would bias the thres
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from calibration.audit_analysis import humans_by_result, primary_order
+from calibration.cascade_stages import (
+    CascadeStage,
+    calibration_labels,
+    check_cascade,
+    majority,
+    minimum_labels,
+    no_threshold_error,
+    stage_lines,
+    too_few_labels,
+)
 from calibration.confidence import judgment_confidence
 from calibration.label_fields import judge_labels, label_fields
 from calibration.migrations import open_store
 from calibration.records import AuditItem
 from calibration.repository import CalibrationRepository
-from calibration.selective import SelectiveThreshold, selective_threshold
-from judgecards.errors import AuditError
+from calibration.selective import selective_threshold
 from judgecards.results import JudgeResult
 
 if TYPE_CHECKING:
     from judgecards.judge import Judge, Progress
 
 __all__ = ["Cascade", "CascadeDecision", "CascadeRun", "CascadeStage", "minimum_labels"]
-
-
-def minimum_labels(target: float, delta: float) -> int:
-    """The fewest agreeing labelled items that can show agreement ≥ ``target`` at level 1 − δ.
-
-    With n items and no disagreement the one-sided Clopper–Pearson bound is δ^(1/n), so n must
-    be at least log δ / log target (15 for target 0.85 and δ 0.1). More are needed as soon as
-    the judge gets any of them wrong.
-    """
-    return math.ceil(math.log(delta) / math.log(target) - 1e-9)
-
-
-@dataclass(frozen=True)
-class CascadeStage:
-    """One judge of a cascade, as calibrated, and what it did in a run.
-
-    Attributes:
-        model: the judge model, ``provider:model``.
-        selective: its calibrated threshold (``selective.threshold`` is ``None``: it decides
-            nothing and is never called).
-        n_labels: labelled results its threshold was calibrated on.
-        sent: items sent to it in the run (cached ones included).
-        calls: of those, judged with a provider call (not served from the store or cache).
-        decided: items it decided.
-    """
-
-    model: str
-    selective: SelectiveThreshold
-    n_labels: int
-    sent: int = 0
-    calls: int = 0
-    decided: int = 0
-
-    @property
-    def threshold(self) -> float | None:
-        """Its confidence threshold, or ``None``."""
-        return self.selective.threshold
 
 
 @dataclass(frozen=True)
@@ -164,22 +135,12 @@ class CascadeRun:
 
     def summary(self) -> str:
         """Lines for a closing summary: the guarantee, coverage, and calls per judge."""
-        lines = [
-            f"cascade:   agreement with people ≥ {self.target:.0%} on decided items "
-            f"({self.field}), per judge with probability ≥ {1 - self.delta:.0%}",
-            f"coverage:  {self.coverage:.0%} decided by a judge, {self.escalated} to people"
-            + (f" (audit #{self.audit_id})" if self.audit_id is not None else ""),
-        ]
-        for stage in self.stages:
-            if stage.threshold is None:
-                what = f"no threshold ({stage.n_labels} labels): decides nothing, not called"
-            else:
-                what = (
-                    f"threshold {stage.threshold:.4g} ({stage.n_labels} labels): "
-                    f"{stage.sent} sent, {stage.calls} calls, {stage.decided} decided"
-                )
-            lines.append(f"  {stage.model:<28} {what}")
-        return "\n".join(lines)
+        return "\n".join(
+            stage_lines(
+                self.stages, field=self.field, target=self.target, delta=self.delta,
+                coverage=self.coverage, escalated=self.escalated, audit_id=self.audit_id,
+            )
+        )  # fmt: skip
 
 
 class Cascade:
@@ -204,18 +165,8 @@ class Cascade:
         delta: float = 0.1,
         field: str | None = None,
     ) -> None:
-        if not judges:
-            raise ValueError("a cascade needs at least one judge")
+        check_cascade(judges, target, delta)
         first = judges[0].card
-        for judge in judges[1:]:
-            if (judge.card.ref, judge.card.hash) != (first.ref, first.hash):
-                raise ValueError(
-                    f"every judge of a cascade must use one card: {first.ref} and "
-                    f"{judge.card.ref} ({judge.card.hash[:15]}…) differ"
-                )
-        for name, value in (("target", target), ("delta", delta)):
-            if not 0.0 < value < 1.0:
-                raise ValueError(f"{name} must be in (0, 1), got {value}")
         self.judges = tuple(judges)
         self.card = first
         self.target = target
@@ -244,35 +195,21 @@ class Cascade:
                 target.
         """
         stages = tuple(self._calibrate(judge) for judge in self.judges)
-        if all(stage.threshold is None for stage in stages):
-            detail = "; ".join(f"{s.model}: {s.selective}" for s in stages)
-            raise AuditError(
-                f"no judge of the cascade can guarantee agreement ≥ {self.target:.0%} on "
-                f"{self.card.ref} ({self.field}); nothing was judged. Label more results or "
-                f"lower the target. {detail}"
-            )
+        error = no_threshold_error(stages, self.card.ref, self.field, self.target)
+        if error is not None:
+            raise error
         self._stages = stages
         return stages
 
     def _calibrate(self, judge: Judge) -> CascadeStage:
         repository = CalibrationRepository(judge.store)
         ref, model = self.card.ref, judge.model
-        skipped = {
-            audit.id
-            for audit in repository.audits(card=ref, model=model)
-            if audit.kind == "escalated"
-            or any(i.inclusion_probability is not None for i in repository.audit_items(audit.id))
-        }
-        labels = [
-            label
-            for label in repository.labels(card=ref, model=model)
-            if label.field == self.field and label.audit_id not in skipped
-        ]
+        labels = calibration_labels(repository, ref, model, self.field)
         confidence: list[float] = []
         agrees: list[bool] = []
         for result_id, by_labeler in sorted(humans_by_result(labels).items()):
-            ranked = Counter(values[self.field] for values in by_labeler.values()).most_common(2)
-            if len(ranked) > 1 and ranked[0][1] == ranked[1][1]:
+            reference, decided = majority(values[self.field] for values in by_labeler.values())
+            if not decided:
                 continue  # the labelers tie: no reference
             stored = judge.store.get(result_id)
             if stored is None or stored[0].status != "ok":
@@ -281,16 +218,12 @@ class Cascade:
             if said is None:
                 continue
             confidence.append(judgment_confidence(stored[0], self.field))
-            agrees.append(said == ranked[0][0])
-        need = minimum_labels(self.target, self.delta)
-        if len(confidence) < need:
-            raise AuditError(
-                f"the cascade needs at least {need} human labels of {self.field!r} on results of "
-                f"{ref} judged by {model} (target {self.target}, delta {self.delta}); it has "
-                f"{len(confidence)}. Judge a random sample with that model, then label it: "
-                f"judgecards audit sample --card {ref} --model {model} --n {max(need, 50)} "
-                "--sheet SHEET, fill in the sheet, judgecards audit ingest SHEET --labeler NAME"
-            )
+            agrees.append(said == reference)
+        error = too_few_labels(
+            self.field, ref, model, self.target, self.delta, len(confidence), what="results"
+        )
+        if error is not None:
+            raise error
         return CascadeStage(
             model, selective_threshold(confidence, agrees, target=self.target, delta=self.delta),
             len(confidence),

@@ -1,0 +1,198 @@
+"""What every cascade shares: its stages, which labels may calibrate them, and its errors.
+
+`calibration.cascade` (one item per judgment) and `calibration.pairwise_cascade` (pairs, each
+judged in both orders) calibrate each judge the same way and fail the same way: the labels of
+``escalated`` audits and of uncertainty samples are left out (those items were not drawn with
+equal probability, so they would bias a threshold), several labelers count as their majority
+(a tie gives no reference), a judge with fewer labels than `minimum_labels` stops the run
+before any call, and a cascade in which no judge can meet the target calls nobody.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from calibration.records import Label
+from calibration.repository import CalibrationRepository
+from calibration.selective import SelectiveThreshold
+from judgecards.errors import AuditError
+
+if TYPE_CHECKING:
+    from judgecards.judge import Judge
+
+__all__ = [
+    "CascadeStage",
+    "calibration_labels",
+    "check_cascade",
+    "majority",
+    "minimum_labels",
+    "no_threshold_error",
+    "stage_lines",
+    "stage_record",
+    "too_few_labels",
+]
+
+
+def minimum_labels(target: float, delta: float) -> int:
+    """The fewest agreeing labelled items that can show agreement ≥ ``target`` at level 1 − δ.
+
+    With n items and no disagreement the one-sided Clopper–Pearson bound is δ^(1/n), so n must
+    be at least log δ / log target (15 for target 0.85 and δ 0.1). More are needed as soon as
+    the judge gets any of them wrong.
+    """
+    return math.ceil(math.log(delta) / math.log(target) - 1e-9)
+
+
+@dataclass(frozen=True)
+class CascadeStage:
+    """One judge of a cascade, as calibrated, and what it did in a run.
+
+    Attributes:
+        model: the judge model, ``provider:model``.
+        selective: its calibrated threshold (``selective.threshold`` is ``None``: it decides
+            nothing and is never called).
+        n_labels: labelled results (or comparisons) its threshold was calibrated on.
+        sent: items (or pairs) sent to it in the run (cached ones included).
+        calls: judgments it made with a provider call (not served from the store or cache);
+            a pair is two judgments, one per order.
+        decided: items (or pairs) it decided.
+    """
+
+    model: str
+    selective: SelectiveThreshold
+    n_labels: int
+    sent: int = 0
+    calls: int = 0
+    decided: int = 0
+
+    @property
+    def threshold(self) -> float | None:
+        """Its confidence threshold, or ``None``."""
+        return self.selective.threshold
+
+
+def check_cascade(judges: Sequence[Judge], target: float, delta: float) -> None:
+    """`ValueError` for no judges, judges of different card versions, or a bad target/delta."""
+    if not judges:
+        raise ValueError("a cascade needs at least one judge")
+    first = judges[0].card
+    for judge in judges[1:]:
+        if (judge.card.ref, judge.card.hash) != (first.ref, first.hash):
+            raise ValueError(
+                f"every judge of a cascade must use one card: {first.ref} and "
+                f"{judge.card.ref} ({judge.card.hash[:15]}…) differ"
+            )
+    for name, value in (("target", target), ("delta", delta)):
+        if not 0.0 < value < 1.0:
+            raise ValueError(f"{name} must be in (0, 1), got {value}")
+
+
+def calibration_labels(
+    repository: CalibrationRepository, card: str, model: str, field: str
+) -> list[Label]:
+    """The labels of ``field`` on (card@version, model) that may calibrate a threshold.
+
+    Labels given in ``escalated`` audits (items picked for being hard) and in uncertainty
+    samples (unsure items drawn more often) are left out: unweighted, either biases the
+    threshold.
+    """
+    skipped = {
+        audit.id
+        for audit in repository.audits(card=card, model=model)
+        if audit.kind == "escalated"
+        or any(i.inclusion_probability is not None for i in repository.audit_items(audit.id))
+    }
+    return [
+        label
+        for label in repository.labels(card=card, model=model)
+        if label.field == field and label.audit_id not in skipped
+    ]
+
+
+def majority(values: Iterable[Hashable]) -> tuple[Hashable | None, bool]:
+    """The most common value and whether it is the reference (``False``: the labelers tie)."""
+    ranked = Counter(values).most_common(2)
+    if not ranked:
+        return None, False
+    if len(ranked) > 1 and ranked[0][1] == ranked[1][1]:
+        return None, False
+    return ranked[0][0], True
+
+
+def too_few_labels(
+    field: str, card: str, model: str, target: float, delta: float, have: int, *, what: str
+) -> AuditError | None:
+    """The error for a judge with fewer usable labels than `minimum_labels`, else ``None``.
+
+    ``what`` names what was labelled (``results``, ``comparisons``) in the message.
+    """
+    need = minimum_labels(target, delta)
+    if have >= need:
+        return None
+    return AuditError(
+        f"the cascade needs at least {need} human labels of {field!r} on {what} of {card} "
+        f"judged by {model} (target {target}, delta {delta}); it has {have}. Judge a random "
+        f"sample with that model, then label it: judgecards audit sample --card {card} --model "
+        f"{model} --n {max(need, 50)} --sheet SHEET, fill in the sheet, judgecards audit ingest "
+        "SHEET --labeler NAME"
+    )
+
+
+def no_threshold_error(
+    stages: Sequence[CascadeStage], card: str, field: str, target: float
+) -> AuditError | None:
+    """The error for a cascade in which no judge has a threshold, else ``None``."""
+    if any(stage.threshold is not None for stage in stages):
+        return None
+    detail = "; ".join(f"{s.model}: {s.selective}" for s in stages)
+    return AuditError(
+        f"no judge of the cascade can guarantee agreement ≥ {target:.0%} on {card} ({field}); "
+        f"nothing was judged. Label more results or lower the target. {detail}"
+    )
+
+
+def stage_lines(
+    stages: Sequence[CascadeStage],
+    *,
+    field: str,
+    target: float,
+    delta: float,
+    coverage: float,
+    escalated: int,
+    audit_id: int | None,
+    unit: str = "items",
+) -> list[str]:
+    """Lines for a closing summary: the guarantee, coverage, and calls per judge."""
+    lines = [
+        f"cascade:   agreement with people ≥ {target:.0%} on decided {unit} "
+        f"({field}), per judge with probability ≥ {1 - delta:.0%}",
+        f"coverage:  {coverage:.0%} decided by a judge, {escalated} to people"
+        + (f" (audit #{audit_id})" if audit_id is not None else ""),
+    ]
+    for stage in stages:
+        if stage.threshold is None:
+            what = f"no threshold ({stage.n_labels} labels): decides nothing, not called"
+        else:
+            what = (
+                f"threshold {stage.threshold:.4g} ({stage.n_labels} labels): "
+                f"{stage.sent} sent, {stage.calls} calls, {stage.decided} decided"
+            )
+        lines.append(f"  {stage.model:<28} {what}")
+    return lines
+
+
+def stage_record(stage: CascadeStage, index: int) -> Mapping[str, Any]:
+    """A stage as plain data (for JSON output)."""
+    return {
+        "stage": index,
+        "model": stage.model,
+        "threshold": stage.threshold,
+        "n_labels": stage.n_labels,
+        "sent": stage.sent,
+        "calls": stage.calls,
+        "decided": stage.decided,
+    }
