@@ -21,7 +21,7 @@ from judgecards.providers.base import CompletionRequest, Message
 from judgecards.providers.mock import FinalLine
 from judgecards.render import render
 from judgecards.schemas import item_schema, schema_text
-from judgecards.structured_output import guards_schema, strict_schema
+from judgecards.structured_output import guards_schema, restates_fields, strict_schema
 
 __all__ = ["TRUNCATION_CEILING", "first_request", "larger_budget", "mock_options", "reask"]
 
@@ -53,7 +53,9 @@ def first_request(
         schema = item_schema(card.output_model, inputs)
         shown = None if schema is None else schema_text(schema)
         schema = schema or json.loads(card.output_schema)
-    native_schema = _strict(json.dumps(schema)) if native and schema is not None else None
+    native_schema = None
+    if native and schema is not None:
+        native_schema = _strict(json.dumps(schema), restates_fields(card.body, schema))
     hidden = native_schema is not None and guards_schema(card.body)
     fallback: tuple[Message, ...] | None = None
     if hidden and can_fall_back:
@@ -120,10 +122,11 @@ def larger_budget(request: CompletionRequest) -> CompletionRequest | None:
 
 
 @lru_cache(maxsize=64)
-def _strict(schema_json: str) -> dict[str, Any]:
-    """The strict projection, once per distinct schema (a card's is the same for every item).
+def _strict(schema_json: str, restated: bool) -> dict[str, Any]:
+    """The strict projection, once per distinct schema (a card's is the same for every item),
+    without descriptions when the card's prompt already says what each field holds.
     Callers never change it: providers copy it into their request body."""
-    return strict_schema(json.loads(schema_json))
+    return strict_schema(json.loads(schema_json), descriptions=not restated)
 
 
 def mock_options(card: Card) -> dict[str, Any]:

@@ -42,6 +42,7 @@ __all__ = [
     "guards_schema",
     "native_refused",
     "reply_text",
+    "restates_fields",
     "sends_natively",
     "strict_schema",
 ]
@@ -69,6 +70,9 @@ _BOUND_KEYWORDS = frozenset({
 })  # fmt: skip
 _MAX_ENUM_SCALE = 101  # as `judgecards.schemas.MAX_ENUM_SCALE`: 0-100 becomes an enum
 _GUARD = re.compile(r"\{%-?\s*if\s+output_schema\s*-?%\}")
+_PRINTS_SCHEMA = re.compile(r"\{\{-?\s*output_schema\s*-?\}\}")
+# Annotations every projection leaves out (`strict_schema`).
+_ANNOTATIONS = frozenset({"title", "$comment"})
 
 
 def guards_schema(body: str) -> bool:
@@ -100,7 +104,7 @@ def sends_natively(card: Card, mode: str, provider: Any) -> bool:
     return output_format == "json" and mode != "prompt" and able
 
 
-def strict_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+def strict_schema(schema: Mapping[str, Any], *, descriptions: bool = True) -> dict[str, Any]:
     """``schema`` projected onto the strict subset OpenAI's ``strict: true`` accepts.
 
     - every object lists all its properties in ``required``; a property that was optional is
@@ -112,22 +116,61 @@ def strict_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
       grammars enforce;
     - ``$defs`` are projected too; a ``$ref`` with sibling keywords is replaced by its target
       (strict mode refuses siblings), a bare ``$ref`` is kept (recursion stays possible);
-      ``oneOf`` becomes ``anyOf`` and a one-entry ``allOf`` is merged.
+      ``oneOf`` becomes ``anyOf`` and a one-entry ``allOf`` is merged;
+    - ``title``s are removed: pydantic writes one per field and model, restating its name, and
+      a provider bills the schema it is sent as input tokens; with ``descriptions=False`` the
+      ``description``s go too, for a card whose prompt already says what each field holds
+      (`restates_fields`). Neither constrains a reply.
 
     The input is not changed.
     """
     root: dict[str, Any] = json.loads(json.dumps(schema))  # a private deep copy
     found = root.get("$defs")
     definitions: dict[str, Any] = found if isinstance(found, dict) else {}
-    projected: dict[str, Any] = _project(root, definitions, depth=0)
+    dropped = _ANNOTATIONS if descriptions else _ANNOTATIONS | {"description"}
+    projected: dict[str, Any] = _project(root, definitions, dropped, depth=0)
     if definitions:
         projected["$defs"] = {
-            name: _project(value, definitions, depth=0) for name, value in definitions.items()
+            name: _project(value, definitions, dropped, depth=0)
+            for name, value in definitions.items()
         }
     return projected
 
 
-def _project(node: Any, definitions: Mapping[str, Any], *, depth: int) -> Any:
+def restates_fields(body: str, schema: Mapping[str, Any]) -> bool:
+    """Whether a card's prompt already says what every field of its reply holds, so that the
+    schema sent natively can leave its ``description``s out (`strict_schema`).
+
+    True when the body prints the schema itself unguarded (every released v1 card: the
+    descriptions are in the prompt already), or names every property of the schema (at any
+    depth, ``$defs`` included) as a word of its instructions, as the built-in v2 cards do. A
+    card that does neither keeps its descriptions: they may be all the judge is told.
+    """
+    if _PRINTS_SCHEMA.search(body) and not guards_schema(body):
+        return True
+    return all(
+        re.search(rf"(?<!\w){re.escape(name)}(?!\w)", body) for name in _property_names(schema)
+    )
+
+
+def _property_names(node: Any) -> set[str]:
+    names: set[str] = set()
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, dict):
+            properties = current.get("properties")
+            if isinstance(properties, dict):
+                names.update(properties)
+            pending.extend(current.values())
+        elif isinstance(current, list):
+            pending.extend(current)
+    return names
+
+
+def _project(
+    node: Any, definitions: Mapping[str, Any], dropped: frozenset[str], *, depth: int
+) -> Any:
     if not isinstance(node, dict):
         return node
     if depth > 64:
@@ -137,34 +180,34 @@ def _project(node: Any, definitions: Mapping[str, Any], *, depth: int) -> Any:
     if isinstance(ref, str) and len(node) > 1:
         target = _resolve(ref, definitions)
         merged = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
-        return _project(merged, definitions, depth=depth + 1)
+        return _project(merged, definitions, dropped, depth=depth + 1)
     if "oneOf" in node:
         node["anyOf"] = node.pop("oneOf")
     all_of = node.get("allOf")
     if isinstance(all_of, list) and len(all_of) == 1 and isinstance(all_of[0], dict):
         del node["allOf"]
         node = {**all_of[0], **node}
-        return _project(node, definitions, depth=depth + 1)
+        return _project(node, definitions, dropped, depth=depth + 1)
     if node.get("type") == "integer" and "enum" not in node:
         low, high = node.get("minimum"), node.get("maximum")
         if isinstance(low, int) and isinstance(high, int) and 0 < high - low + 1 <= _MAX_ENUM_SCALE:
             node["enum"] = list(range(low, high + 1))
     out: dict[str, Any] = {}
     for key, value in node.items():
-        if key in _BOUND_KEYWORDS:
+        if key in _BOUND_KEYWORDS or key in dropped:
             continue
         if key == "properties" and isinstance(value, dict):
             required = set(node.get("required") or ())
             out[key] = {
-                name: _project(sub, definitions, depth=depth)
+                name: _project(sub, definitions, dropped, depth=depth)
                 if name in required
-                else _nullable(_project(sub, definitions, depth=depth))
+                else _nullable(_project(sub, definitions, dropped, depth=depth))
                 for name, sub in value.items()
             }
         elif key in ("items", "additionalItems") and isinstance(value, dict):
-            out[key] = _project(value, definitions, depth=depth)
+            out[key] = _project(value, definitions, dropped, depth=depth)
         elif key in ("anyOf", "allOf", "prefixItems") and isinstance(value, list):
-            out[key] = [_project(sub, definitions, depth=depth) for sub in value]
+            out[key] = [_project(sub, definitions, dropped, depth=depth) for sub in value]
         elif key not in ("required", "additionalProperties"):
             out[key] = value
     if node.get("type") == "object" or "properties" in node:

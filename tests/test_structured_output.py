@@ -238,8 +238,9 @@ def test_openai_sends_the_strict_schema_and_a_v1_card_keeps_its_released_prompt(
     response_format = sent_native["response_format"]
     assert response_format["type"] == "json_schema"
     assert response_format["json_schema"]["strict"] is True
+    # reference@1 shows its whole schema in the prompt: the native copy has no descriptions.
     assert response_format["json_schema"]["schema"] == strict_schema(
-        ReferenceJudgment.model_json_schema()
+        ReferenceJudgment.model_json_schema(), descriptions=False
     )
     assert "response_format" not in sent_prompt
     # reference@1 prints its schema unguarded: its released text is sent either way.
