@@ -26,6 +26,8 @@ _EXPORTS: dict[str, str] = {
     "acompare_many": "judgecards.pairwise.compare",
     "compare": "judgecards.pairwise.compare",
     "compare_many": "judgecards.pairwise.compare",
+    "ComparePlan": "judgecards.pairwise.budget",
+    "plan_comparisons": "judgecards.pairwise.compare",
     "comparison_report": "judgecards.pairwise.report",
     "ComparisonResult": "judgecards.pairwise.compare",
     "comparisons_table": "judgecards.export",
@@ -110,6 +112,7 @@ __all__ = [
     "CardValidationError",
     "compare",
     "compare_many",
+    "ComparePlan",
     "comparison_report",
     "ComparisonResult",
     "comparisons_table",
@@ -145,6 +148,7 @@ __all__ = [
     "pairwise_report",
     "PairwiseReport",
     "PairwiseVerbosity",
+    "plan_comparisons",
     "PriceTable",
     "ProviderConfigError",
     "ProviderError",
@@ -244,11 +248,15 @@ if TYPE_CHECKING:
     from judgecards.judge import (
         Judge,
     )
+    from judgecards.pairwise.budget import (
+        ComparePlan,
+    )
     from judgecards.pairwise.compare import (
         ComparisonResult,
         acompare_many,
         compare,
         compare_many,
+        plan_comparisons,
     )
     from judgecards.pairwise.ratings import (
         ModelRating,

@@ -12,6 +12,10 @@ In-flight items always finish, so what is spent can pass the cap only by what th
 missed: re-asks after an invalid reply (extra calls) and a tokenizer that counts more than
 characters / 4. The summary shows spent against the cap either way.
 
+Items that must run together or not at all (a comparison's two orders: half a pair decides
+nothing) are held together (`CostCap.together`): the first of them to start reserves all of their
+projections at once, or none of them starts.
+
 A model without a price cannot be capped (its spend is unknown, never 0): `CostCap.of` refuses
 it before anything runs.
 """
@@ -19,7 +23,8 @@ it before anything runs.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from judgecards.errors import BudgetError, RenderError
@@ -73,6 +78,7 @@ class CostCap:
         self._spent = 0.0
         self._reserved: dict[str, float] = {}
         self._not_judged = 0
+        self._groups: dict[str, _Group] = {}
 
     @classmethod
     def of(cls, cap: float | None, price: ModelPrice | None, model: str) -> CostCap | None:
@@ -102,7 +108,11 @@ class CostCap:
     ) -> bool:
         """Whether item ``key`` may start, its projection reserved if so: its ``first_request``
         projected, at nothing when that reply is ``cached`` or the item cannot be rendered (it
-        ends as an input error record, never sent)."""
+        ends as an input error record, never sent). An item held in a group (`together`) starts
+        exactly when its group does."""
+        group = self._groups.get(key)
+        if group is not None:
+            return self._admit_group(group)
         try:
             request = first_request()
             projected = 0.0 if cached(request) else self.projected(request)
@@ -118,6 +128,41 @@ class CostCap:
                 return False
             self._reserved[key] = self._reserved.get(key, 0.0) + projected
             return True
+
+    @contextmanager
+    def together(self, groups: Iterable[Mapping[str, float]]) -> Iterator[None]:
+        """Within this block, each group (item key → projected cost; items already stored are
+        left out) starts as a whole or not at all: the first of its items to start reserves every
+        projection of the group, a later one starts without a new check, and if the first is
+        refused so is the rest. On leaving, what a group reserved for items that never started
+        is released."""
+        held: dict[str, _Group] = {}
+        for projections in groups:
+            group = _Group(dict(projections))
+            for key in group.projections:
+                held.setdefault(key, group)  # a repeated item belongs to its first group
+        with self._lock:
+            self._groups.update(held)
+        try:
+            yield
+        finally:
+            with self._lock:
+                for key in held:
+                    self._groups.pop(key, None)
+                    if held[key].admitted:
+                        self._reserved.pop(key, None)
+
+    def _admit_group(self, group: _Group) -> bool:
+        with self._lock:
+            if group.admitted is None:
+                total = sum(group.projections.values())
+                group.admitted = self._spent + sum(self._reserved.values()) + total <= self.cap
+                if group.admitted:
+                    for key, projected in group.projections.items():
+                        self._reserved[key] = self._reserved.get(key, 0.0) + projected
+            if not group.admitted:
+                self._not_judged += 1
+            return group.admitted
 
     def settle(self, key: str, cost: float | None) -> None:
         """Item ``key`` finished having cost ``cost`` (None cannot happen on a priced model)."""
@@ -138,3 +183,12 @@ class CostCap:
             return BudgetStats(
                 self.cap, self._spent, sum(self._reserved.values()), self._not_judged
             )
+
+
+@dataclass
+class _Group:
+    """Items that start together: their projections and whether they were let start (None:
+    none of them has asked yet)."""
+
+    projections: dict[str, float]
+    admitted: bool | None = None

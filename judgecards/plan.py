@@ -37,7 +37,9 @@ class RunPlan:
     Attributes:
         model: ``provider:model``; price: its price (None: unknown, so is every cost).
         items: items given; stored: already judged (free); refused: bad inputs (never sent);
-            to_judge: the rest, one first request each.
+            cached: first reply already in the response cache (free); to_judge: the rest, one
+            first request each.
+        unit: what an item is, in the text (``compare`` plans "judgments", two per pair).
         input_tokens: estimated (`TOKEN_ESTIMATE`) over the requests to send.
         max_output_tokens: ``to_judge`` × the reply cap (``max_tokens``).
     """
@@ -50,6 +52,8 @@ class RunPlan:
     to_judge: int
     input_tokens: int
     max_output_tokens: int
+    cached: int = 0
+    unit: str = "items"
 
     @classmethod
     def of(
@@ -61,12 +65,14 @@ class RunPlan:
         items: int,
         stored: int,
         refused: int,
+        cached: int = 0,
+        unit: str = "items",
     ) -> RunPlan:
         """The plan of sending ``requests`` (each capped at its own ``max_tokens``)."""
         return cls(
             model=model, price=price, items=items, stored=stored, refused=refused,
             to_judge=len(requests), input_tokens=sum(estimate_tokens(r) for r in requests),
-            max_output_tokens=sum(r.max_tokens for r in requests),
+            max_output_tokens=sum(r.max_tokens for r in requests), cached=cached, unit=unit,
         )  # fmt: skip
 
     def live_cost(self) -> tuple[float, float] | None:
@@ -91,7 +97,7 @@ class RunPlan:
         live, batch = self.live_cost(), self.batch_cost()
         return {
             "model": self.model, "items": self.items, "stored": self.stored,
-            "refused": self.refused, "to_judge": self.to_judge,
+            "refused": self.refused, "cached": self.cached, "to_judge": self.to_judge,
             "input_tokens_estimated": self.input_tokens,
             "max_output_tokens": self.max_output_tokens, "token_estimate": TOKEN_ESTIMATE,
             "live_cost_usd": list(live) if live else None,
@@ -108,8 +114,10 @@ class RunPlan:
             return f"{format_cost(costs[0])} to {format_cost(costs[1])}"
 
         return "\n".join([
-            f"plan:      {self.items} items on {self.model}: {self.to_judge} to judge, "
-            f"{self.stored} already stored (free), {self.refused} refused for their inputs",
+            f"plan:      {self.items} {self.unit} on {self.model}: {self.to_judge} to judge, "
+            f"{self.stored} already stored (free), "
+            + (f"{self.cached} answered from the response cache (free), " if self.cached else "")
+            + f"{self.refused} refused for their inputs",
             f"tokens:    ~{self.input_tokens:,} in (estimated: {TOKEN_ESTIMATE}), "
             f"replies capped at {self.max_output_tokens:,} out",
             f"cost live: {span(live)} (input only to every reply at its cap; re-asks extra)",

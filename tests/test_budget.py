@@ -159,17 +159,3 @@ def test_score_max_cost_on_an_unpriced_model_exits_2_before_the_database(
     assert result.exit_code == 2, result.output
     assert "--max-cost needs a price for openai:local-llama" in result.output
     assert not db.exists() and server.requests == 0
-
-
-def test_comparisons_refuse_a_capped_judge_before_any_call(
-    server: FakeServer, prices: Path, tmp_path: Path
-) -> None:
-    from judgecards import compare_many
-
-    with Judge(
-        "pairwise", MODEL, db=tmp_path / "runs.db", base_url=server.base_url, api_key="sk-test",
-        prices=prices, max_cost=1.0,
-    ) as capped:  # fmt: skip
-        with pytest.raises(ValueError, match="max_cost caps score runs"):
-            compare_many(capped, [{"id": "p", "question": "q", "answer_a": "a", "answer_b": "b"}])
-    assert server.requests == 0

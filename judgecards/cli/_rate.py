@@ -61,8 +61,9 @@ def rate_judge_options(
     return {name: value for name, value in given.items() if value is not None}
 
 
-def budget_lines(judges: Any) -> list[str]:
-    """Summary lines: what each judge's limiter did, and spend against the cap if one was set.
+def budget_lines(judges: Any, *, cap: bool = True) -> list[str]:
+    """Summary lines: what each judge's limiter did, and spend against the cap if one was set
+    (``cap=False``: the command prints its own, as compare does in pairs).
     ``judges``: one `judgecards.Judge` or several (a comparison's, an eval's)."""
     judges = judges if isinstance(judges, (list, tuple)) else [judges]
     lines = []
@@ -71,7 +72,7 @@ def budget_lines(judges: Any) -> list[str]:
         stats = judge.rates.stats()
         if stats is not None:
             lines.append(f"rate{name}: {stats.as_text()}")
-        if judge.budget is not None:
+        if cap and judge.budget is not None:
             lines.append(f"budget{name}: {judge.budget.stats().as_text()}")
     return lines
 

@@ -12,6 +12,10 @@ them: repeating a comparison makes no provider call and an interrupted run resum
 every pair go through one bounded pool (`Judge.ascore_many` on the combined list), so N pairs at
 latency L and concurrency C take about 2·N·L/C, not twice that.
 
+A judge with ``max_cost`` starts both orders of a pair or neither (`judgecards.pairwise.budget`):
+a pair left by the cap is a ``not_judged`` comparison, not an error and not stored.
+`plan_comparisons` projects a comparison's cost with no call.
+
 `Judge` knows nothing of pairs: these functions take a ready pairwise judge. Decided comparisons
 go to the ``comparisons`` table (`judgecards.pairwise.stored`), which ``judgecards rank`` turns
 into Bradley–Terry or Elo ratings.
@@ -29,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from pydantic import BaseModel, ConfigDict, Field
 
 from judgecards.errors import WrongCardKind
+from judgecards.pairwise.budget import ComparePlan, hold_pairs
 from judgecards.pairwise.rules import VERDICTS, PairOutcome, Verdict, resolve_pair
 from judgecards.pairwise.stored import save_comparisons
 from judgecards.results import JudgeResult
@@ -42,6 +47,7 @@ __all__ = [
     "acompare_many",
     "compare",
     "compare_many",
+    "plan_comparisons",
 ]
 
 _SWAP: dict[str, Verdict] = {"A": "B", "B": "A", "tie": "tie"}
@@ -64,7 +70,8 @@ class OrderJudgment(BaseModel):
         position_verdict: the verdict as the judge wrote it, naming positions (``"A"`` = the
             answer shown first).
         result_id: the `JudgeResult` row in the ``results`` table.
-        status: ``ok`` or ``error`` (see ``error_kind`` and ``error``).
+        status: ``ok``, ``error`` (see ``error_kind`` and ``error``) or ``not_judged`` (left by
+            a ``max_cost``: never started, not stored).
         reasoning: the judge's reasoning, when the card asks for one.
         raw_reply: the judge's last raw reply.
         cached: served from the store or the response cache, without a provider call.
@@ -78,7 +85,7 @@ class OrderJudgment(BaseModel):
     verdict: Verdict | None = None
     position_verdict: str | None = None
     result_id: str
-    status: Literal["ok", "error"]
+    status: Literal["ok", "error", "not_judged"]
     reasoning: str | None = None
     raw_reply: str | None = None
     cached: bool = False
@@ -94,7 +101,9 @@ class ComparisonResult(BaseModel):
         id: stable key of the two order results and the model labels; re-running the same
             comparison writes the same ``comparisons`` row.
         pair_id: the caller's id for the pair (the ``id`` joined on), if any.
-        status: ``ok`` when both orders produced a verdict, else ``error`` (``winner`` is None).
+        status: ``ok`` when both orders produced a verdict, ``not_judged`` when a ``max_cost``
+            left the pair (not stored: a re-run with a higher cap judges it), else ``error``
+            (``winner`` is None either way).
         winner: ``"A"`` only if A won both orders, ``"B"`` only if B won both, else ``"tie"``.
         position_consistent: both orders gave the same verdict (two ties agree).
         model_a / model_b: labels of the compared models, when known (needed for rankings).
@@ -107,7 +116,7 @@ class ComparisonResult(BaseModel):
 
     id: str
     pair_id: str | None = None
-    status: Literal["ok", "error"]
+    status: Literal["ok", "error", "not_judged"]
     winner: Verdict | None = None
     position_consistent: bool | None = None
     model_a: str | None = None
@@ -231,6 +240,36 @@ async def acompare_many(
 ) -> list[ComparisonResult]:
     """Async twin of `compare_many`; ``pool`` bounds the calls in flight together with other
     batches that share it (see `Judge.ascore_many`)."""
+    _check_pairwise(judge)
+    pairs = list(pairs)
+    orders = [_orders(pair) for pair in pairs]
+    items = [order for pair_orders in orders for order in pair_orders]
+    # Both orders of every pair share one pool, so a swap doubles the calls but not the wall time per call.
+    with hold_pairs(judge, orders):  # under a max_cost: both orders of a pair, or neither
+        results = await judge.ascore_many(
+            items, concurrency=concurrency, progress=progress, pool=pool
+        )
+    comparisons = [
+        _combine(judge, pair, results[2 * index], results[2 * index + 1], model_a, model_b)
+        for index, pair in enumerate(pairs)
+    ]
+    save_comparisons(judge.store, [c for c in comparisons if c.status != "not_judged"])
+    return comparisons
+
+
+def plan_comparisons(judge: Judge, pairs: Iterable[Mapping[str, Any]]) -> ComparePlan:
+    """What `compare_many` of ``pairs`` would send, both orders of each, and its projected cost,
+    live and batch, with no call: every first prompt rendered, its tokens estimated; orders
+    already stored or answered by the response cache cost nothing (`judgecards.pairwise.budget`).
+
+    Raises:
+        WrongCardKind: the judge's card is not a pairwise card (a `ValueError`).
+    """
+    _check_pairwise(judge)
+    return ComparePlan.of(judge, [_orders(pair) for pair in pairs])
+
+
+def _check_pairwise(judge: Judge) -> None:
     inputs = judge.card.spec.inputs
     if "answer_a" not in inputs or "answer_b" not in inputs:
         raise WrongCardKind(
@@ -239,20 +278,6 @@ async def acompare_many(
             file=judge.card.path,
             field="inputs",
         )
-    if judge.budget is not None:  # a pair needs both orders: half a pair cannot be left
-        raise ValueError("max_cost caps score runs; judge comparisons with a judge without one")
-    pairs = list(pairs)
-    items: list[dict[str, Any]] = []
-    for pair in pairs:
-        items.extend(_orders(pair))
-    # Both orders of every pair share one pool, so a swap doubles the calls but not the wall time per call.
-    results = await judge.ascore_many(items, concurrency=concurrency, progress=progress, pool=pool)
-    comparisons = [
-        _combine(judge, pair, results[2 * index], results[2 * index + 1], model_a, model_b)
-        for index, pair in enumerate(pairs)
-    ]
-    save_comparisons(judge.store, comparisons)
-    return comparisons
 
 
 def _orders(pair: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -267,6 +292,11 @@ def _orders(pair: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def _order(result: JudgeResult, shown_first: Literal["A", "B"]) -> OrderJudgment:
+    if result.status == "not_judged":
+        return OrderJudgment(
+            shown_first=shown_first, result_id=result.id, status="not_judged", cost_usd=0.0,
+            error=result.error,
+        )  # fmt: skip
     position = result.verdict if result.ok else None
     error_kind, error = result.error_kind, result.error
     if result.ok and position not in VERDICTS:
@@ -322,6 +352,9 @@ def _combine(
         "len_a": len(str(pair.get("answer_a") or "")),
         "len_b": len(str(pair.get("answer_b") or "")),
     }
+    left = [order for order in (first, second) if order.status == "not_judged"]
+    if left:  # the cap left the pair whole; an order stored before waits for its partner
+        return ComparisonResult(status="not_judged", error=left[0].error, **common)
     if first.verdict is None or second.verdict is None:
         problems = [
             f"{name} order: {order.error or 'failed'}"

@@ -1,0 +1,202 @@
+"""What comparing pairs costs before any call (`ComparePlan`, ``compare --plan``), and a spending
+cap on comparisons (``compare --max-cost``, `compare_many` with ``Judge(max_cost=)``).
+
+The unit is a pair: half a pair decides nothing, so a pair's two orders start together or not at
+all. Each order is projected as `judgecards.budget` projects one item (its first request's
+estimated input tokens, a reply at its ``max_tokens`` cap); an order already stored or whose
+first reply is in the response cache costs nothing, and one whose inputs are refused is never
+sent. Under a cap the first order of a pair to start reserves the projection of both
+(`judgecards.budget.CostCap.together`); a pair that does not fit is not started and its
+comparison is ``not_judged``: not an error, not stored, so a re-run with a higher cap judges
+exactly the pairs left (and any order finished before is not paid for again).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from judgecards.errors import InvalidInput, RenderError
+from judgecards.plan import RunPlan, estimate_tokens
+from judgecards.pricing import ModelPrice, format_cost
+
+if TYPE_CHECKING:
+    from judgecards.budget import BudgetStats
+    from judgecards.judge import Judge
+    from judgecards.providers.base import CompletionRequest
+
+__all__ = ["ComparePlan", "OrderCost", "hold_pairs", "order_costs", "pair_budget_text"]
+
+OrderState = Literal["stored", "cached", "refused", "to_judge"]
+
+
+@dataclass(frozen=True)
+class OrderCost:
+    """One order of a pair before the run.
+
+    Attributes:
+        key: the order's item key (None: its inputs are refused, it is never judged).
+        state: ``stored`` (judged before), ``cached`` (its first reply is in the response
+            cache), ``refused`` (never sent) or ``to_judge``.
+        request: its first request when ``to_judge``.
+    """
+
+    key: str | None
+    state: OrderState
+    request: CompletionRequest | None = None
+
+
+def order_costs(
+    judge: Judge, orders: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]
+) -> list[tuple[OrderCost, OrderCost]]:
+    """Every pair's two orders (``orders``: A shown first, then B) as the run would find them:
+    stored, cached, refused or to judge, each prompt rendered exactly as it would be sent."""
+    prepared: list[list[Any]] = []
+    for pair in orders:
+        entries: list[Any] = []
+        for order in pair:
+            item_id = None if order.get("id") is None else str(order.get("id"))
+            try:
+                entries.append(judge._prepare(order, item_id=item_id))
+            except InvalidInput:
+                entries.append(None)
+        prepared.append(entries)
+    stored = judge._stored([item for entries in prepared for item in entries if item is not None])
+    costs: list[tuple[OrderCost, OrderCost]] = []
+    for entries in prepared:
+        first, second = (_order_cost(judge, item, stored) for item in entries)
+        costs.append((first, second))
+    return costs
+
+
+def _order_cost(judge: Judge, item: Any, stored: Mapping[str, Any]) -> OrderCost:
+    if item is None:
+        return OrderCost(None, "refused")
+    if item.key in stored:
+        return OrderCost(item.key, "stored")
+    try:
+        request = judge._transport.prepare(judge._first_request(item))
+    except RenderError:
+        return OrderCost(item.key, "refused")  # ends as an input error record, never sent
+    if judge._cached(judge._cache_key(request)) is not None:
+        return OrderCost(item.key, "cached")
+    return OrderCost(item.key, "to_judge", request)
+
+
+@dataclass(frozen=True)
+class ComparePlan:
+    """What comparing ``pairs`` would send, both orders of each, and its projected cost in US
+    dollars (`judgecards.plan.RunPlan` over the judgments), with no call made.
+
+    Attributes:
+        pairs: pairs given; decided: pairs with both orders already stored (free);
+        most_per_pair: the largest projection of one pair (both orders, every reply at its cap),
+            the least a ``--max-cost`` must allow to judge any pair (None: no price).
+        judgments: the plan of the single judgments, two per pair.
+    """
+
+    pairs: int
+    decided: int
+    most_per_pair: float | None
+    judgments: RunPlan
+
+    @classmethod
+    def of(
+        cls, judge: Judge, orders: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]
+    ) -> ComparePlan:
+        """The plan of comparing the pairs whose two orders are ``orders``."""
+        costs = order_costs(judge, orders)
+        price = judge.prices.lookup(judge.model)
+        flat = [order for pair in costs for order in pair]
+        requests = [o.request for o in flat if o.request is not None]
+        states = [o.state for o in flat]
+        most = None
+        if price is not None:
+            most = max(
+                (sum(_projected(price, o.request) for o in pair) for pair in costs), default=0.0
+            )
+        return cls(
+            pairs=len(costs),
+            decided=sum(1 for a, b in costs if a.state == b.state == "stored"),
+            most_per_pair=most,
+            judgments=RunPlan.of(
+                judge.model, price, requests, items=len(flat), stored=states.count("stored"),
+                refused=states.count("refused"), cached=states.count("cached"), unit="judgments",
+            ),
+        )  # fmt: skip
+
+    def live_cost(self) -> tuple[float, float] | None:
+        """``(least, most)`` at live rates (`RunPlan.live_cost`)."""
+        return self.judgments.live_cost()
+
+    def batch_cost(self) -> tuple[float, float] | None:
+        """The same range through the provider's batch API (`RunPlan.batch_cost`)."""
+        return self.judgments.batch_cost()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: the pairs, then the judgments' plan (`RunPlan.to_dict`)."""
+        return {
+            "pairs": self.pairs,
+            "pairs_decided": self.decided,
+            "most_per_pair_usd": self.most_per_pair,
+            "judgments": self.judgments.to_dict(),
+        }
+
+    def as_text(self) -> str:
+        """The plan as ``compare --plan`` prints it."""
+        most = (
+            f"; the costliest pair: {format_cost(self.most_per_pair)} at most"
+            if self.most_per_pair is not None
+            else ""
+        )
+        return "\n".join([
+            f"pairs:     {self.pairs} pairs, each judged in both orders: {2 * self.pairs} "
+            f"judgments; {self.decided} pairs already decided (free){most}",
+            self.judgments.as_text(),
+        ])  # fmt: skip
+
+
+def _projected(price: ModelPrice, request: CompletionRequest | None) -> float:
+    if request is None:
+        return 0.0
+    return price.cost(estimate_tokens(request), request.max_tokens)
+
+
+@contextmanager
+def hold_pairs(
+    judge: Judge, orders: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]
+) -> Iterator[None]:
+    """Within this block a capped ``judge`` starts both orders of a pair or neither (nothing
+    to do for a judge without ``max_cost``). Orders already stored are not held: they never
+    start; cached ones are held at nothing."""
+    cap = judge.budget
+    if cap is None:
+        yield
+        return
+    groups = []
+    for pair in order_costs(judge, orders):
+        group = {
+            order.key: cap.projected(order.request) if order.request is not None else 0.0
+            for order in pair
+            if order.key is not None and order.state != "stored"
+        }
+        if group:
+            groups.append(group)
+    with cap.together(groups):
+        yield
+
+
+def pair_budget_text(stats: BudgetStats, not_judged: int) -> str:
+    """The summary line of a capped comparison run: spent against the cap, pairs left."""
+    over = (
+        " (over: re-asks and token counts beyond the projection)" if stats.spent > stats.cap else ""
+    )
+    left = (
+        f"; {not_judged} pair(s) not judged: run again with a higher --max-cost to judge them "
+        "(finished judgments cost nothing again)"
+        if not_judged
+        else ""
+    )
+    return f"{format_cost(stats.spent)} spent of {format_cost(stats.cap)} cap{over}{left}"
