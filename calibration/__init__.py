@@ -43,6 +43,8 @@ Trustworthy numbers once labels exist:
   each deciding only above its own threshold, the rest queued for people; confidence per
   judgment from `judgment_confidence` (G-Eval), `order_consistency` (pairwise),
   `sample_agreement` (k samples) or `MajorityVote.confidence` (juries).
+* `PairwiseCascade` (`PairwiseCascadeRun`, `PairDecision`) — the same for pairwise cards: each
+  pair judged in both orders, trusted by `comparison_confidence`, the rest an audit for people.
 * `majority_vote` (`MajorityVote`), `fit_jury` (`FittedJury`, `JudgeReliability`),
   `dawid_skene` (`DawidSkeneResult`), `evaluate_jury` (`JuryEvaluation`) — several judges
   aggregated, and whether the jury beats its best judge.
@@ -102,7 +104,10 @@ _EXPORTS: dict[str, str] = {
     "LabelQueue": "calibration.label_queue",
     "LabelQueueError": "calibration.queue_records",
     "MajorityVote": "calibration.jury",
+    "PairDecision": "calibration.pairwise_cascade",
     "PairwiseAgreement": "calibration.pairwise",
+    "PairwiseCascade": "calibration.pairwise_cascade",
+    "PairwiseCascadeRun": "calibration.pairwise_cascade",
     "PositionPreference": "calibration.queue_records",
     "QueueItem": "calibration.queue_records",
     "QueueSettings": "calibration.queue_records",
@@ -114,6 +119,7 @@ _EXPORTS: dict[str, str] = {
     "align": "calibration.alignment",
     "alignment_runs": "calibration.alignment",
     "calibrate": "calibration.report",
+    "comparison_confidence": "calibration.pairwise_cascade",
     "corrected_estimate": "calibration.ppi",
     "corrected_mean": "calibration.ppi",
     "corrected_rate": "calibration.ppi",
@@ -178,7 +184,10 @@ __all__ = [
     "LabelQueue",
     "LabelQueueError",
     "MajorityVote",
+    "PairDecision",
     "PairwiseAgreement",
+    "PairwiseCascade",
+    "PairwiseCascadeRun",
     "PositionPreference",
     "QueueItem",
     "QueueSettings",
@@ -190,6 +199,7 @@ __all__ = [
     "align",
     "alignment_runs",
     "calibrate",
+    "comparison_confidence",
     "corrected_estimate",
     "corrected_mean",
     "corrected_rate",
@@ -258,6 +268,12 @@ if TYPE_CHECKING:
         read_labels,
     )
     from calibration.pairwise import PairwiseAgreement, pairwise_agreement, pairwise_human_agreement
+    from calibration.pairwise_cascade import (
+        PairDecision,
+        PairwiseCascade,
+        PairwiseCascadeRun,
+        comparison_confidence,
+    )
     from calibration.ppi import (
         CorrectedEstimate,
         corrected_estimate,

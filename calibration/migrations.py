@@ -26,6 +26,9 @@ Tables::
                   with queue_reservations, queue_skips, queue_sides (which labeler saw a
                   pairwise item's answers swapped) and label_reveals (why a labeler differs
                   from the judge, asked after the blind label, never used in kappa)
+    cascade_decisions  per comparison a pairwise cascade made (`calibration.pairwise_cascade`):
+                  whether it decided its pair, who decided the pair (a model or people), the
+                  judge's threshold and the comparison's confidence, the escalated audit
 """
 
 from __future__ import annotations
@@ -246,6 +249,35 @@ def m004_label_queues(db: sqlite_utils.Database) -> None:
         },
         pk=("audit_id", "position", "labeler"),
         not_null={"result_id", "judge", "created_at"},
+    )
+
+
+@migrations()
+def m005_cascade_decisions(db: sqlite_utils.Database) -> None:
+    # A pairwise cascade (calibration.pairwise_cascade): for each comparison it made, whether
+    # that comparison decided its pair, who did decide it, and at what threshold.
+    db.table("cascade_decisions").create(
+        {
+            "comparison_id": str,  # comparisons.id
+            "pair_id": str,
+            "card": str,  # name@version
+            "card_hash": str,
+            "model": str,  # the judge that made this comparison
+            "stage": int,  # its position in the cascade, 0 first
+            "threshold": float,  # its calibrated confidence threshold
+            "confidence": float,  # this comparison's confidence
+            "trusted": int,  # 1: this comparison decided the pair
+            "decided_by": str,  # the model that decided the pair, or "human"
+            "audit_id": int,  # the escalated audit the pair went to, else null
+            "target": float,
+            "delta": float,
+            "created_at": str,
+        },
+        pk="comparison_id",
+        not_null={"card", "model", "stage", "trusted", "decided_by", "target", "delta"},
+    )
+    db.table("cascade_decisions").create_index(
+        ["card", "model", "created_at"], index_name="cascade_decisions_card_model_time"
     )
 
 

@@ -580,6 +580,7 @@ def test_the_calibration_tables_are_created_by_migration(tmp_path: Path) -> None
         ("m002_alignment_runs",),
         ("m003_audit_inclusion_probabilities",),
         ("m004_label_queues",),
+        ("m005_cascade_decisions",),
     ]
     open_store(store)  # idempotent
     index_names = {

@@ -1,0 +1,443 @@
+"""A cascade for pairwise comparisons: each pair goes to the cheapest judge trusted on it.
+
+The pairwise twin of `calibration.cascade` ("Trust or Escalate", Jung, Brahman and Choi, ICLR
+2025). Every judge — a pairwise card on one model — gets its own confidence threshold,
+calibrated by `calibration.selective_threshold` on the human labels stored for (pairwise
+card@version, that model): a labelled comparison agrees when the judge's two-order outcome
+(A only if A won both orders, B only if B won both, else a tie) equals the labelers' majority
+``winner``. People label the order results (an ``audit sample`` of a pairwise card draws them),
+naming positions as that order showed them, so a label on the B-first result is mapped back.
+
+A pair goes to the first judge, which judges it in both orders (`judgecards.compare_many`).
+When that comparison's confidence (`comparison_confidence`) is below the judge's threshold, or
+an order failed, the pair goes to the next judge, and so on. Pairs no judge trusts go to people:
+one audit of kind ``escalated`` of the last judge's A-first results, whose sheet shows the
+question and both answers with an empty ``winner`` column (``judgecards audit sheet`` /
+``audit ingest``, and the label queue, work on it as on any pairwise audit).
+
+Every comparison the cascade made is recorded in ``cascade_decisions`` (`calibration.
+cascade_repository`): whether it decided its pair, which judge (or people) did, the threshold
+and the confidence. The guarantee, the labels left out of calibration (escalated audits and
+uncertainty samples) and the errors are those of `calibration.cascade`: with probability at
+least ``1 - delta`` per judge, each judge agrees with people on at least ``target`` of the pairs
+it decides; a judge without a threshold decides nothing and is never called; when no judge has
+one, nothing is called and `AuditError` says so.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from calibration.cascade_repository import save_cascade_decisions
+from calibration.cascade_stages import (
+    CascadeStage,
+    calibration_labels,
+    check_cascade,
+    majority,
+    no_threshold_error,
+    stage_lines,
+    stage_record,
+    too_few_labels,
+)
+from calibration.confidence import judgment_confidence, order_consistency
+from calibration.label_fields import label_fields
+from calibration.migrations import open_store
+from calibration.records import AuditItem
+from calibration.repository import CalibrationRepository
+from calibration.selective import selective_threshold
+from judgecards.errors import WrongCardKind
+from judgecards.pairwise.compare import ComparisonResult, compare_many
+
+if TYPE_CHECKING:
+    from judgecards.judge import Judge, Progress
+    from judgecards.store import Store
+
+__all__ = ["PairDecision", "PairwiseCascade", "PairwiseCascadeRun", "comparison_confidence"]
+
+_SWAP = {"A": "B", "B": "A", "tie": "tie"}
+
+
+def comparison_confidence(
+    first_verdict: str | None,
+    second_verdict: str | None,
+    order_confidence: tuple[float, float] | None = None,
+) -> float:
+    """How sure a judge was of a pair: both-order consistency, refined by the card's own.
+
+    Args:
+        first_verdict / second_verdict: the two orders' verdicts in A/B naming.
+        order_confidence: each order's own confidence (`judgment_confidence`, the G-Eval
+            probability of its scores) when the card has score axes with logprobs.
+
+    Returns:
+        1.0 when both orders name the same winner, 0.5 when not (`order_consistency`); with
+        ``order_confidence`` both above 0, that times ``(1 + min) / 2``, so within each group the
+        surer pair ranks higher and a consistent pair never ranks below an inconsistent one.
+        0.0 when an order has no verdict.
+    """
+    if first_verdict is None or second_verdict is None:
+        return 0.0
+    consistency = order_consistency(first_verdict, second_verdict)
+    if order_confidence is None or min(order_confidence) <= 0.0:
+        return consistency
+    return consistency * (1.0 + min(order_confidence)) / 2.0
+
+
+@dataclass(frozen=True)
+class PairDecision:
+    """Who decided one pair.
+
+    Attributes:
+        pair_id: the pair's ``id``, if it had one.
+        comparison: the comparison of the judge that decided it, else of the last judge that
+            saw it (``None`` only if no judge was called).
+        decided_by: the model that decided it; ``None``: it went to people (or every judge's
+            comparison failed: see ``comparison.status``).
+        stage: that judge's position in the cascade (0 first), else ``None``.
+        threshold: the threshold it passed, else ``None``.
+        confidence: the deciding (or last) judge's confidence on it.
+        audit_id: the ``escalated`` audit it was queued in for people, else ``None``.
+    """
+
+    pair_id: str | None
+    comparison: ComparisonResult | None
+    decided_by: str | None
+    stage: int | None
+    threshold: float | None
+    confidence: float | None
+    audit_id: int | None = None
+
+    @property
+    def escalated(self) -> bool:
+        """True when people must decide it."""
+        return self.decided_by is None
+
+    def record(self) -> dict[str, Any]:
+        """The ``cascade`` entry of an output row: who decided, at what threshold."""
+        return {
+            "decided_by": self.decided_by or "human",
+            "stage": self.stage,
+            "threshold": self.threshold,
+            "confidence": self.confidence,
+            "audit_id": self.audit_id,
+        }
+
+    def row(self) -> dict[str, Any] | None:
+        """The comparison's output row (`ComparisonResult.to_row`) with ``cascade`` set."""
+        if self.comparison is None:
+            return None
+        return {**self.comparison.to_row(), "cascade": self.record()}
+
+
+@dataclass(frozen=True)
+class PairwiseCascadeRun:
+    """The outcome of `PairwiseCascade.run`.
+
+    Attributes:
+        decisions: one per pair, in input order.
+        stages: every judge with its threshold, calls (single judgments, two per pair unless
+            stored or cached) and decisions.
+        target / delta: the guarantee: agreement ≥ target on decided pairs, per judge with
+            probability ≥ 1 − delta.
+        audit_id: the ``escalated`` audit holding the pairs for people, if any.
+    """
+
+    decisions: tuple[PairDecision, ...]
+    stages: tuple[CascadeStage, ...]
+    target: float
+    delta: float
+    audit_id: int | None
+    field: str = "winner"
+
+    @property
+    def coverage(self) -> float:
+        """Share of pairs some judge decided (``nan`` for no pairs)."""
+        if not self.decisions:
+            return math.nan
+        return sum(not d.escalated for d in self.decisions) / len(self.decisions)
+
+    @property
+    def escalated(self) -> int:
+        """Pairs left to people (failed comparisons included)."""
+        return sum(d.escalated for d in self.decisions)
+
+    def summary(self) -> str:
+        """Lines for a closing summary: the guarantee, coverage, and calls per judge."""
+        return "\n".join(
+            stage_lines(
+                self.stages, field=self.field, target=self.target, delta=self.delta,
+                coverage=self.coverage, escalated=self.escalated, audit_id=self.audit_id,
+                unit="pairs",
+            )
+        )  # fmt: skip
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (coverage is ``None`` for no pairs)."""
+        coverage = self.coverage
+        return {
+            "target": self.target,
+            "delta": self.delta,
+            "field": self.field,
+            "pairs": len(self.decisions),
+            "coverage": None if math.isnan(coverage) else coverage,
+            "escalated": self.escalated,
+            "audit_id": self.audit_id,
+            "stages": [stage_record(stage, i) for i, stage in enumerate(self.stages)],
+        }
+
+
+class PairwiseCascade:
+    """Pairwise judges of one card from cheapest to strongest, each trusted above its threshold.
+
+    Args:
+        judges: `judgecards.Judge` objects of the same pairwise card version, in the order to
+            try them.
+        target: agreement with people to guarantee on the pairs each judge decides, in (0, 1).
+        delta: allowed probability, per judge, that its guarantee fails, in (0, 1).
+
+    Raises:
+        ValueError: no judges, judges of different cards, a bad target or delta.
+        WrongCardKind: the card is not a pairwise card (no ``answer_a``/``answer_b`` inputs or
+            no ``winner``).
+    """
+
+    field = "winner"
+
+    def __init__(self, judges: Sequence[Judge], *, target: float, delta: float = 0.1) -> None:
+        check_cascade(judges, target, delta)
+        card = judges[0].card
+        fields = label_fields(card)
+        inputs = card.spec.inputs
+        if "answer_a" not in inputs or "answer_b" not in inputs or "winner" not in fields:
+            raise WrongCardKind(
+                f"a pairwise cascade needs a pairwise card (answer_a and answer_b inputs, a "
+                f"winner); {card.ref} is not one: use calibration.Cascade",
+                file=card.path,
+                field="inputs",
+            )
+        self.judges = tuple(judges)
+        self.card = card
+        self.target = target
+        self.delta = delta
+        self._stages: tuple[CascadeStage, ...] | None = None
+
+    def calibrate(self) -> tuple[CascadeStage, ...]:
+        """Each judge's threshold from the labels stored for (card@version, its model).
+
+        Nothing is called. A stored comparison counts when people labelled either of its order
+        results (a label of the B-first result is mapped back to A/B naming); several labels
+        count as their majority and a tie leaves the comparison out.
+
+        Raises:
+            AuditError: a judge has fewer usable labels than `minimum_labels`, or no judge can
+                meet the target.
+        """
+        stages = tuple(self._calibrate(judge) for judge in self.judges)
+        error = no_threshold_error(stages, self.card.ref, self.field, self.target)
+        if error is not None:
+            raise error
+        self._stages = stages
+        return stages
+
+    def _calibrate(self, judge: Judge) -> CascadeStage:
+        ref, model = self.card.ref, judge.model
+        labels = calibration_labels(CalibrationRepository(judge.store), ref, model, self.field)
+        votes: dict[str, dict[str, str]] = {}
+        for label in labels:
+            votes.setdefault(label.result_id, {})[label.labeler] = str(label.value)
+        latest: dict[tuple[str, str], Mapping[str, Any]] = {}
+        for stored in judge.store.comparisons(card=ref, model=model, status="ok"):  # oldest first
+            latest[(stored["first_result_id"], stored["second_result_id"])] = stored
+        confidence: list[float] = []
+        agrees: list[bool] = []
+        for (first, second), row in latest.items():
+            by_labeler = {
+                who: _SWAP.get(value, value) for who, value in votes.get(second, {}).items()
+            }
+            by_labeler.update(votes.get(first, {}))  # a labeler of both orders: the A-first one
+            reference, decided = majority(by_labeler.values())
+            if not decided:
+                continue  # nobody labelled it, or the labelers tie
+            confidence.append(
+                comparison_confidence(
+                    row["first_verdict"], row["second_verdict"],
+                    self._order_confidence(judge.store, first, second),
+                )
+            )  # fmt: skip
+            agrees.append(row["winner"] == reference)
+        error = too_few_labels(
+            self.field, ref, model, self.target, self.delta, len(confidence), what="comparisons"
+        )
+        if error is not None:
+            raise error
+        return CascadeStage(
+            model, selective_threshold(confidence, agrees, target=self.target, delta=self.delta),
+            len(confidence),
+        )  # fmt: skip
+
+    def _order_confidence(
+        self, store: Store, first: str, second: str
+    ) -> tuple[float, float] | None:
+        """Both orders' G-Eval confidence, for a card with score axes (else ``None``: unread)."""
+        if not self.card.score_axes:
+            return None
+        found = [store.get(result_id) for result_id in (first, second)]
+        if found[0] is None or found[1] is None:
+            return None
+        return judgment_confidence(found[0][0]), judgment_confidence(found[1][0])
+
+    def _confidence(self, judge: Judge, comparison: ComparisonResult) -> float:
+        if not comparison.ok:
+            return 0.0
+        first, second = comparison.first_order, comparison.second_order
+        return comparison_confidence(
+            first.verdict, second.verdict,
+            self._order_confidence(judge.store, first.result_id, second.result_id),
+        )  # fmt: skip
+
+    @property
+    def stages(self) -> tuple[CascadeStage, ...]:
+        """The calibrated judges (calibrating on first use)."""
+        return self._stages if self._stages is not None else self.calibrate()
+
+    def run(
+        self,
+        pairs: Sequence[Mapping[str, Any]],
+        *,
+        concurrency: int = 8,
+        progress: Progress | None = None,
+        queue: bool = True,
+        model_a: str | None = None,
+        model_b: str | None = None,
+    ) -> PairwiseCascadeRun:
+        """Judge pairs down the cascade, both orders each; pairs no judge trusts go to people.
+
+        Args:
+            pairs: as for `judgecards.compare_many`: ``answer_a``, ``answer_b``, the card's other
+                inputs, optionally ``id``, ``model_a`` and ``model_b``.
+            concurrency: calls in flight per judge (both orders share them).
+            progress: passed to each judge's `compare_many` (called per single judgment).
+            queue: record the escalated pairs as an ``escalated`` audit (in the database of the
+                last judge that saw them); ``False`` only reports them.
+            model_a / model_b: labels of the compared models, as for `compare_many`.
+
+        Raises:
+            AuditError: from `calibrate`, before any call.
+        """
+        stages = list(self.stages)
+        for judge, stage in zip(self.judges, stages):
+            if stage.threshold is not None:
+                open_store(judge.store)  # the decisions table, before anything is paid for
+        decisions: dict[int, PairDecision] = {}
+        last: dict[int, tuple[ComparisonResult, float]] = {}
+        made: list[tuple[int, int, ComparisonResult, float, bool]] = []
+        remaining = list(range(len(pairs)))
+        queue_judge: Judge | None = None
+        for index, (judge, stage) in enumerate(zip(self.judges, stages)):
+            if stage.threshold is None or not remaining:
+                continue
+            comparisons = compare_many(
+                judge, [pairs[i] for i in remaining], concurrency=concurrency,
+                progress=progress, model_a=model_a, model_b=model_b,
+            )  # fmt: skip
+            confidence = [self._confidence(judge, c) for c in comparisons]
+            trusted = stage.selective.trusts(confidence)
+            passed: list[int] = []
+            for i, comparison, conf, trust in zip(remaining, comparisons, confidence, trusted):
+                last[i] = (comparison, conf)
+                decides = bool(trust) and comparison.ok
+                made.append((i, index, comparison, conf, decides))
+                if decides:
+                    passed.append(i)
+                    decisions[i] = PairDecision(
+                        comparison.pair_id, comparison, judge.model, index, stage.threshold, conf
+                    )
+            calls = sum(
+                not order.cached and order.status != "not_judged"
+                for c in comparisons
+                for order in (c.first_order, c.second_order)
+            )
+            stages[index] = CascadeStage(
+                stage.model, stage.selective, stage.n_labels, sent=len(comparisons),
+                calls=calls, decided=len(passed),
+            )  # fmt: skip
+            done = set(passed)
+            remaining = [i for i in remaining if i not in done]
+            queue_judge = judge
+        audit_id = None
+        to_people = [i for i in remaining if i in last and last[i][0].ok]
+        if queue and to_people and queue_judge is not None:
+            audit_id = self._queue(queue_judge, [last[i][0] for i in to_people])
+        queued = set(to_people) if audit_id is not None else set()
+        for i in remaining:
+            seen = last.get(i)
+            pair_id = pairs[i].get("id")
+            decisions[i] = PairDecision(
+                (None if pair_id is None else str(pair_id)) if seen is None else seen[0].pair_id,
+                None if seen is None else seen[0], None, None, None,
+                None if seen is None else seen[1], audit_id if i in queued else None,
+            )  # fmt: skip
+        run = PairwiseCascadeRun(
+            tuple(decisions[i] for i in range(len(pairs))), tuple(stages), self.target,
+            self.delta, audit_id,
+        )  # fmt: skip
+        self._record(run, made)
+        return run
+
+    def _queue(self, judge: Judge, comparisons: Sequence[ComparisonResult]) -> int:
+        """One ``escalated`` audit of these pairs: each as its A-first result, the judge's
+        two-order outcome as what it said (so the audit's agreement is about the pair)."""
+        repository = CalibrationRepository(open_store(judge.store))
+        items = [
+            AuditItem(
+                position,
+                c.first_order.result_id,
+                None if c.pair_id is None else f"{c.pair_id}:AB",
+                {"winner": c.winner},
+            )
+            for position, c in enumerate(comparisons, start=1)
+        ]
+        return repository.add_audit(
+            {
+                "kind": "escalated", "card": self.card.ref, "card_hash": self.card.hash,
+                "model": judge.model, "seed": None, "n_requested": len(items), "n": len(items),
+                "since": None, "stratify": None, "created_at": _now(),
+            },
+            items,
+        )  # fmt: skip
+
+    def _record(
+        self,
+        run: PairwiseCascadeRun,
+        made: Sequence[tuple[int, int, ComparisonResult, float, bool]],
+    ) -> None:
+        """Every stored comparison the run made: did it decide its pair, who did, at what
+        threshold (a comparison left by a ``max_cost`` is not stored, so not recorded)."""
+        now = _now()
+        by_store: dict[int, tuple[Store, list[dict[str, Any]]]] = {}
+        for i, stage_index, comparison, conf, decides in made:
+            if comparison.status == "not_judged":
+                continue
+            decision = run.decisions[i]
+            store = self.judges[stage_index].store
+            by_store.setdefault(id(store), (store, []))[1].append(
+                {
+                    "comparison_id": comparison.id, "pair_id": comparison.pair_id,
+                    "card": self.card.ref, "card_hash": self.card.hash,
+                    "model": comparison.model, "stage": stage_index,
+                    "threshold": run.stages[stage_index].threshold, "confidence": conf,
+                    "trusted": int(decides), "decided_by": decision.decided_by or "human",
+                    "audit_id": decision.audit_id, "target": self.target, "delta": self.delta,
+                    "created_at": now,
+                }
+            )  # fmt: skip
+        for store, rows in by_store.values():
+            save_cascade_decisions(store, rows)
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat()

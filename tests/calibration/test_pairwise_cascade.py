@@ -1,0 +1,353 @@
+"""A cascade of pairwise judges: thresholds from labelled comparisons, escalation to people.
+
+The judges are real `Judge` objects of the ``pairwise`` card on the real OpenAI SDK over a
+scripted transport. Each pair's question says what each judge answers in each order, in A/B
+naming (``cheap=AB``: A wins with A shown first, B wins with B shown first, so the two orders
+disagree and the pair is a tie); the reply function turns that into the position the judge
+names, so `compare_many` maps it back. People always prefer A.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import numpy as np
+import pytest
+
+from calibration import Audit, import_labels, selective_threshold
+from calibration.cascade_repository import cascade_decisions
+from calibration.pairwise_cascade import PairwiseCascade, comparison_confidence
+from judgecards import Judge, compare_many
+from judgecards.errors import AuditError, WrongCardKind
+from judgecards.pairwise.compare import ComparisonResult
+from judgecards.store import Store
+from tests.calibration.public_data import mt_bench
+from tests.fakes.http import Script, openai_chat
+from tests.fakes.judges import openai_judge
+from tests.fakes.server import tagged
+
+CARD = "pairwise@2"
+_SWAP = {"A": "B", "B": "A", "tie": "tie"}
+
+
+def position_verdict(prompt: str, model: str) -> str:
+    """The position this model names for the rendered prompt (see the module docstring)."""
+    question = tagged(prompt, "question") or ""
+    match = re.search(rf"{model}=([AB])([AB])", question)
+    assert match, question
+    a_first = (tagged(prompt, "answer_a") or "").startswith("left")
+    said = match.group(1) if a_first else match.group(2)  # in A/B naming
+    return said if a_first else _SWAP[said]  # with B shown first, B is in position A
+
+
+def verdict(winner: str) -> str:
+    return json.dumps({"reasoning": "Compared both answers.", "winner": winner})
+
+
+def reply_for(model: str) -> Callable[[httpx2.Request], httpx2.Response]:
+    def reply(request: httpx2.Request) -> httpx2.Response:
+        prompt = json.loads(request.content)["messages"][-1]["content"]
+        return openai_chat(verdict(position_verdict(prompt, model)))
+
+    return reply
+
+
+def pair(pair_id: str, **said: str) -> dict[str, Any]:
+    spec = " ".join(f"{model}={orders}" for model, orders in said.items())
+    return {
+        "id": pair_id,
+        "question": f"Which is better? ({pair_id}) {spec}",
+        "answer_a": f"left answer of {pair_id}",
+        "answer_b": f"right answer of {pair_id}",
+    }
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    with Store(tmp_path / "pairs.db") as opened:
+        yield opened
+
+
+def judges(store: Store) -> tuple[Judge, Judge, Script, Script]:
+    cheap_script, strong_script = (
+        Script(default=reply_for("cheap")),
+        Script(default=reply_for("strong")),
+    )
+    cheap = openai_judge(cheap_script, CARD, model="cheap", db=store)
+    strong = openai_judge(strong_script, CARD, model="strong", db=store)
+    return cheap, strong, cheap_script, strong_script
+
+
+def calibration_pairs() -> list[dict[str, Any]]:
+    """40 pairs, people prefer A on all. cheap: consistent and right on 25, inconsistent (a
+    tie, wrong) on 15. strong: consistent and right on 30, inconsistent on 10."""
+    return [
+        pair(f"c{i}", cheap="AA" if i < 25 else "AB", strong="AA" if i < 30 else "BA")
+        for i in range(40)
+    ]
+
+
+def label(
+    store: Store, tmp_path: Path, comparisons: list[ComparisonResult], name: str, *, order: int
+) -> None:
+    """People prefer A; labelled on the A-first results (``order`` 0) or on the B-first ones
+    (1), where A is shown second, so they name position B."""
+    path = tmp_path / f"{name}.jsonl"
+    rows = [
+        {"result_id": c.first_order.result_id, "winner": "A"}
+        if order == 0
+        else {"result_id": c.second_order.result_id, "winner": "B"}
+        for c in comparisons
+    ]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    assert import_labels(path, labeler="ann", db=store).labels_written == len(rows)
+
+
+def calibrated(store: Store, tmp_path: Path) -> tuple[Judge, Judge, Script, Script]:
+    cheap, strong, cheap_script, strong_script = judges(store)
+    items = calibration_pairs()
+    label(store, tmp_path, compare_many(cheap, items), "cheap", order=0)
+    label(store, tmp_path, compare_many(strong, items), "strong", order=1)
+    return cheap, strong, cheap_script, strong_script
+
+
+# ---------------------------------------------------------------- confidence
+
+
+def test_comparison_confidence_is_consistency_refined_by_the_cards_own() -> None:
+    assert comparison_confidence("A", "A") == 1.0 and comparison_confidence("A", "tie") == 0.5
+    assert comparison_confidence("A", None) == 0.0
+    # With G-Eval probabilities on both orders, the surer pair ranks higher within its group,
+    # and a consistent pair never ranks below an inconsistent one.
+    sure, unsure = (
+        comparison_confidence("A", "A", (0.9, 0.8)),
+        comparison_confidence("A", "A", (0.5, 0.99)),
+    )
+    assert sure == pytest.approx(0.9) and unsure == pytest.approx(0.75) and sure > unsure
+    assert comparison_confidence("A", "B", (1.0, 1.0)) <= comparison_confidence(
+        "A", "A", (0.01, 0.5)
+    )
+    assert comparison_confidence("A", "A", (0.0, 0.9)) == 1.0  # one order without: consistency
+
+
+# ---------------------------------------------------------------- the cascade end to end
+
+
+def test_pairs_go_to_the_first_judge_trusted_on_them_and_the_rest_to_people(
+    store: Store, tmp_path: Path
+) -> None:
+    cheap, strong, cheap_script, strong_script = calibrated(store, tmp_path)
+    cascade = PairwiseCascade([cheap, strong], target=0.85, delta=0.1)
+    stages = cascade.calibrate()
+    # cheap: 25 consistent right comparisons pass at 1.0 (0.1 ** (1/25) = 0.912 ≥ 0.85); the
+    # 15 ties fail. strong: its labels name position B on the B-first results, mapped back to
+    # A: 30 consistent right ones pass (mapped wrongly, all 30 would disagree: no threshold).
+    assert [s.threshold for s in stages] == [1.0, 1.0]
+    assert [s.n_labels for s in stages] == [40, 40]
+    assert stages[0].selective.coverage == pytest.approx(25 / 40)
+
+    before = len(cheap_script.requests), len(strong_script.requests)
+    run = cascade.run(
+        [
+            pair("t1", cheap="AA", strong="AA"),
+            pair("t2", cheap="AB", strong="BB"),
+            pair("t3", cheap="BA", strong="AB"),
+            pair("t4", cheap="BB", strong="AA"),
+        ],
+        model_a="m1",
+        model_b="m2",
+    )
+    # Both orders of every pair to the cheap judge; the strong one sees only its two pairs.
+    assert len(cheap_script.requests) - before[0] == 8
+    assert len(strong_script.requests) - before[1] == 4
+    assert [d.decided_by for d in run.decisions] == [
+        "openai:cheap",
+        "openai:strong",
+        None,
+        "openai:cheap",
+    ]
+    assert [d.comparison.winner for d in run.decisions if d.comparison] == ["A", "B", "tie", "B"]
+    assert [s.sent for s in run.stages] == [4, 2] and [s.decided for s in run.stages] == [2, 1]
+    assert [s.calls for s in run.stages] == [8, 4]
+    assert run.coverage == pytest.approx(0.75) and run.escalated == 1
+    assert "coverage:  75% decided by a judge, 1 to people (audit #" in run.summary()
+    assert "openai:strong" in run.summary() and "4 calls, 1 decided" in run.summary()
+
+    # Each output row says who decided it and at what threshold.
+    t2 = run.decisions[1].row()
+    assert t2 is not None and t2["id"] == "t2" and t2["model"] == "openai:strong"
+    assert t2["cascade"]["decided_by"] == "openai:strong" and t2["cascade"]["threshold"] == 1.0
+
+    # So does every stored comparison the cascade made.
+    stored = {(r["pair_id"], r["model"]): r for r in cascade_decisions(store, card=CARD)}
+    assert len(stored) == 6
+    assert stored[("t2", "openai:cheap")]["trusted"] == 0
+    assert stored[("t2", "openai:cheap")]["decided_by"] == "openai:strong"
+    assert stored[("t2", "openai:strong")]["trusted"] == 1
+    assert stored[("t2", "openai:strong")]["threshold"] == 1.0
+    assert stored[("t3", "openai:strong")]["decided_by"] == "human"
+    assert stored[("t3", "openai:strong")]["audit_id"] == run.audit_id is not None
+    assert stored[("t3", "openai:strong")]["confidence"] == 0.5
+
+    # The pair nobody was trusted on is an audit for people: its A-first result, the judge's
+    # two-order outcome as what it said.
+    t3 = run.decisions[2]
+    assert t3.escalated and t3.audit_id == run.audit_id and t3.comparison is not None
+    with Audit(store) as audit:
+        record = audit.get(run.audit_id)
+        assert (record.kind, record.model, record.n, record.card) == (
+            "escalated",
+            "openai:strong",
+            1,
+            CARD,
+        )
+        queued = audit.repository.audit_items(run.audit_id)
+        assert [(q.result_id, q.item_id, q.judge) for q in queued] == [
+            (t3.comparison.first_order.result_id, "t3:AB", {"winner": "tie"})
+        ]
+
+
+def test_escalated_pairs_are_labelled_by_sheet_and_do_not_move_the_thresholds(
+    store: Store, tmp_path: Path
+) -> None:
+    cheap, strong, _, _ = calibrated(store, tmp_path)
+    before = [s.threshold for s in PairwiseCascade([cheap, strong], target=0.85).calibrate()]
+    run = PairwiseCascade([cheap, strong], target=0.85).run(
+        [pair(f"h{i}", cheap="AB", strong="BA") for i in range(20)]
+    )
+    assert run.escalated == 20 and run.audit_id is not None
+    sheet = tmp_path / "sheet.csv"
+    with Audit(store) as audit:
+        audit.write_sheet(run.audit_id, sheet)
+        text = sheet.read_text()
+        header = text.splitlines()[0].split(",")
+        assert {"question", "answer_a", "answer_b", "winner"} <= set(header)
+        assert "left answer of h0" in text  # A shown first, as the label names it
+        rows = text.splitlines()
+        column = header.index("winner")
+        filled = [rows[0]] + [
+            ",".join("A" if k == column else cell for k, cell in enumerate(line.split(",")))
+            for line in rows[1:]
+        ]
+        sheet.write_text("\n".join(filled) + "\n")
+        assert audit.ingest(sheet, labeler="bob").labels_written == 20
+        summary = audit.summary(run.audit_id)
+        # The judge called all 20 pairs a tie; people said A: agreement 0 on the pairs.
+        assert summary.n_labeled == 20 and summary.primary == "winner"
+        assert summary.fields["winner"].report is not None
+        assert summary.fields["winner"].report.agreement.value == 0.0
+    again = PairwiseCascade([cheap, strong], target=0.85).calibrate()
+    assert [s.threshold for s in again] == before and [s.n_labels for s in again] == [40, 40]
+
+
+def test_a_judge_without_a_threshold_decides_nothing_and_is_never_called(
+    store: Store, tmp_path: Path
+) -> None:
+    cheap, strong, cheap_script, strong_script = calibrated(store, tmp_path)
+    # At 0.92 (28 labels needed) the cheap judge's 25 consistent pairs are too few.
+    cascade = PairwiseCascade([cheap, strong], target=0.92, delta=0.1)
+    assert [s.threshold for s in cascade.calibrate()] == [None, 1.0]
+    before = len(cheap_script.requests), len(strong_script.requests)
+    run = cascade.run([pair("t1", cheap="AA", strong="AA")])
+    assert len(cheap_script.requests) == before[0]
+    assert len(strong_script.requests) == before[1] + 2
+    assert run.decisions[0].decided_by == "openai:strong"
+    assert run.stages[0].sent == 0 and "decides nothing, not called" in run.summary()
+
+
+def test_too_few_labels_or_no_threshold_is_an_error_before_any_call(
+    store: Store, tmp_path: Path
+) -> None:
+    cheap, strong, cheap_script, strong_script = judges(store)
+    items = calibration_pairs()
+    label(store, tmp_path, compare_many(cheap, items), "cheap", order=0)
+    label(store, tmp_path, compare_many(strong, items[:10]), "strong", order=0)
+    sent = len(cheap_script.requests), len(strong_script.requests)
+    with pytest.raises(AuditError) as caught:
+        PairwiseCascade([cheap, strong], target=0.85).run([pair("t", cheap="AA", strong="AA")])
+    message = str(caught.value)
+    assert "at least 15 human labels of 'winner' on comparisons of pairwise@2" in message
+    assert "openai:strong" in message and "it has 10" in message
+    # At 0.94 (38 labels needed) the cheap judge has no threshold: nothing to call at all.
+    with pytest.raises(AuditError, match="no judge of the cascade can guarantee agreement ≥ 94%"):
+        PairwiseCascade([cheap], target=0.94).run([pair("t", cheap="AA")])
+    assert (len(cheap_script.requests), len(strong_script.requests)) == sent
+
+
+def test_a_cascade_of_single_item_judges_is_refused(store: Store) -> None:
+    single = openai_judge(Script(), "single@1", model="cheap", db=store)
+    with pytest.raises(WrongCardKind, match="needs a pairwise card"):
+        PairwiseCascade([single], target=0.85)
+    cheap, _, _, _ = judges(store)
+    with pytest.raises(ValueError, match="must use one card"):
+        PairwiseCascade([cheap, single], target=0.85)
+    with pytest.raises(ValueError, match="target must be in"):
+        PairwiseCascade([cheap], target=1.0)
+
+
+# ---------------------------------------------------------------- the guarantee on MT-Bench
+
+
+def mt_bench_cascade(
+    keep: np.ndarray, target: float, delta: float = 0.1, splits: int = 200
+) -> tuple[float, float, float, float]:
+    """Half the comparisons calibrate GPT-4's threshold, the other half go down the cascade,
+    200 times. Confidence is `comparison_confidence` of its two orders (the data records only
+    whether they differed, not how: a differing pair is given as A then B); a comparison agrees
+    when GPT-4's two-order outcome equals the people's plurality (A, B or tie).
+
+    Returns the share of splits whose trusted test pairs agree at least ``target``, the mean
+    coverage, the mean agreement on trusted pairs, and GPT-4's calls per test pair (two per pair
+    sent: both orders).
+    """
+    data = mt_bench()
+    gpt4, human, inconsistent = data.gpt4[keep], data.human[keep], data.inconsistent[keep]
+    confidence = np.array(
+        [
+            comparison_confidence(*(("A", "B") if flip else (v, v)))
+            for v, flip in zip(gpt4, inconsistent)
+        ]
+    )
+    agrees = gpt4 == human
+    rng = np.random.default_rng(0)
+    n = len(agrees)
+    held, coverage, agreement, calls = 0, [], [], []
+    for _ in range(splits):
+        order = rng.permutation(n)
+        cal, test = order[: n // 2], order[n // 2 :]
+        chosen = selective_threshold(confidence[cal], agrees[cal], target=target, delta=delta)
+        trusted = chosen.trusts(confidence[test])
+        calls.append(2.0 if chosen.found else 0.0)  # not called without a threshold
+        right = agrees[test][trusted]
+        held += right.size == 0 or float(right.mean()) >= target
+        coverage.append(float(trusted.mean()))
+        if right.size:
+            agreement.append(float(right.mean()))
+    mean_agreement = float(np.mean(agreement)) if agreement else math.nan
+    return held / splits, float(np.mean(coverage)), mean_agreement, float(np.mean(calls))
+
+
+def test_mt_bench_cascade_keeps_the_guarantee() -> None:
+    """GPT-4 is MT-Bench's only recorded judge, so the cascade is one stage: its consistent
+    verdicts are trusted, its inconsistent ones (290 of 1,814) go to people."""
+    data = mt_bench()
+    # All 1,814 comparisons, a tie a class of its own: GPT-4 agrees with the plurality on 67%
+    # overall, 70% when consistent. At target 0.65 it keeps the target in 97.5% of splits, is
+    # trusted on 92% of the test pairs (agreement 68%) and asked about all of them (2 calls a
+    # pair: both orders) in the 98.5% of splits where it earns a threshold.
+    held, coverage, agreement, calls = mt_bench_cascade(np.ones(len(data.human), dtype=bool), 0.65)
+    assert held >= 0.9 and coverage > 0.85 and agreement >= 0.65 and calls > 1.9
+    # The 1,262 comparisons where people preferred one answer (as Trust or Escalate's Chatbot
+    # Arena subset): target 0.8 is kept in every split, on 88% of the pairs (agreement 85%),
+    # the inconsistent ones escalated.
+    held, coverage, agreement, calls = mt_bench_cascade(data.human != "tie", 0.8)
+    assert held >= 0.9 and coverage > 0.8 and agreement >= 0.8
+    # A target above what GPT-4 can show escalates (nearly) everything, never breaks it.
+    held, coverage, _, _ = mt_bench_cascade(np.ones(len(data.human), dtype=bool), 0.75)
+    assert held >= 0.9 and coverage < 0.05
