@@ -18,8 +18,9 @@ Human labels and drift audits:
   JSONL, validated row by row (`LabelImportError`, `LabelImportReport`).
 * `Audit` — spot-check samples, labelling sheets, ingest, the report with its CI gate
   (`AuditReport`, `AuditSummary`), anchor sets (`AnchorSet`) and their re-runs.
-* `align` — a card aligned to its people: worked examples, past disagreements or written
-  guidelines tried on held-out labels, the best written as a new card version
+* `align` — a card (single-item or pairwise) aligned to its people: worked examples, past
+  disagreements or written guidelines tried on held-out labels, the best written as a new card
+  version
   (`AlignmentResult`, `CandidateScore`); `alignment_runs` lists the stored runs (`AlignmentRun`).
 * `LabelQueue` — an audit served to people one item at a time, blind (`QueueItem` holds the
   card's inputs and form only), with reservations, N labels per item from different labelers,
@@ -72,7 +73,7 @@ from judgecards._lazy import lazy_exports
 _EXPORTS: dict[str, str] = {
     "AgreementReport": "calibration.report",
     "AlignmentError": "judgecards.errors",
-    "AlignmentResult": "calibration.alignment",
+    "AlignmentResult": "calibration.align_run",
     "AlignmentRun": "calibration.records",
     "AnchorSet": "calibration.records",
     "Audit": "calibration.audit",
@@ -80,7 +81,7 @@ _EXPORTS: dict[str, str] = {
     "AuditReport": "calibration.audit_report",
     "AuditSummary": "calibration.audit_report",
     "CalibrationStatus": "calibration.status",
-    "CandidateScore": "calibration.alignment",
+    "CandidateScore": "calibration.align_run",
     "Cascade": "calibration.cascade",
     "CascadeDecision": "calibration.cascade",
     "CascadeRun": "calibration.cascade",
@@ -236,7 +237,8 @@ __getattr__, __dir__ = lazy_exports("calibration", globals(), _EXPORTS, __all__)
 if TYPE_CHECKING:
     from calibration._core import SmallSampleWarning
     from calibration.agreement_measures import agreement, kappa
-    from calibration.alignment import AlignmentResult, CandidateScore, align, alignment_runs
+    from calibration.align_run import AlignmentResult, CandidateScore
+    from calibration.alignment import align, alignment_runs
     from calibration.audit import Audit
     from calibration.audit_report import AuditReport, AuditSummary
     from calibration.cascade import Cascade, CascadeDecision, CascadeRun, CascadeStage

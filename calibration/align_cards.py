@@ -71,10 +71,12 @@ def aligned_system(
     *,
     examples: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]] = (),
     guidelines: str | None = None,
+    examples_intro: str | None = None,
 ) -> str | None:
     """The card's system text followed by guidelines and then examples (``(inputs, labels)``).
 
-    With neither, the card's own system text (``None`` if it has none).
+    With neither, the card's own system text (``None`` if it has none). ``examples_intro``
+    replaces the sentence that introduces the examples (pairs are introduced as pairs).
     """
     tags = card.tags | EXAMPLE_TAGS | frozenset(card.spec.inputs)
     parts = [card.spec.system.rstrip("\n")] if card.spec.system else []
@@ -84,7 +86,7 @@ def aligned_system(
             f"<guidelines>\n{neutralise_text(guidelines.strip(), tags)}\n</guidelines>",
         ]
     if examples:
-        parts.append(_EXAMPLES_INTRO)
+        parts.append(examples_intro or _EXAMPLES_INTRO)
         parts += [example_block(card, inputs, labels, tags) for inputs, labels in examples]
     if len(parts) == (1 if card.spec.system else 0):
         return card.spec.system

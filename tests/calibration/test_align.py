@@ -271,8 +271,8 @@ def test_setup_errors_exit_2_naming_what_is_wrong(
     result = align_cli(db, cards, server, "--guidelines", bad)
     assert result.exit_code == 2 and str(bad) in result.output and "UTF-8" in result.output
 
-    pairwise = align_cli(db, cards, server, "--card", "pairwise@1")
-    assert pairwise.exit_code == 2 and "pairwise card" in pairwise.output
+    pairwise = align_cli(db, cards, server, "--card", "pairwise@1")  # labels are on reference
+    assert pairwise.exit_code == 2 and "no human labels of pairwise@1" in pairwise.output
 
     no_dir = CliRunner().invoke(
         cli, ["align", "--card", "reference@1", "--model", MODEL, "--db", str(db),
@@ -340,15 +340,17 @@ def test_examples_are_neutralised_data() -> None:
 
 
 def test_a_candidate_is_never_scored_on_its_own_examples(tmp_path: Path) -> None:
-    from calibration.alignment import _Candidate, _Scorer
+    from calibration.align_run import Candidate, Plan, Scorer
+    from calibration.alignment import same_inputs
     from calibration.label_fields import label_fields
 
     card = load_card("reference@1")
     shown = AlignItem("r1", "q1", item(1), "match", None, "key1")
-    scorer = _Scorer(
-        card, "mock:judge", label_fields(card)["verdict"], 2, tmp_path, concurrency=1,
-        level=0.95, n_resamples=100, seed=0, judge_options={},
+    plan = Plan(
+        label_fields(card)["verdict"], (shown,), (), (), (),
+        judge_items=lambda *_: pytest.fail("judged"), leaks=same_inputs,
     )  # fmt: skip
+    scorer = Scorer(card, plan, 2, tmp_path, level=0.95, n_resamples=100, seed=0)
     with pytest.raises(AlignmentError, match="leakage guard: candidate 'examples' shows result"):
-        scorer.score(_Candidate("examples", None, (shown,)), [shown])
+        scorer.score(Candidate("examples", None, (shown,)), [shown])
     assert list(tmp_path.iterdir()) == []  # refused before its card was even built
