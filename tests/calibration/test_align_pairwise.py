@@ -10,6 +10,7 @@ import csv
 import re
 from collections import Counter
 from collections.abc import Callable
+from hashlib import sha256
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 import calibration
-from calibration.align_pair_split import AlignPair, PairSplit, labelled_pairs, split_pairs
+from calibration.align_pair_split import ANSWERS, AlignPair, PairSplit, labelled_pairs, split_pairs
 from calibration.align_pairwise import PAIR_EXAMPLES_INTRO
 from calibration.align_run import Candidate, Plan, Scorer
 from calibration.alignment import alignment_runs
@@ -207,7 +208,7 @@ def test_a_pairwise_card_is_aligned_on_pairs_judged_in_both_orders(
 def test_labels_on_either_order_name_one_pair_and_linked_pairs_split_together(
     tmp_path: Path, serve: Callable[..., FakeServer], env: None
 ) -> None:
-    server = serve(reply=pair_judge)
+    server = serve()  # card_reply: a position-consistent judge preferring the smaller sha256
     db = tmp_path / "labels.db"
     items, compared = labelled_db(db, server, tmp_path)
     # The same pair compared again, mirrored: its results are the pair's, not a new pair.
@@ -226,7 +227,9 @@ def test_labels_on_either_order_name_one_pair_and_linked_pairs_split_together(
     assert field == "winner" and len(found) == len(items) - 1 and len(used) == len(items)
     for pair in found:  # the reference names the pair as it is shown, whichever order was labelled
         assert pair.human == truth(pair.inputs["answer_a"], pair.inputs["answer_b"])
-        assert pair.judged == "tie"  # the stored judge's two orders disagreed on every pair
+        # What the stored judge said, in the pair's naming too, whichever order was labelled.
+        first, second = (sha256(pair.inputs[name].encode()).hexdigest() for name in ANSWERS)
+        assert pair.judged == ("A" if first < second else "B")
     # p2 was labelled on its second order (right answer shown first), then compared mirrored:
     # one pair, shown as its first labelled result shows it, with both people's votes.
     [twice] = [pair for pair in found if again.first_order.result_id in pair.result_ids]
