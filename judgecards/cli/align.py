@@ -80,6 +80,10 @@ def align(
     disagreements, with --guidelines — are scored on dev (Cohen's kappa with its interval); the
     best is scored once on test and, unless the card as is won, written as a new card version
     in the first --cards-dir. Every run is stored in the database.
+
+    A pairwise card is aligned on labelled pairs: pairs sharing an answer to the same question
+    stay in one part, examples show both answers and the people's winner, and every dev and
+    test pair is judged in both orders.
     """
     from calibration.alignment import align as run_alignment
     from judgecards.errors import StoreError
