@@ -196,9 +196,11 @@ class AlignmentRun:
         label_set_hash: ``sha256:<hex>`` over the human labels the run split, so two runs on
             the same labels can be told apart from runs on new ones.
         model: the judge model.
-        field: the label field kappa was measured on (verdict, else the first score axis).
+        field: the label field kappa was measured on (verdict, else the first score axis;
+            ``winner`` for a pairwise card).
         seed: the split's seed; ``k`` examples per example candidate.
-        n_pool, n_dev, n_test: items in the example pool, dev and test.
+        n_pool, n_dev, n_test: items (pairs, for a pairwise card) in the example pool, dev
+            and test.
         candidates: ``[{"name", "kappa", "low", "high", "n", "errors"}]`` on dev, in the
             order they were scored (nan is stored as ``None``).
         chosen: the name of the candidate picked on dev.
