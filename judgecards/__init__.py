@@ -79,6 +79,7 @@ _EXPORTS: dict[str, str] = {
     "StoreError": "judgecards.errors",
     "Tier": "judgecards.tiered.pipeline",
     "TieredEval": "judgecards.tiered.pipeline",
+    "EvalPlan": "judgecards.tiered.plan",
     "TieredReport": "judgecards.tiered.report",
     "TokenUsage": "judgecards.results",
     "TransportCounters": "judgecards.retry",
@@ -119,6 +120,7 @@ __all__ = [
     "CostCap",
     "Criterion",
     "elo",
+    "EvalPlan",
     "import_openai_graders",
     "import_promptfoo",
     "ImportResult",
@@ -314,6 +316,9 @@ if TYPE_CHECKING:
         JudgeCheck,
         Tier,
         TieredEval,
+    )
+    from judgecards.tiered.plan import (
+        EvalPlan,
     )
     from judgecards.tiered.report import (
         TieredReport,

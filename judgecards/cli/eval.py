@@ -30,7 +30,7 @@ from judgecards.cli._common import (
 from judgecards.cli._judge_output import judge_output, judge_output_options
 from judgecards.cli._output import OutputFile
 from judgecards.cli._progress import for_judge, reporting
-from judgecards.cli._rate import budget_lines, rate_judge_options, rate_limit_options
+from judgecards.cli._rate import budget_lines, finish_budget, rate_judge_options, rate_options
 
 
 @click.command("eval")
@@ -59,7 +59,14 @@ from judgecards.cli._rate import budget_lines, rate_judge_options, rate_limit_op
 @max_input_chars_option
 @prices_option
 @judge_output_options
-@rate_limit_options
+@rate_options
+@click.option(
+    "--plan",
+    is_flag=True,
+    help="Print the judge tier's projected cost (live and batch) as if every item reached it "
+    "(an upper bound: survivors are known only once the tiers run), then stop: no tier runs, "
+    "no call is made.",
+)
 @max_errors_option
 @ci_output_options
 @db_option
@@ -74,6 +81,8 @@ def eval_command(
     max_tokens: int | None,
     rpm: float | None,
     tpm: float | None,
+    max_cost: float | None,
+    plan: bool,
     max_errors: ErrorBudget,
     junit: Path | None,
     summary_md: Path | None,
@@ -88,8 +97,10 @@ def eval_command(
     path are checked before the database is opened or any call is made.
 
     Exit status: 0 no item ended as an error (failing a tier is an outcome, not an error), or the
-    errors are within --max-errors; 1 more errors than that; 2 a bad config, items file or
-    output path, nothing evaluated; 130 interrupted (what the judge saved is printed).
+    errors are within --max-errors; 1 more errors than that, or items the judge tier did not
+    start under --max-cost; 2 a bad config, items file or output path (or a --max-cost on a
+    judge model with no price), nothing evaluated; 130 interrupted (what the judge saved is
+    printed).
     """
     from judgecards.store import Store
     from judgecards.tiered.config import build_pipeline, check_fields, load_config, read_items
@@ -106,13 +117,16 @@ def eval_command(
     ci = CiOutputs(junit, summary_md, output_format)
     ci.check(as_json=as_json, others=[output_path, db])
     # Every judge tier's settings from the command line (they override the config's).
-    overrides = {**judge_output(output_mode, max_tokens), **rate_judge_options(rpm, tpm)}
+    overrides = {
+        **judge_output(output_mode, max_tokens),
+        **rate_judge_options(rpm, tpm, max_cost),
+    }
     # Every check, card and judge setting is validated by building the pipeline against a
     # scratch in-memory store first: a bad config must not create or migrate the database.
     with Store(":memory:") as scratch:
         trial = build_pipeline(
             config, source, db=scratch, model=model, max_input_chars=limit, prices=prices,
-            judge_output=overrides,
+            judge_output=overrides, stand_in=plan,
         )  # fmt: skip
         try:
             check_fields(config, source, trial, items, items_path)
@@ -121,9 +135,19 @@ def eval_command(
                 trial.judge.judge.close()
     pipeline = build_pipeline(
         config, source, db=db, model=model, max_input_chars=limit, prices=prices,
-        judge_output=overrides,
+        judge_output=overrides, stand_in=plan,
     )  # fmt: skip
     judge = pipeline.judge
+    if plan:  # the judges' provider is the offline stand-in: nothing can be called
+        try:
+            projected = pipeline.plan(items)
+            click.echo(
+                json.dumps(projected.to_dict(), indent=2) if as_json else projected.as_text()
+            )
+        finally:
+            if judge is not None:
+                judge.judge.close()
+        return
     model = judge.judge.model if judge is not None else None
     if judge is not None and model:
         mock_banner(model)
@@ -161,6 +185,9 @@ def eval_command(
                 "elapsed_s": round(elapsed, 3), **report.to_dict()}  # fmt: skip
         if judged:
             data["cost_usd"] = run_cost(r.cost_usd for r in judged)
+        if judge is not None and (cap := judge.judge.budget) is not None:
+            spend = cap.stats()
+            data["budget"] = {"cap_usd": spend.cap, "spent_usd": spend.spent}
         click.echo(json.dumps(data, indent=2))
     else:
         click.echo(report.as_text())
@@ -188,3 +215,5 @@ def eval_command(
         if outcome.outcome == "error"
     )
     finish_run(errors, len(report.items), max_errors)
+    if judge is not None:
+        finish_budget(judge.judge)

@@ -39,6 +39,7 @@ module          what it holds
 ``checks``      `CheckResult`, the `Check` protocol and the deterministic checks
 ``pipeline``    `Tier`, `JudgeCheck` and `TieredEval`
 ``report``      `TieredReport`, `ItemOutcome`, `TierStats`
+``plan``        `EvalPlan`: the judge tier's projected cost before any call (an upper bound)
 ``config``      the YAML/TOML config of ``judgecards eval`` (`load_config`, `build_pipeline`)
 ==============  ===================================================================================
 """
@@ -53,11 +54,13 @@ from judgecards.tiered.checks import (
     metric_check_names,
 )
 from judgecards.tiered.pipeline import JudgeCheck, Tier, TieredEval
+from judgecards.tiered.plan import EvalPlan
 from judgecards.tiered.report import ItemOutcome, TieredReport, TierStats
 
 __all__ = [
     "Check",
     "CheckResult",
+    "EvalPlan",
     "ItemOutcome",
     "JsonCheck",
     "JudgeCheck",

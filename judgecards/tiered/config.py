@@ -300,6 +300,7 @@ def build_pipeline(
     max_input_chars: int | None = DEFAULT_MAX_INPUT_CHARS,
     prices: PriceTable | None = None,
     judge_output: Mapping[str, Any] | None = None,
+    stand_in: bool = False,
 ) -> TieredEval:
     """The `TieredEval` a config describes; the judge, if any, stores its results in ``db``.
 
@@ -310,7 +311,8 @@ def build_pipeline(
     limit (`judgecards.Judge`; ``None``: none): a longer input makes that item an error record.
     ``prices`` (``--prices``) prices every judge's results (else the shipped table and
     ``JUDGECARDS_PRICES``). ``judge_output`` (``--output-mode``, ``--max-tokens``) overrides every
-    judge tier's ``output_mode`` and ``max_tokens``.
+    judge tier's ``output_mode`` and ``max_tokens``. ``stand_in`` (``eval --plan``) gives every
+    judge the offline stand-in provider (`judgecards.replay`): no API key, no call possible.
 
     Raises:
         InputError: a check, card or judge setting the config names is invalid (with its line),
@@ -334,8 +336,9 @@ def build_pipeline(
         if tier.judge is not None:
             loc: tuple[str | int, ...] = ("tiers", position, "judge")
             judge = _build_judge(
-                tier.judge, source, loc, base, db, model, max_input_chars, prices, judge_output
-            )
+                tier.judge, source, loc, base, db, model, max_input_chars, prices, judge_output,
+                stand_in,
+            )  # fmt: skip
             try:
                 stages.append(
                     JudgeCheck(
@@ -373,8 +376,10 @@ def _build_judge(
     max_input_chars: int | None,
     prices: PriceTable | None = None,
     judge_output: Mapping[str, Any] | None = None,
+    stand_in: bool = False,
 ) -> Judge:
     from judgecards.judge import Judge
+    from judgecards.replay import replay_stand_in
 
     directories = [spec.cards_dir] if isinstance(spec.cards_dir, str) else spec.cards_dir
     options: dict[str, Any] = {"timeout": spec.timeout, "max_input_chars": max_input_chars}
@@ -389,6 +394,8 @@ def _build_judge(
     same_provider = model is None or model.partition(":")[0] == spec.model.partition(":")[0]
     if spec.base_url and same_provider:
         options["base_url"] = spec.base_url
+    if stand_in:
+        options["provider"] = replay_stand_in(model or spec.model)
     try:
         return Judge(
             spec.card, model or spec.model, db=db, cache=spec.cache, max_attempts=spec.max_attempts,

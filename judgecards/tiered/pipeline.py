@@ -22,6 +22,7 @@ from judgecards.tiered.checks import (
     MetricCheck,
     format_number,
 )
+from judgecards.tiered.plan import EvalPlan, plan_eval
 from judgecards.tiered.report import ItemOutcome, Outcome, TieredReport, TierStats
 
 if TYPE_CHECKING:
@@ -38,7 +39,8 @@ class JudgeCheck:
     flight, results stored and cached as usual). An item passes when the judge's verdict is in
     ``pass_verdicts`` (if given) and every named score is within ``min_scores``/``max_scores``
     (inclusive). A judge error record (invalid output after re-asks, a failed call, a missing
-    input) makes the item an ``error``.
+    input) makes the item an ``error``; an item a judge's ``max_cost`` left unstarted is
+    ``not_judged`` (not an error: a re-run with a higher cap judges it).
 
     Args:
         judge: the judge (card + model) to run.
@@ -191,11 +193,12 @@ class Tier:
 
 _Stage = Tier | JudgeCheck
 _PRECEDENCE: tuple[CheckStatus, ...] = ("fail", "error", "accept")
-_OUTCOMES: dict[CheckStatus, Outcome] = {
+_OUTCOMES: dict[str, Outcome] = {
     "pass": "pass",
     "accept": "pass",
     "fail": "fail",
     "error": "error",
+    "not_judged": "not_judged",
 }
 
 
@@ -261,6 +264,12 @@ class TieredEval:
         last = self.tiers[-1]
         return last if isinstance(last, JudgeCheck) else None
 
+    def plan(self, items: Iterable[Mapping[str, Any]]) -> EvalPlan:
+        """The projected cost of `run` with no call (`judgecards.tiered.plan`): the deterministic
+        tiers are free, and the judge tier is projected on every item, an upper bound, since
+        which items survive the earlier tiers is known only once they run."""
+        return plan_eval(self, items)
+
     def run(
         self, items: Iterable[Mapping[str, Any]], *, progress: Progress | None = None
     ) -> TieredReport:
@@ -307,7 +316,7 @@ class TieredEval:
         last = len(self.tiers)
         for number, stage in enumerate(self.tiers, start=1):
             alive = [index for index in range(len(rows)) if index not in final]
-            decisions: list[tuple[CheckStatus, list[str]]] = []
+            decisions: list[tuple[str, list[str]]] = []
             judge_results: list[JudgeResult | None] = [None] * len(alive)
             if isinstance(stage, JudgeCheck):
                 batch = [stage.judge_item(rows[index]) for index in alive]
@@ -317,6 +326,9 @@ class TieredEval:
                     )
                 judge_results = list(judged)
                 for judgment in judged:
+                    if judgment.status == "not_judged":  # left by the judge's max_cost
+                        decisions.append(("not_judged", [judgment.error or "not judged"]))
+                        continue
                     decision = stage.decide(judgment)
                     decisions.append(
                         (decision.status, [decision.reason] if decision.reason else [])
@@ -324,7 +336,7 @@ class TieredEval:
             else:
                 for index in alive:
                     decisions.append(_apply_tier(stage, rows[index], values[index]))
-            counts = {"pass": 0, "accept": 0, "fail": 0, "error": 0}
+            counts = {"pass": 0, "accept": 0, "fail": 0, "error": 0, "not_judged": 0}
             for index, (status, reasons), result in zip(alive, decisions, judge_results):
                 counts[status] += 1
                 if status == "pass" and number < last:
@@ -343,7 +355,7 @@ class TieredEval:
             stats.append(TierStats(
                 name=stage.name, number=number, kind="judge" if isinstance(stage, JudgeCheck) else "checks",
                 items_in=len(alive), passed=counts["pass"], accepted=counts["accept"],
-                failed=counts["fail"], errors=counts["error"],
+                failed=counts["fail"], errors=counts["error"], not_judged=counts["not_judged"],
             ))  # fmt: skip
         outcomes = tuple(final[index] for index in range(len(rows)))
         judge_tier = self.judge
@@ -362,7 +374,7 @@ class TieredEval:
             tiers=tuple(stats),
             judge_card=judge_tier.judge.card.ref,
             judge_model=judge_tier.judge.model,
-            judged=stats[-1].items_in,
+            judged=stats[-1].items_in - stats[-1].not_judged,
             judge_calls_saved=saved,
             served_from_cache=sum(1 for r in judged if r.cached),
             estimated_tokens_avoided=estimate,

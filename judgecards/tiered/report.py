@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ItemOutcome", "Outcome", "TierStats", "TieredReport"]
 
-Outcome = Literal["pass", "fail", "error"]
+Outcome = Literal["pass", "fail", "error", "not_judged"]
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,8 @@ class ItemOutcome:
     Attributes:
         index: the item's 0-based position in the input.
         id: the item's ``id`` field as a string, if it has one.
-        outcome: ``pass``, ``fail`` or ``error``.
+        outcome: ``pass``, ``fail``, ``error`` or ``not_judged`` (the judge's ``max_cost`` left
+            it unstarted: not an error, and a re-run with a higher cap judges it).
         tier: the name of the tier that decided it (the last tier for an item that passed all).
         tier_number: that tier's 1-based position.
         accepted: passed early by an ``accept`` result, skipping the later tiers.
@@ -77,7 +78,7 @@ class ItemOutcome:
 
 @dataclass(frozen=True)
 class TierStats:
-    """Counts for one tier. ``items_in == passed + accepted + failed + errors``.
+    """Counts for one tier. ``items_in == passed + accepted + failed + errors + not_judged``.
 
     Attributes:
         name: the tier's name.
@@ -88,6 +89,7 @@ class TierStats:
         accepted: items passed early here, skipping the later tiers.
         failed: items that failed here.
         errors: items the tier could not decide.
+        not_judged: items the judge tier's ``max_cost`` left unstarted.
     """
 
     name: str
@@ -98,6 +100,7 @@ class TierStats:
     accepted: int
     failed: int
     errors: int
+    not_judged: int = 0
 
 
 @dataclass(frozen=True)
@@ -108,7 +111,8 @@ class TieredReport:
         items: one `ItemOutcome` per input item, in input order.
         tiers: one `TierStats` per tier, in order.
         judge_card / judge_model: the judge tier's card (``name@version``) and model, if any.
-        judged: items sent to the judge (None without a judge tier).
+        judged: items sent to the judge (None without a judge tier); items its ``max_cost``
+            left unstarted are not counted.
         judge_calls_saved: items not sent to the judge, each a judgment not paid for:
             ``len(items) - judged`` (None without a judge tier). Counted per item; re-asks and
             transport retries the skipped items might have needed are not included.
@@ -130,7 +134,7 @@ class TieredReport:
         """Items with this final outcome.
 
         Args:
-            outcome: ``pass``, ``fail`` or ``error``.
+            outcome: ``pass``, ``fail``, ``error`` or ``not_judged``.
 
         Returns:
             How many items ended so.
@@ -155,7 +159,7 @@ class TieredReport:
             ]
             tiers.append({
                 "name": stats.name, "number": stats.number, "kind": stats.kind, "in": stats.items_in,
-                "passed": stats.passed, "accepted": stats.accepted, "failed": stats.failed, "errors": stats.errors,
+                "passed": stats.passed, "accepted": stats.accepted, "failed": stats.failed, "errors": stats.errors, "not_judged": stats.not_judged,
                 "failures": [{"index": i.index, "id": i.id, "outcome": i.outcome, "reasons": list(i.reasons)} for i in decided],
             })  # fmt: skip
         return {
@@ -163,6 +167,7 @@ class TieredReport:
             "passed": self.count("pass"),
             "failed": self.count("fail"),
             "errors": self.count("error"),
+            "not_judged": self.count("not_judged"),
             "judge": judge,
             "tiers": tiers,
             "results": [item.to_dict() for item in self.items],
@@ -205,6 +210,7 @@ class TieredReport:
         lines.append(
             f"{total} items: {self.count('pass')} passed, {self.count('fail')} failed, "
             f"{errors} {'error' if errors == 1 else 'errors'}"
+            + (f", {left} not judged (--max-cost)" if (left := self.count("not_judged")) else "")
         )
         if self.judge_calls_saved is not None:
             share = f" ({self.judge_calls_saved / total:.0%})" if total else ""
