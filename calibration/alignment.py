@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from calibration.align_cards import card_path
+from calibration.align_pair_split import ANSWERS
 from calibration.align_pairwise import pair_plan
 from calibration.align_run import AlignmentResult, CandidateScore, Plan, run_plan
 from calibration.align_split import AlignItem, labelled_items, split_labelled
@@ -170,7 +171,8 @@ def align(
         raise AlignmentError(f"k must be at least 1, got {k}")
     library = CardLibrary(cards_dir)
     source = library.get(card)
-    pairwise = any(spec.kind == "winner" for spec in label_fields(source).values())
+    # A pairwise card: a winner to label and two answers to put in both orders.
+    pairwise = "winner" in label_fields(source) and set(ANSWERS) <= set(source.spec.inputs)
     target = _target_dir(write_to, cards_dir)
     if guidelines is not None and not guidelines.strip():
         raise AlignmentError("the guidelines are empty")
