@@ -59,6 +59,7 @@ from judgecards.retry import (
 )
 from judgecards.schemas import RubricPolicy
 from judgecards.store import CacheEntry, Store
+from judgecards.token_count import counter_for
 
 if TYPE_CHECKING:
     from judgecards.batch.collect import BatchCollection
@@ -258,7 +259,7 @@ class Judge:
                     refused += 1
         return RunPlan.of(
             self.model, self.prices.lookup(self.model), requests,
-            items=total, stored=len(stored), refused=refused,
+            items=total, stored=len(stored), refused=refused, counter=counter_for(self.model),
         )  # fmt: skip
 
     def score_many(

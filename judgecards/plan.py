@@ -1,8 +1,9 @@
 """A run's projected cost before any call (`Judge.plan`, ``judgecards score --plan``).
 
-Every prompt the run would send first is rendered, exactly as it would be sent; its tokens are
-estimated as characters / 4, rounded up (OpenAI's rule of thumb for English text; no tokenizer
-is required, and none is used, so the figure is an estimate for every provider). A reply is not
+Every prompt the run would send first is rendered, exactly as it would be sent; its input tokens
+(system prompt, messages and a schema sent natively, which providers bill as input) are counted
+as `judgecards.token_count` says: OpenAI's tokenizer for OpenAI models when the ``tokens`` extra
+is installed, else characters / 4, rounded up; an estimate either way. A reply is not
 known in advance, so the projection is a range: input only (the least the calls can cost) to
 input plus every reply at its ``max_tokens`` cap (the most they can cost without re-asks).
 Re-asks after an invalid reply add calls and are not projected. Items already stored cost
@@ -11,23 +12,22 @@ nothing; items refused for their inputs are never sent.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from judgecards.pricing import ModelPrice, format_cost
 from judgecards.providers.base import CompletionRequest
+from judgecards.token_count import CHARACTERS, TOKEN_ESTIMATE, TokenCounter
 
 __all__ = ["TOKEN_ESTIMATE", "RunPlan", "estimate_tokens"]
 
-TOKEN_ESTIMATE = "characters / 4, rounded up"
-
 
 def estimate_tokens(request: CompletionRequest) -> int:
-    """Estimated input tokens of one request: its system prompt and messages, characters / 4."""
-    chars = len(request.system or "") + sum(len(message.content) for message in request.messages)
-    return math.ceil(chars / 4)
+    """Estimated input tokens of one request, characters / 4: its system prompt, messages and
+    the schema when it is sent natively (billed as input too). For caps and rate limits, which
+    count every request on the way out; `RunPlan` uses a tokenizer where there is one."""
+    return CHARACTERS.count(request)
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ class RunPlan:
             cached: first reply already in the response cache (free); to_judge: the rest, one
             first request each.
         unit: what an item is, in the text (``compare`` plans "judgments", two per pair).
-        input_tokens: estimated (`TOKEN_ESTIMATE`) over the requests to send.
+        input_tokens: counted over the requests to send (``token_method`` says how).
         max_output_tokens: ``to_judge`` × the reply cap (``max_tokens``).
     """
 
@@ -54,6 +54,7 @@ class RunPlan:
     max_output_tokens: int
     cached: int = 0
     unit: str = "items"
+    token_method: str = TOKEN_ESTIMATE
 
     @classmethod
     def of(
@@ -67,12 +68,15 @@ class RunPlan:
         refused: int,
         cached: int = 0,
         unit: str = "items",
+        counter: TokenCounter = CHARACTERS,
     ) -> RunPlan:
-        """The plan of sending ``requests`` (each capped at its own ``max_tokens``)."""
+        """The plan of sending ``requests`` (each capped at its own ``max_tokens``), their input
+        tokens counted by ``counter`` (`judgecards.token_count.counter_for` the model)."""
         return cls(
             model=model, price=price, items=items, stored=stored, refused=refused,
-            to_judge=len(requests), input_tokens=sum(estimate_tokens(r) for r in requests),
+            to_judge=len(requests), input_tokens=sum(counter.count(r) for r in requests),
             max_output_tokens=sum(r.max_tokens for r in requests), cached=cached, unit=unit,
+            token_method=counter.method,
         )  # fmt: skip
 
     def live_cost(self) -> tuple[float, float] | None:
@@ -99,7 +103,7 @@ class RunPlan:
             "model": self.model, "items": self.items, "stored": self.stored,
             "refused": self.refused, "cached": self.cached, "to_judge": self.to_judge,
             "input_tokens_estimated": self.input_tokens,
-            "max_output_tokens": self.max_output_tokens, "token_estimate": TOKEN_ESTIMATE,
+            "max_output_tokens": self.max_output_tokens, "token_estimate": self.token_method,
             "live_cost_usd": list(live) if live else None,
             "batch_cost_usd": list(batch) if batch else None,
         }  # fmt: skip
@@ -118,7 +122,7 @@ class RunPlan:
             f"{self.stored} already stored (free), "
             + (f"{self.cached} answered from the response cache (free), " if self.cached else "")
             + f"{self.refused} refused for their inputs",
-            f"tokens:    ~{self.input_tokens:,} in (estimated: {TOKEN_ESTIMATE}), "
+            f"tokens:    ~{self.input_tokens:,} in (estimated: {self.token_method}), "
             f"replies capped at {self.max_output_tokens:,} out",
             f"cost live: {span(live)} (input only to every reply at its cap; re-asks extra)",
             f"batch:     {span(batch)} through the provider's batch API (judgecards calls live)",

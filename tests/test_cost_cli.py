@@ -16,6 +16,7 @@ from click.testing import CliRunner, Result
 
 from judgecards.cli import cli
 from judgecards.store import Store
+from judgecards.token_count import counter_for
 from tests.fakes.http import Script, openai_chat, reference_judgment
 from tests.fakes.judges import openai_judge
 from tests.fakes.server import FakeServer, card_reply
@@ -313,6 +314,12 @@ def test_a_database_from_before_costs_is_upgraded_not_misread(tmp_path: Path) ->
 # ---------------------------------------------------------------- --plan
 
 
+def compact(response_format: dict[str, Any]) -> str:
+    """The schema of a ``response_format`` as the compact JSON its tokens are counted on."""
+    schema = response_format["json_schema"]["schema"]
+    return json.dumps(schema, separators=(",", ":"), ensure_ascii=False)
+
+
 def test_plan_estimates_the_prompts_it_would_send_and_calls_nothing() -> None:
     items = [{"id": f"q{i}", **QUESTION, "model_output": f"{i} °C"} for i in range(3)]
     items.append({"id": "bad", "question": "no gold answer", "model_output": "x"})
@@ -328,10 +335,18 @@ def test_plan_estimates_the_prompts_it_would_send_and_calls_nothing() -> None:
     assert (plan.items, plan.to_judge, plan.stored, plan.refused) == (4, 3, 0, 1)
 
     judge.score_many(items, concurrency=1)
-    # The estimate is over exactly the prompts then sent: characters / 4, rounded up.
-    # (the OpenAI body carries the system prompt as its first message)
-    sent = [sum(len(m["content"]) for m in body["messages"]) for body in script.bodies()]
-    assert plan.input_tokens == sum(-(-chars // 4) for chars in sent)
+    # The count is over exactly what is then sent and billed as input: the messages (the
+    # OpenAI body carries the system prompt as the first) and the schema sent natively, each
+    # text counted by OpenAI's tokenizer (the `tokens` extra is part of the test install).
+    count = counter_for("openai:gpt-4o")
+    assert plan.token_method == count.method == "o200k_base (tiktoken)" and count.encode
+    texts = [
+        [*(m["content"] for m in body["messages"]), compact(body["response_format"])]
+        for body in script.bodies()
+    ]
+    assert plan.input_tokens == sum(count.encode(text) for sent in texts for text in sent)
+    schema_tokens = sum(count.encode(sent[-1]) for sent in texts)
+    assert schema_tokens > 3 * 100  # the schema is a large share of what is billed
     assert plan.max_output_tokens == 3 * judge.max_tokens
     low, high = plan.live_cost() or (0, 0)
     assert low == pytest.approx(plan.input_tokens * GPT4O[0] / 1e6)
