@@ -27,6 +27,14 @@ from judgecards.cli._common import (
     prices_option,
     warn_if_uncalibrated,
 )
+from judgecards.cli._compare_cost import (
+    check_cost_options,
+    compare_cost_options,
+    finish_pairs_budget,
+    pairs_budget_data,
+    pairs_budget_lines,
+    print_compare_plan,
+)
 from judgecards.cli._judge_output import judge_output, judge_output_options
 from judgecards.cli._output import OutputFile
 from judgecards.cli._progress import for_judge, reporting
@@ -135,6 +143,7 @@ class _Joined:
 @max_input_chars_option
 @prices_option
 @rate_limit_options
+@compare_cost_options
 @judge_output_options
 @max_errors_option
 @ci_output_options
@@ -160,6 +169,8 @@ def compare(
     prices: Any,
     rpm: float | None,
     tpm: float | None,
+    plan: bool,
+    max_cost: float | None,
     output_mode: str | None,
     max_tokens: int | None,
     max_errors: ErrorBudget,
@@ -177,13 +188,15 @@ def compare(
     bootstrap intervals, a sign test, position consistency and bias checks.
 
     Exit status: 0 every pair was judged in both orders (or the failed pairs are within
-    --max-errors); 1 more failed pairs than that; 2 a usage or input error, nothing judged;
+    --max-errors); 1 more failed pairs than that, or pairs not judged under --max-cost; 2 a
+    usage or input error (or a --max-cost on a model with no price), nothing judged;
     130 interrupted (what was saved is printed).
     """
     from judgecards.cards import load_card
     from judgecards.judge import Judge
     from judgecards.pairwise.compare import compare_many
     from judgecards.pairwise.report import comparison_report
+    from judgecards.replay import replay_stand_in
 
     # Cheap checks first: nothing below opens the database or calls the provider.
     card = load_card(card_ref, cards_dir=list(cards_dirs) or None)
@@ -193,6 +206,7 @@ def compare(
             file=card.path,
             field="inputs",
         )
+    check_cost_options(plan=plan, max_cost=max_cost, use_batch=use_batch)
     limit = input_limit(max_input_chars)
     joined = _join(_read_side(a_path, limit), _read_side(b_path, limit), model_a, model_b)
     output = OutputFile(output_path)
@@ -205,11 +219,16 @@ def compare(
         options["base_url"] = base_url
     if prices is not None:
         options["prices"] = prices
-    options.update(rate_judge_options(rpm, tpm))
+    options.update(rate_judge_options(rpm, tpm, max_cost))
+    # A plan makes no call, so it needs no API key: the offline stand-in has the same keys
+    # (as a provider, not offline=True, which --no-cache would contradict).
     with Judge(
         card, model, db=db, cache=not no_cache, max_attempts=max_attempts,
-        max_input_chars=limit, **options,
+        max_input_chars=limit, provider=replay_stand_in(model) if plan else None, **options,
     ) as judge:  # fmt: skip
+        if plan:
+            print_compare_plan(judge, joined.pairs, as_json=as_json)
+            return
         if use_batch:
             from judgecards.batch.pairs import submit_pairs
             from judgecards.cli.batch import submitted_text
@@ -246,8 +265,11 @@ def compare(
     from judgecards.pricing import run_cost, run_cost_text
 
     report = comparison_report(comparisons, judge_model=model, seed=seed)
-    failed = [c for c in comparisons if not c.ok]
-    orders = [o for c in comparisons for o in (c.first_order, c.second_order)]
+    failed = [c for c in comparisons if c.status == "error"]
+    # Orders a --max-cost left were neither called nor served: not counted as either.
+    orders = [
+        o for c in comparisons for o in (c.first_order, c.second_order) if o.status != "not_judged"
+    ]
     calls = sum(1 for o in orders if not o.cached)
     if as_json:
         data = report.to_dict()
@@ -263,6 +285,7 @@ def compare(
                 "unmatched": {"only_in_a": joined.only_in_a, "only_in_b": joined.only_in_b},
                 "judgments_served_without_call": len(orders) - calls,
                 "cost_usd": run_cost(o.cost_usd for o in orders),
+                **pairs_budget_data(judge, comparisons),
                 "output": str(output_path),
                 "elapsed_s": round(elapsed, 3),
                 "mock": model.startswith("mock:"),
@@ -287,7 +310,7 @@ def compare(
         costs = [o.cost_usd for o in orders]
         mock = model.startswith("mock:")
         lines.append(f"cost:      {run_cost_text(costs, cached=len(orders) - calls, mock=mock)}")
-        lines.extend(budget_lines(judge))
+        lines.extend(budget_lines(judge, cap=False) + pairs_budget_lines(judge, comparisons))
         click.echo("\n".join(lines))
     ci.emit(compare_run(comparisons, subject=f"{judge.card.ref} on {model}", seconds=elapsed))
     mock_banner(model)
@@ -297,6 +320,7 @@ def compare(
         max_errors,
         unit="pairs",
     )
+    finish_pairs_budget(comparisons)
 
 
 # A line's fields and the pairwise card inputs they become (the answer: answer_a or answer_b).
