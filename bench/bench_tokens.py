@@ -4,12 +4,13 @@ On SQuAD 2.0 dev questions with a public system's predictions as the judged answ
 of `bench.bench_structured`, ``../shared/data/squad``), for ``reference@1`` and ``reference@2``
 with the schema in the prompt and sent natively:
 
-  * input tokens per judgment (system prompt + message, as `judgecards.plan` estimates them:
-    characters / 4; no provider tokenizer is installed here: tiktoken fetches its encodings
-    over the network on first use) and their share of v1's. Target (issue 10): v2 with native
-    output <= 50% of v1's;
+  * input tokens per judgment as `Judge.plan` counts them (system prompt, message, and the
+    schema when it is sent natively, which providers bill as input), counted two ways:
+    characters / 4 and, with the ``tokens`` extra, OpenAI's o200k_base tokenizer (gpt-4o's);
+    and their share of v1's (schema in the prompt). Target (issue 10): v2 with native output
+    <= 50% of v1's;
   * the static share: the part of the prompt before the item (`judgecards.prompt_cache`), the
-    only part a provider can cache;
+    only part a provider can cache (characters; the schema sent natively is not in it);
   * against a loopback fake of Anthropic's Messages API that bills a ``cache_control`` prefix
     it has already answered as a cache read and a new one as a cache write (tokens = characters
     / 4), the real ``anthropic`` SDK judging every item at concurrency C: the share of the
@@ -39,13 +40,14 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench._runs import Measure, machine, repeat, table  # noqa: E402
-from bench.bench_structured import squad_items, tokens_per_judgment  # noqa: E402
+from bench.bench_structured import COUNTED_BY, squad_items, tokens_per_judgment  # noqa: E402
 from judgecards import Judge  # noqa: E402
 from judgecards.cards import load_card  # noqa: E402
 from judgecards.pricing import load_prices  # noqa: E402
 from judgecards.prompt_cache import CACHE_MINIMUMS_ENV  # noqa: E402
 from judgecards.render import render  # noqa: E402
 from judgecards.structured_output import guards_schema  # noqa: E402
+from judgecards.token_count import CHARACTERS, counter_for  # noqa: E402
 from tests.fakes.http import reference_judgment  # noqa: E402
 from tests.fakes.server import FakeRequest, FakeServer  # noqa: E402
 
@@ -143,15 +145,21 @@ def cache_run(items: list[dict[str, str]], concurrency: int, latency: float) -> 
 
 def run(items: list[dict[str, str]], concurrency: int, latency: float) -> list[Measure]:
     measures: list[Measure] = []
-    v1, _ = tokens_per_judgment("reference@1", "prompt", items)
+    for label, model in COUNTED_BY.items():
+        if label == "o200k" and counter_for(model) is CHARACTERS:
+            continue  # the `tokens` extra is not installed
+        v1 = tokens_per_judgment("reference@1", "prompt", items, model)[0]
+        for card in ("reference@1", "reference@2"):
+            for mode in ("prompt", "native"):
+                tokens = tokens_per_judgment(card, mode, items, model)[0]
+                name = f"{card} {mode} ({label})"
+                target = "<= 0.50" if (card, mode) == ("reference@2", "native") else ""
+                measures.append(Measure(f"{name}: input tokens/judgment", tokens, "", 0))
+                measures.append(Measure(f"{name}: share of v1", tokens / v1, "", 3, target))
     for card in ("reference@1", "reference@2"):
         for mode in ("prompt", "native"):
-            tokens, _ = tokens_per_judgment(card, mode, items)
-            target = "<= 0.50" if (card, mode) == ("reference@2", "native") else ""
-            measures.append(Measure(f"{card} {mode}: input tokens/judgment", tokens, "", 0))
-            measures.append(Measure(f"{card} {mode}: share of v1", tokens / v1, "", 3, target))
             share = static_share(card, mode == "native", items)
-            measures.append(Measure(f"{card} {mode}: static share", share, "", 3))
+            measures.append(Measure(f"{card} {mode}: static share of the prompt", share, "", 3))
     return measures + cache_run(items, concurrency, latency)
 
 
