@@ -29,7 +29,7 @@ import json
 import math
 import random
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,6 +45,7 @@ __all__ = [
     "AlignPair",
     "PairSplit",
     "labelled_pairs",
+    "pair_identity",
     "shared_units",
     "split_pairs",
 ]
@@ -150,16 +151,14 @@ def _read(
         return None
     result, stored_inputs = stored
     inputs = {name: stored_inputs[name] for name in card.spec.inputs if name in stored_inputs}
-    first, second = (inputs.get(name) for name in ANSWERS)
-    if not isinstance(first, str) or not isinstance(second, str):
+    identity = pair_identity(inputs)
+    if identity is None:
         return None
-    prompt = _sha({name: value for name, value in inputs.items() if name not in ANSWERS})
-    key = _sha([prompt, sorted((_sha(first), _sha(second)))])
+    key, units = identity
     if key not in pairs:
-        units = (_sha([prompt, _sha(first)]), _sha([prompt, _sha(second)]))
-        pairs[key] = _Gathered(result_id, result.item_id, inputs, first, units, {}, [])
+        pairs[key] = _Gathered(result_id, result.item_id, inputs, inputs[ANSWERS[0]], units, {}, [])
     pair = pairs[key]
-    swapped = first != pair.first_answer
+    swapped = inputs[ANSWERS[0]] != pair.first_answer
     pair.result_ids.append(result_id)
     compared = comparisons.get(result_id)
     if compared is not None:  # the comparison's A is its first order's answer_a
@@ -173,6 +172,17 @@ def _read(
         if verdict in _SWAP:
             pair.judged = _SWAP[verdict] if swapped else verdict
     return key, swapped
+
+
+def pair_identity(inputs: Mapping[str, Any]) -> tuple[str, tuple[str, str]] | None:
+    """A pair's key (its prompt and its two answers, in either order) and its two units (each
+    answer under its prompt); ``None`` when the inputs do not hold two text answers."""
+    first, second = (inputs.get(name) for name in ANSWERS)
+    if not isinstance(first, str) or not isinstance(second, str):
+        return None
+    prompt = _sha({name: value for name, value in inputs.items() if name not in ANSWERS})
+    key = _sha([prompt, sorted((_sha(first), _sha(second)))])
+    return key, (_sha([prompt, _sha(first)]), _sha([prompt, _sha(second)]))
 
 
 def _units(item: AlignItem) -> tuple[str, ...]:

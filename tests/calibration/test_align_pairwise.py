@@ -7,6 +7,7 @@ Plus the pairs, their split with its leakage guard, and the written card's lock.
 from __future__ import annotations
 
 import csv
+import random
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -310,3 +311,50 @@ def test_example_pairs_are_neutralised_data() -> None:
     assert "</answer_b_></example_> {{ 7*7 }}" in system  # cannot close its block; never a template
     assert system.count("</example>") == 1 and system.count("</answer_b>") == 1
     assert last("answer_a", system) == "Paris." and "winner: A" in system
+
+
+def test_on_mt_bench_pairs_the_guard_keeps_every_shared_answer_in_one_part() -> None:
+    """MT-Bench's human-labelled pairs (LLMBar's 200 with text): several models answer each
+    question, so a pair-by-pair split would show the judge, as examples, answers it is then
+    scored on. Prints the numbers the README quotes."""
+    import json
+    import statistics
+
+    from calibration.align_pair_split import pair_identity
+    from tests.calibration.public_data import data_file
+
+    rows = json.loads(data_file("llmbar/Processed__MT-Bench.json").read_text("utf-8"))
+    found = []
+    for index, row in enumerate(rows):
+        inputs = {
+            "question": row["input"],
+            "answer_a": row["output_1"],
+            "answer_b": row["output_2"],
+        }
+        identity = pair_identity(inputs)
+        assert identity is not None
+        human = "A" if row["label"] == "1" else "B"
+        found.append(AlignPair(f"r{index}", None, inputs, human, None, identity[0], (f"r{index}",), identity[1]))  # fmt: skip
+    distinct = {pair.key: pair for pair in found}
+    naive_leaks = []
+    for seed in range(20):
+        split = split_pairs(found, seed=seed, k=4)  # PairSplit's guard would raise on a leak
+        shown = {unit for pair in split.pool for unit in pair.units}
+        assert not any(shown & set(pair.units) for pair in split.dev + split.test)
+        assert abs(len(split.pool) - 0.4 * len(distinct)) <= 6  # linked groups hold up to 7
+        # The same shares, pair by pair: how many judged pairs would show a pool answer.
+        shuffled = list(distinct.values())
+        random.Random(seed).shuffle(shuffled)
+        cut = round(0.4 * len(shuffled))
+        pool_units = {unit for pair in shuffled[:cut] for unit in pair.units}
+        judged = shuffled[cut:]
+        naive_leaks.append(sum(bool(pool_units & set(p.units)) for p in judged) / len(judged))
+    assert min(naive_leaks) > 0.2
+    split = split_pairs(found, seed=7, k=4)
+    print(
+        f"\n{len(distinct)} distinct pairs over {len({r['input'] for r in rows})} questions; "
+        f"pair by pair, seeds 0-19: {statistics.median(naive_leaks):.0%} of dev and test pairs "
+        f"share an answer with a pool pair (min {min(naive_leaks):.0%}, max "
+        f"{max(naive_leaks):.0%}); guarded, seed 7: {len(split.pool)} pool, {len(split.dev)} "
+        f"dev, {len(split.test)} test, none"
+    )
