@@ -19,13 +19,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from judgecards.errors import InvalidInput, RenderError
+from judgecards.judge_pool import LOOKUP_CHUNK
 from judgecards.plan import RunPlan, estimate_tokens
 from judgecards.pricing import ModelPrice, format_cost
 
 if TYPE_CHECKING:
     from judgecards.budget import BudgetStats
     from judgecards.judge import Judge
-    from judgecards.providers.base import CompletionRequest
 
 __all__ = ["ComparePlan", "OrderCost", "hold_pairs", "order_costs", "pair_budget_text"]
 
@@ -40,35 +40,42 @@ class OrderCost:
         key: the order's item key (None: its inputs are refused, it is never judged).
         state: ``stored`` (judged before), ``cached`` (its first reply is in the response
             cache), ``refused`` (never sent) or ``to_judge``.
-        request: its first request when ``to_judge``.
+        input_tokens / max_tokens: its first request's estimated input tokens and reply cap
+            when ``to_judge`` (else 0: nothing is sent, or it is free).
     """
 
     key: str | None
     state: OrderState
-    request: CompletionRequest | None = None
+    input_tokens: int = 0
+    max_tokens: int = 0
+
+    def projected(self, price: ModelPrice) -> float:
+        """The most its first call can cost (`judgecards.budget.CostCap.projected`)."""
+        return price.cost(self.input_tokens, self.max_tokens) if self.state == "to_judge" else 0.0
 
 
 def order_costs(
     judge: Judge, orders: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]
-) -> list[tuple[OrderCost, OrderCost]]:
+) -> Iterator[tuple[OrderCost, OrderCost]]:
     """Every pair's two orders (``orders``: A shown first, then B) as the run would find them:
-    stored, cached, refused or to judge, each prompt rendered exactly as it would be sent."""
-    prepared: list[list[Any]] = []
-    for pair in orders:
-        entries: list[Any] = []
-        for order in pair:
-            item_id = None if order.get("id") is None else str(order.get("id"))
-            try:
-                entries.append(judge._prepare(order, item_id=item_id))
-            except InvalidInput:
-                entries.append(None)
-        prepared.append(entries)
-    stored = judge._stored([item for entries in prepared for item in entries if item is not None])
-    costs: list[tuple[OrderCost, OrderCost]] = []
-    for entries in prepared:
-        first, second = (_order_cost(judge, item, stored) for item in entries)
-        costs.append((first, second))
-    return costs
+    stored, cached, refused or to judge, each prompt rendered exactly as it would be sent and
+    kept only as its token counts (stored results looked up a chunk of pairs at a time)."""
+    for start in range(0, len(orders), LOOKUP_CHUNK):
+        prepared: list[list[Any]] = []
+        for pair in orders[start : start + LOOKUP_CHUNK]:
+            entries: list[Any] = []
+            for order in pair:
+                item_id = None if order.get("id") is None else str(order.get("id"))
+                try:
+                    entries.append(judge._prepare(order, item_id=item_id))
+                except InvalidInput:
+                    entries.append(None)
+            prepared.append(entries)
+        found = [item for entries in prepared for item in entries if item is not None]
+        stored = judge._stored(found)
+        for entries in prepared:
+            first, second = (_order_cost(judge, item, stored) for item in entries)
+            yield first, second
 
 
 def _order_cost(judge: Judge, item: Any, stored: Mapping[str, Any]) -> OrderCost:
@@ -82,7 +89,7 @@ def _order_cost(judge: Judge, item: Any, stored: Mapping[str, Any]) -> OrderCost
         return OrderCost(item.key, "refused")  # ends as an input error record, never sent
     if judge._cached(judge._cache_key(request)) is not None:
         return OrderCost(item.key, "cached")
-    return OrderCost(item.key, "to_judge", request)
+    return OrderCost(item.key, "to_judge", estimate_tokens(request), request.max_tokens)
 
 
 @dataclass(frozen=True)
@@ -107,23 +114,24 @@ class ComparePlan:
         cls, judge: Judge, orders: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]
     ) -> ComparePlan:
         """The plan of comparing the pairs whose two orders are ``orders``."""
-        costs = order_costs(judge, orders)
         price = judge.prices.lookup(judge.model)
-        flat = [order for pair in costs for order in pair]
-        requests = [o.request for o in flat if o.request is not None]
-        states = [o.state for o in flat]
-        most = None
-        if price is not None:
-            most = max(
-                (sum(_projected(price, o.request) for o in pair) for pair in costs), default=0.0
-            )
+        states = {"stored": 0, "cached": 0, "refused": 0, "to_judge": 0}
+        decided = input_tokens = max_output = 0
+        most = 0.0
+        for pair in order_costs(judge, orders):
+            for order in pair:
+                states[order.state] += 1
+                input_tokens += order.input_tokens
+                max_output += order.max_tokens
+            decided += pair[0].state == pair[1].state == "stored"
+            if price is not None:
+                most = max(most, sum(order.projected(price) for order in pair))
         return cls(
-            pairs=len(costs),
-            decided=sum(1 for a, b in costs if a.state == b.state == "stored"),
-            most_per_pair=most,
-            judgments=RunPlan.of(
-                judge.model, price, requests, items=len(flat), stored=states.count("stored"),
-                refused=states.count("refused"), cached=states.count("cached"), unit="judgments",
+            pairs=len(orders), decided=decided, most_per_pair=None if price is None else most,
+            judgments=RunPlan(
+                model=judge.model, price=price, items=2 * len(orders), stored=states["stored"],
+                refused=states["refused"], to_judge=states["to_judge"], input_tokens=input_tokens,
+                max_output_tokens=max_output, cached=states["cached"], unit="judgments",
             ),
         )  # fmt: skip
 
@@ -158,12 +166,6 @@ class ComparePlan:
         ])  # fmt: skip
 
 
-def _projected(price: ModelPrice, request: CompletionRequest | None) -> float:
-    if request is None:
-        return 0.0
-    return price.cost(estimate_tokens(request), request.max_tokens)
-
-
 @contextmanager
 def hold_pairs(
     judge: Judge, orders: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]
@@ -178,7 +180,7 @@ def hold_pairs(
     groups = []
     for pair in order_costs(judge, orders):
         group = {
-            order.key: cap.projected(order.request) if order.request is not None else 0.0
+            order.key: order.projected(cap.price)
             for order in pair
             if order.key is not None and order.state != "stored"
         }
