@@ -145,10 +145,14 @@ def test_a_pairwise_card_is_aligned_on_pairs_judged_in_both_orders(
     cards.mkdir()
     items, _ = labelled_db(db, server, tmp_path)
     recorder.prompts.clear()
+    with open_store(db) as store:
+        stored = (len(store.comparisons()), len(list(store.results())))
 
     result = align_cli(db, cards, server)
 
     assert result.exit_code == 0, result.output
+    with open_store(db) as store:  # candidates judge on a scratch store: only the run is added
+        assert (len(store.comparisons()), len(list(store.results()))) == stored
     assert re.search(r"\* examples +kappa 1\.000", result.output)
     assert re.search(r" as-is +kappa 0\.000", result.output)  # every pair a tie: no signal
     assert re.search(r"split: \d+ example pool, \d+ dev, \d+ test pairs", result.output)
