@@ -144,6 +144,8 @@ class PairwiseCascadeRun:
         target / delta: the guarantee: agreement ≥ target on decided pairs, per judge with
             probability ≥ 1 − delta.
         audit_id: the ``escalated`` audit holding the pairs for people, if any.
+        made: every comparison any judge made, stage by stage (the untrusted ones were paid
+            for too).
     """
 
     decisions: tuple[PairDecision, ...]
@@ -151,6 +153,7 @@ class PairwiseCascadeRun:
     target: float
     delta: float
     audit_id: int | None
+    made: tuple[ComparisonResult, ...] = ()
     field: str = "winner"
 
     @property
@@ -383,7 +386,7 @@ class PairwiseCascade:
             )  # fmt: skip
         run = PairwiseCascadeRun(
             tuple(decisions[i] for i in range(len(pairs))), tuple(stages), self.target,
-            self.delta, audit_id,
+            self.delta, audit_id, tuple(comparison for _, _, comparison, _, _ in made),
         )  # fmt: skip
         self._record(run, made)
         return run

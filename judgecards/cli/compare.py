@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from judgecards.cli._cascade import cascade_models
 from judgecards.cli._ci_output import CiOutputs, ci_output_options
 from judgecards.cli._ci_runs import compare_run
 from judgecards.cli._common import (
@@ -27,6 +28,7 @@ from judgecards.cli._common import (
     prices_option,
     warn_if_uncalibrated,
 )
+from judgecards.cli._compare_cascade import compare_cascade_options, refuse_with_cascade
 from judgecards.cli._compare_cost import (
     check_cost_options,
     compare_cost_options,
@@ -70,8 +72,9 @@ class _Joined:
 )
 @click.option(
     "--model",
-    required=True,
-    help="Judge model as provider:model, e.g. openai:gpt-4o, anthropic:claude-sonnet-5-5, mock:judge.",
+    default=None,
+    help="Judge model as provider:model, e.g. openai:gpt-4o, anthropic:claude-sonnet-5-5, mock:judge "
+    "(or --cascade).",
 )
 @click.option(
     "--a",
@@ -140,6 +143,7 @@ class _Joined:
     help="Submit both orders of every pair to the provider's batch API (half price, results "
     "within 24 h) instead of judging now; `judgecards batch collect` writes the comparisons.",
 )
+@compare_cascade_options
 @max_input_chars_option
 @prices_option
 @rate_limit_options
@@ -151,7 +155,7 @@ class _Joined:
 @cards_dir_option
 def compare(
     card_ref: str,
-    model: str,
+    model: str | None,
     a_path: Path,
     b_path: Path,
     output_path: Path,
@@ -165,6 +169,9 @@ def compare(
     timeout: float,
     seed: int,
     use_batch: bool,
+    guarantee: float | None,
+    cascade: str | None,
+    delta: float,
     max_input_chars: int,
     prices: Any,
     rpm: float | None,
@@ -187,6 +194,10 @@ def compare(
     in one file only are reported, not dropped silently. Prints wins, losses, ties, win-rates with
     bootstrap intervals, a sign test, position consistency and bias checks.
 
+    With --guarantee T, each pair is decided by the first model of --cascade (cheapest first;
+    else --model alone) whose agreement with people on the winner is guaranteed to be at least T
+    on it, from the labels stored for it; the rest become an audit for people.
+
     Exit status: 0 every pair was judged in both orders (or the failed pairs are within
     --max-errors); 1 more failed pairs than that, or pairs not judged under --max-cost; 2 a
     usage or input error (or a --max-cost on a model with no price), nothing judged;
@@ -207,6 +218,9 @@ def compare(
             field="inputs",
         )
     check_cost_options(plan=plan, max_cost=max_cost, use_batch=use_batch)
+    models = cascade_models(model, cascade, guarantee)
+    if guarantee is not None:
+        refuse_with_cascade(batch=use_batch, plan=plan, max_cost=max_cost is not None)
     limit = input_limit(max_input_chars)
     joined = _join(_read_side(a_path, limit), _read_side(b_path, limit), model_a, model_b)
     output = OutputFile(output_path)
@@ -220,6 +234,20 @@ def compare(
     if prices is not None:
         options["prices"] = prices
     options.update(rate_judge_options(rpm, tpm, max_cost))
+    if guarantee is not None:
+        from judgecards.cli._compare_cascade import compare_cascade
+
+        _warn_unmatched(joined, a_path, b_path)
+        compare_cascade(
+            card, models, joined.pairs, target=guarantee, delta=delta, db=db,
+            concurrency=concurrency, output=output, as_json=as_json, ci=ci, max_errors=max_errors,
+            judge_options={
+                "cache": not no_cache, "max_attempts": max_attempts, "max_input_chars": limit,
+                **options,
+            },
+        )  # fmt: skip
+        return
+    model = models[0]
     # A plan makes no call, so it needs no API key: the offline stand-in has the same keys
     # (as a provider, not offline=True, which --no-cache would contradict).
     with Judge(

@@ -19,18 +19,20 @@ from typing import Any
 import httpx2
 import numpy as np
 import pytest
+from click.testing import CliRunner, Result
 
 from calibration import Audit, import_labels, selective_threshold
 from calibration.cascade_repository import cascade_decisions
 from calibration.pairwise_cascade import PairwiseCascade, comparison_confidence
 from judgecards import Judge, compare_many
+from judgecards.cli import cli
 from judgecards.errors import AuditError, WrongCardKind
 from judgecards.pairwise.compare import ComparisonResult
 from judgecards.store import Store
 from tests.calibration.public_data import mt_bench
 from tests.fakes.http import Script, openai_chat
 from tests.fakes.judges import openai_judge
-from tests.fakes.server import tagged
+from tests.fakes.server import FakeRequest, FakeServer, tagged
 
 CARD = "pairwise@2"
 _SWAP = {"A": "B", "B": "A", "tie": "tie"}
@@ -351,3 +353,118 @@ def test_mt_bench_cascade_keeps_the_guarantee() -> None:
     # A target above what GPT-4 can show escalates (nearly) everything, never breaks it.
     held, coverage, _, _ = mt_bench_cascade(np.ones(len(data.human), dtype=bool), 0.75)
     assert held >= 0.9 and coverage < 0.05
+
+
+# ---------------------------------------------------------------- the command line
+
+
+def test_compare_with_a_guarantee_on_the_command_line(
+    tmp_path: Path, serve: Callable[..., FakeServer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``compare --guarantee 0.85 --cascade openai:cheap,openai:strong`` on a loopback server
+    whose two models answer as each pair's question says; then the escalated pairs' sheet is
+    written, filled and ingested with the audit commands."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-4f9a7c2e1b3d5f60718293a4b5c6d7e8")
+
+    def answer(request: FakeRequest) -> tuple[int, dict[str, Any]]:
+        prompt = request.body["messages"][-1]["content"]
+        text = verdict(position_verdict(prompt, request.body["model"]))
+        message = {"role": "assistant", "content": text}
+        return 200, {
+            "id": "chatcmpl-1", "object": "chat.completion", "created": 1741569952,
+            "model": request.body["model"],
+            "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60},
+        }  # fmt: skip
+
+    server = serve(fault=answer)
+    db = tmp_path / "cli.db"
+
+    def cli_run(*args: Any) -> Result:
+        return CliRunner().invoke(cli, [*map(str, args), "--db", str(db)])
+
+    def sides(name: str, items: list[dict[str, Any]]) -> tuple[Path, Path]:
+        a, b = tmp_path / f"{name}_a.jsonl", tmp_path / f"{name}_b.jsonl"
+        for path, key, model in ((a, "answer_a", "m1"), (b, "answer_b", "m2")):
+            path.write_text("".join(
+                json.dumps({"id": p["id"], "question": p["question"], "answer": p[key], "model": model}) + "\n"
+                for p in items
+            ))  # fmt: skip
+        return a, b
+
+    def compare(name: str, *which: str) -> Result:
+        a, b = sides(name, items[name])
+        return cli_run("compare", "--card", CARD, *which, "--a", a, "--b", b,
+                       "--output", tmp_path / f"{name}.out.jsonl", "--base-url", server.base_url)  # fmt: skip
+
+    items = {
+        "cal": calibration_pairs(),
+        "new": [
+            pair("t1", cheap="AA", strong="AA"),
+            pair("t2", cheap="AB", strong="BB"),
+            pair("t3", cheap="BA", strong="AB"),
+        ],
+    }
+    labels = []
+    for model in ("openai:cheap", "openai:strong"):
+        assert compare("cal", "--model", model).exit_code == 0
+        for line in (tmp_path / "cal.out.jsonl").read_text().splitlines():
+            labels.append(
+                {"result_id": json.loads(line)["first_order"]["result_id"], "winner": "A"}
+            )
+    (tmp_path / "labels.jsonl").write_text("".join(json.dumps(row) + "\n" for row in labels))
+    assert cli_run("labels", "import", tmp_path / "labels.jsonl", "--labeler", "ann").exit_code == 0
+
+    before = server.requests
+    cascade = ["--cascade", "openai:cheap,openai:strong", "--guarantee", "0.85"]
+    result = compare("new", *cascade)
+    assert result.exit_code == 0, result.output
+    assert server.requests == before + 6 + 4  # cheap: 3 pairs x 2 orders; strong: 2 x 2
+    rows = [json.loads(line) for line in (tmp_path / "new.out.jsonl").read_text().splitlines()]
+    assert [r["id"] for r in rows] == ["t1", "t2", "t3"]
+    assert [r["cascade"]["decided_by"] for r in rows] == ["openai:cheap", "openai:strong", "human"]
+    assert [r["winner"] for r in rows] == ["A", "B", "tie"]
+    assert rows[1]["cascade"]["threshold"] == 1.0 and rows[1]["model_a"] == "m1"
+    audit_id = rows[2]["cascade"]["audit_id"]
+    assert isinstance(audit_id, int)
+    assert "coverage:  67% decided by a judge, 1 to people (audit #" in result.output
+    assert "threshold 1 (40 labels): 3 sent, 6 calls, 1 decided" in result.output
+    assert "threshold 1 (40 labels): 2 sent, 4 calls, 1 decided" in result.output
+
+    # Again: every judgment is stored, so nothing is called, and the decisions are the same.
+    again = compare("new", *cascade, "--json")
+    assert again.exit_code == 0, again.output
+    assert server.requests == before + 10
+    data = json.loads(again.output[again.output.index("{") :])
+    assert data["coverage"] == pytest.approx(2 / 3) and data["calls"] == 0
+    assert data["decided_by"] == {"openai:cheap": 1, "openai:strong": 1, "human": 1}
+    assert [s["decided"] for s in data["stages"]] == [1, 1]
+    assert isinstance(data["audit_id"], int)
+
+    # The escalated pair goes to people with the audit commands.
+    sheet = tmp_path / "escalated.jsonl"
+    assert cli_run("audit", "sheet", audit_id, "--sheet", sheet).exit_code == 0
+    (row,) = [json.loads(line) for line in sheet.read_text().splitlines()]
+    assert row["answer_a"] == "left answer of t3" and row["winner"] is None
+    sheet.write_text(json.dumps({**row, "winner": "A"}) + "\n")
+    ingested = cli_run("audit", "ingest", sheet, "--labeler", "bob")
+    assert ingested.exit_code == 0, ingested.output
+
+    # Too few labels for a judge: exit 2, naming what to label, and nothing called.
+    before = server.requests
+    short = compare("new", "--cascade", "openai:strong,openai:new", "--guarantee", "0.85")
+    assert short.exit_code == 2
+    assert "needs at least 15 human labels of 'winner' on comparisons" in short.output
+    assert "audit sample --card pairwise@2 --model openai:new" in short.output
+    assert server.requests == before
+
+    usage = compare("new", "--cascade", "openai:a,openai:b")
+    assert usage.exit_code == 2 and "--cascade needs --guarantee" in usage.output
+    batch = compare("new", *cascade, "--batch")
+    assert batch.exit_code == 2 and "leave out --batch" in batch.output
+    for extra, named in ((["--plan"], "--plan"), (["--max-cost", "1"], "--max-cost")):
+        refused = compare("new", *cascade, *extra)
+        assert refused.exit_code == 2 and f"leave out {named}" in refused.output
+    neither = compare("new")
+    assert neither.exit_code == 2 and "give --model, or --cascade" in neither.output
+    assert server.requests == before
