@@ -140,6 +140,7 @@ def test_eval_max_cost_leaves_survivors_not_judged_with_exit_1_and_a_rerun_conti
     outcomes = sorted(rows[item_id]["outcome"] for item_id in SURVIVORS)
     assert outcomes == ["not_judged", "pass"] and server.requests == 1
     assert "0 errors, 1 not judged (--max-cost)" in result.output
+    assert "errors  not judged" in result.output  # the tier table's column
     assert "spent of $" in result.output and "1 item(s) not judged" in result.output
     assert "not judged: their projected cost would pass --max-cost" in result.output
 

@@ -182,7 +182,18 @@ class TieredReport:
         Returns:
             Plain text for a terminal.
         """
-        header = ("#", "tier", "kind", "in", "passed", "accepted", "failed", "errors")
+        header: tuple[str, ...] = (
+            "#",
+            "tier",
+            "kind",
+            "in",
+            "passed",
+            "accepted",
+            "failed",
+            "errors",
+        )
+        capped = any(s.not_judged for s in self.tiers)  # a column only if --max-cost left items
+        header += ("not judged",) if capped else ()
         rows = [header] + [
             (
                 str(s.number),
@@ -194,6 +205,7 @@ class TieredReport:
                 str(s.failed),
                 str(s.errors),
             )
+            + ((str(s.not_judged),) if capped else ())
             for s in self.tiers
         ]
         widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
