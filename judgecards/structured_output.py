@@ -115,7 +115,8 @@ def strict_schema(schema: Mapping[str, Any], *, descriptions: bool = True) -> di
       integer with both bounds and at most 101 values becomes an ``enum``, which strict mode and
       grammars enforce;
     - ``$defs`` are projected too; a ``$ref`` with sibling keywords is replaced by its target
-      (strict mode refuses siblings), a bare ``$ref`` is kept (recursion stays possible);
+      (strict mode refuses siblings), a bare ``$ref`` is kept (recursion stays possible)
+      unless its definition is used once and refers to nothing, when it is written in place;
       ``oneOf`` becomes ``anyOf`` and a one-entry ``allOf`` is merged;
     - ``title``s are removed: pydantic writes one per field and model, restating its name, and
       a provider bills the schema it is sent as input tokens; with ``descriptions=False`` the
@@ -134,7 +135,55 @@ def strict_schema(schema: Mapping[str, Any], *, descriptions: bool = True) -> di
             name: _project(value, definitions, dropped, depth=0)
             for name, value in definitions.items()
         }
+        _inline_single_use(projected)
     return projected
+
+
+def _inline_single_use(projected: dict[str, Any]) -> None:
+    """Replace, in place, each bare ``$ref`` to a definition that is used once and refers to
+    nothing itself by that definition (same schema, fewer tokens); drop ``$defs`` if emptied."""
+    definitions: dict[str, Any] = projected["$defs"]
+    uses: dict[str, int] = {}
+    for node in _objects(projected):
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            uses[ref[len("#/$defs/") :]] = uses.get(ref[len("#/$defs/") :], 0) + 1
+    single = {
+        name
+        for name, body in definitions.items()
+        if uses.get(name) == 1 and not any("$ref" in node for node in _objects(body))
+    }
+
+    def inline(node: Any) -> Any:
+        if isinstance(node, list):
+            return [inline(value) for value in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if len(node) == 1 and isinstance(ref, str) and ref[len("#/$defs/") :] in single:
+            return definitions[ref[len("#/$defs/") :]]
+        return {key: inline(value) for key, value in node.items() if key != "$defs"}
+
+    kept = {name: inline(body) for name, body in definitions.items() if name not in single}
+    inlined = inline(projected)
+    projected.clear()
+    projected.update(inlined)
+    if kept:
+        projected["$defs"] = kept
+
+
+def _objects(node: Any) -> list[dict[str, Any]]:
+    """Every JSON object inside ``node``, itself included."""
+    found: list[dict[str, Any]] = []
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, dict):
+            found.append(current)
+            pending.extend(current.values())
+        elif isinstance(current, list):
+            pending.extend(current)
+    return found
 
 
 def restates_fields(body: str, schema: Mapping[str, Any]) -> bool:
@@ -154,18 +203,12 @@ def restates_fields(body: str, schema: Mapping[str, Any]) -> bool:
 
 
 def _property_names(node: Any) -> set[str]:
-    names: set[str] = set()
-    pending = [node]
-    while pending:
-        current = pending.pop()
-        if isinstance(current, dict):
-            properties = current.get("properties")
-            if isinstance(properties, dict):
-                names.update(properties)
-            pending.extend(current.values())
-        elif isinstance(current, list):
-            pending.extend(current)
-    return names
+    return {
+        name
+        for found in _objects(node)
+        if isinstance(found.get("properties"), dict)
+        for name in found["properties"]
+    }
 
 
 def _project(

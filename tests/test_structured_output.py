@@ -153,7 +153,9 @@ def test_strict_schema_requires_every_property_closes_objects_and_drops_bounds()
         assert node["required"] == list(node["properties"])
     assert not any(k in n for n in walk(projected) for k in ("minimum", "maximum", "maxLength"))
     # A bounded integer scale becomes an enum, which strict mode and grammars enforce.
-    scores = projected["$defs"]["ReferenceScores"]["properties"]
+    # (ReferenceScores is used once: written in place of its $ref, no $defs left.)
+    assert "$defs" not in projected
+    scores = projected["properties"]["scores"]["properties"]
     assert scores["correctness"]["enum"] == [1, 2, 3, 4, 5]
     assert original["$defs"]["ReferenceScores"]["properties"]["correctness"]["minimum"] == 1
 
@@ -192,8 +194,9 @@ def test_a_ref_with_siblings_is_inlined_and_a_bare_ref_kept() -> None:
         "properties": {
             "a": {"$ref": "#/$defs/Point", "description": "where"},
             "b": {"$ref": "#/$defs/Point"},
+            "c": {"$ref": "#/$defs/Point"},
         },
-        "required": ["a", "b"],
+        "required": ["a", "b", "c"],
         "$defs": {
             "Point": {"type": "object", "properties": {"x": {"type": "integer", "minimum": 0}}}
         },
@@ -204,9 +207,33 @@ def test_a_ref_with_siblings_is_inlined_and_a_bare_ref_kept() -> None:
     assert "$ref" not in a and a["description"] == "where" and a["additionalProperties"] is False
     # x was optional in Point: required now, but nullable; its bound is gone.
     assert a["properties"]["x"] == {"anyOf": [{"type": "integer"}, {"type": "null"}]}
-    assert projected["properties"]["b"] == {"$ref": "#/$defs/Point"}
+    assert projected["properties"]["b"] == {"$ref": "#/$defs/Point"}  # used twice: kept
     assert projected["$defs"]["Point"]["required"] == ["x"]
     assert schema["$defs"]["Point"]["properties"]["x"]["minimum"] == 0  # input unchanged
+    # Used once, the definition is written in place; the projection validates the same.
+    del schema["properties"]["c"]
+    schema["required"] = ["a", "b"]
+    single = strict_schema(schema)
+    assert "$defs" not in single and single["properties"]["b"] == projected["$defs"]["Point"]
+
+
+def test_a_recursive_definition_keeps_its_ref() -> None:
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {"root": {"$ref": "#/$defs/Node"}},
+        "required": ["root"],
+        "$defs": {
+            "Node": {
+                "type": "object",
+                "properties": {"children": {"type": "array", "items": {"$ref": "#/$defs/Node"}}},
+                "required": ["children"],
+            }
+        },
+    }
+    projected = strict_schema(schema)
+
+    assert projected["properties"]["root"] == {"$ref": "#/$defs/Node"}
+    assert projected["$defs"]["Node"]["properties"]["children"]["items"] == {"$ref": "#/$defs/Node"}
 
 
 def test_a_rubric_schema_keeps_its_enums_and_loses_its_item_counts() -> None:

@@ -178,3 +178,30 @@ def test_pydantic_still_refuses_a_native_reply_the_lean_schema_lets_through(
     first, again = script.bodies()
     assert first["response_format"]["json_schema"]["schema"] == lean
     assert "style_fidelity must be 5" in again["messages"][-1]["content"]
+
+
+def test_a_definition_used_once_inside_a_kept_one_is_written_there() -> None:
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": {"a": {"$ref": "#/$defs/Pair"}, "b": {"$ref": "#/$defs/Pair"}},
+        "required": ["a", "b"],
+        "$defs": {
+            "Pair": {
+                "type": "object",
+                "properties": {"left": {"$ref": "#/$defs/Side"}},
+                "required": ["left"],
+            },
+            "Side": {"type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]},
+        },
+    }
+    projected = strict_schema(schema)
+
+    assert set(projected["$defs"]) == {"Pair"}  # used twice: kept; Side once: written in place
+    side = projected["$defs"]["Pair"]["properties"]["left"]
+    assert side == {
+        "type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"],
+        "additionalProperties": False,
+    }  # fmt: skip
+    validator = Draft202012Validator(projected)
+    assert validator.is_valid({"a": {"left": {"x": "1"}}, "b": {"left": {"x": "2"}}})
+    assert not validator.is_valid({"a": {"left": {"x": 1}}, "b": {"left": {"x": "2"}}})
