@@ -69,7 +69,8 @@ def comparison_confidence(
     """How sure a judge was of a pair: both-order consistency, refined by the card's own.
 
     Args:
-        first_verdict / second_verdict: the two orders' verdicts in A/B naming.
+        first_verdict: the verdict of the order that showed A first, in A/B naming.
+        second_verdict: the verdict of the order that showed B first, mapped to A/B naming.
         order_confidence: each order's own confidence (`judgment_confidence`, the G-Eval
             probability of its scores) when the card has score axes with logprobs.
 
