@@ -7,21 +7,29 @@ TCP learns a link's capacity:
 - **Slow start.** It begins with `START` calls in flight (never more than asked) and adds one
   per success, which doubles the window each round trip, until the first overload. Starting at
   the asked concurrency would send a whole burst that a small server can only refuse.
-- **Additive increase.** After the first overload, each success adds ``1 / limit`` (one more
-  call in flight per round trip) up to the calls the server was serving when it last refused
-  one more, and ``probe / limit`` above that: ``probe`` is 1 at first and halved (down to
-  1/16) each time the server refuses again at the level it refused at before, so a steady
-  server is probed less and less often. The limit grows only while in use (at least half of it
-  in flight): a run with fewer items than the limit does not inflate it.
-- **Multiplicative decrease.** A 429, a 529 (overloaded) or a 503 with ``retry-after`` cuts
-  the limit to `DECREASE` times the smaller of the limit and the other calls still in flight
-  (the server is serving at most those), but never below `DECREASE` squared times the limit.
-  A refusal of a call sent before that cut lowers the limit at most by one more `DECREASE`,
-  towards `DECREASE` times the calls in flight. A burst refused together thus lands near what
-  the server accepted in one round trip, where one cut per round trip would take several, each
-  with its own burst of refusals; one lone refusal never collapses the limit.
+- **Cut to what the server serves.** A 429, a 529 (overloaded) or a 503 with ``retry-after``
+  sets the limit to the calls still in flight besides the refused one: a server that refuses at
+  once, without queuing, is serving those, so they are its capacity. One refusal lowers the
+  limit by at most the factor `DECREASE`, so a lone refusal (few calls in flight: a
+  requests-per-minute limit, another client) never collapses it, while repeated ones still take
+  it down to 1. A burst refused together lands, refusal by refusal, on what the server accepted.
+  Cutting to 0.75 times that instead (TCP's multiplicative decrease) left a server of 8 serving 6
+  after every probe, for the two round trips the limit took to climb back.
+- **Probing.** Each success then adds ``probe / limit``, ``probe`` more calls in flight per
+  round trip: 1 at first, halved (down to 1/16) each time the server refuses again at the
+  level it refused at before, so a steady server is probed less and less often (a probe costs
+  one refused request, not a slot: the cut returns to the level that was being served). The
+  limit grows only while in use (at least half of it in flight): a run with fewer items than
+  the limit does not inflate it.
+- **Queued retries.** A refused call that gave no ``retry-after`` while other calls were in
+  flight (`Refusal.wait_for_slot`) waits for a slot here instead of a timed backoff: the cut
+  holds it until one of those calls ends, which is when the server has room again (a backoff of
+  a second or more idled the run's last slots).
 - **Shared pause.** A ``retry-after`` holds every new call to this model until it has passed,
   not only the retry of the call that got it.
+- **First come, first served.** A freed slot wakes the longest waiting call, and only as many
+  are woken as slots are free (waking every waiter on each reply cost a few percent of a run's
+  CPU at 64 waiters).
 - **Token buckets.** Optional ``rpm`` (requests per minute) and ``tpm`` (tokens per minute)
   limits, each a bucket holding one second's allowance (at least one request's worth),
   refilled continuously. A call reserves its estimated input tokens plus its ``max_tokens``;
@@ -39,6 +47,7 @@ import asyncio
 import math
 import threading
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
@@ -51,6 +60,7 @@ __all__ = [
     "LimiterStats",
     "Permit",
     "RateLimits",
+    "Refusal",
     "is_overload",
 ]
 
@@ -59,8 +69,10 @@ START = 8
 judgecards' default concurrency, so an adaptive run never starts slower than a default one."""
 
 DECREASE = 0.75
-"""The limit's factor on an overload (CUBIC's 0.7 rounded up: a gentler cut than TCP Reno's 0.5
-keeps a server that is just at its limit busier while the limit climbs back)."""
+"""The most one overload cuts the limit by (CUBIC's 0.7 rounded up). The cut itself goes to the
+calls the server was serving; this bounds it when few were in flight, so one refusal that says
+little about concurrency (a requests-per-minute limit, another client's burst) costs at most a
+quarter of the limit, and only repeated refusals take it lower."""
 
 _MIN_PROBE = 1 / 16
 _OVERLOADED = {429, 529}
@@ -83,6 +95,21 @@ class Permit:
     tokens: int
     epoch: int
     waited: float
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """What an overload did, for the retry of the refused call.
+
+    Attributes:
+        paused_until: when the shared pause it caused ends (-inf: none); the call's own retry
+            wait covers it, so its next `AdaptiveLimiter.acquire` passes it as ``paused_until``.
+        wait_for_slot: other calls were still in flight and the cut left no slot free, so the
+            retry can wait for a slot (one of those calls ending) instead of a timed backoff.
+    """
+
+    paused_until: float
+    wait_for_slot: bool
 
 
 @dataclass(frozen=True)
@@ -195,29 +222,35 @@ class AdaptiveLimiter:
         self._limit = float(start if ceiling is None else min(start, ceiling))
         self._lowest: int | None = None  # the lowest limit after a cut
         self._slow_start = True
-        self._last_overload: float | None = None  # the limit when the server last refused
+        self._capacity: float | None = None  # the limit the last refusal left: what was served
         self._probe = 1.0
         self._epoch = 0
         self._in_flight = 0
+        self._promised = 0  # slots held for waiters woken but not yet back
         self._paused_until = -math.inf
         self._rpm = None if rpm is None else _Bucket(rpm, now)
         self._tpm = None if tpm is None else _Bucket(tpm, now)
         self._limits = (rpm, tpm)
         self._lock = threading.Lock()
-        self._waiters: list[_Waker] = []
+        self._waiters: deque[_Waker] = deque()
         self._requests = self._overloads = self._decreases = self._pauses = 0
         self._paused_s = 0.0
 
     # ---------------------------------------------------------------- taking a permit
 
-    def _try_take(self, tokens: int, paused_until: float, bucket_waited: bool) -> Permit | _Wait:
+    def _try_take(
+        self, tokens: int, paused_until: float, bucket_waited: bool, woken: bool
+    ) -> Permit | _Wait:
         """A permit, or what to wait for. ``paused_until``: a pause the caller has already
         waited out (its own retry wait, or a sleep here); ``bucket_waited``: it has slept what
-        the buckets asked, so it takes its share now even if a bucket goes below zero."""
+        the buckets asked, so it takes its share now even if a bucket goes below zero;
+        ``woken``: a freed slot was held for it (`_wake_free`), which it takes or gives up now."""
+        if woken:
+            self._promised -= 1
         now = self._clock()
         if now < self._paused_until and self._paused_until > paused_until:
             return _Wait(self._paused_until - now, pause=self._paused_until)
-        if self._in_flight >= int(self._limit):
+        if self._in_flight + self._promised >= int(self._limit):
             return _Wait(math.inf)
         wait = 0.0
         for bucket, amount in ((self._rpm, 1.0), (self._tpm, float(tokens))):
@@ -249,18 +282,24 @@ class AdaptiveLimiter:
         caller already waited for (`overloaded` returns it to the call that caused it)."""
         started = self._clock()
         event = threading.Event()
-        bucket_waited = False
+        bucket_waited = woken = False
         while True:
             with self._lock:
-                outcome = self._try_take(tokens, paused_until, bucket_waited)
+                outcome = self._try_take(tokens, paused_until, bucket_waited, woken)
                 if isinstance(outcome, Permit):
                     return Permit(outcome.tokens, outcome.epoch, self._clock() - started)
                 if math.isinf(outcome.seconds):
                     event.clear()
-                    self._waiters.append(event.set)
+                    # Back at the front if a slot held for it was taken from under it (a cut).
+                    (self._waiters.appendleft if woken else self._waiters.append)(event.set)
+            woken = False
             if math.isinf(outcome.seconds):
-                event.wait()
-                self._forget(event.set)
+                try:
+                    event.wait()
+                except BaseException:
+                    self._abandon(event.set)
+                    raise
+                woken = True
                 continue
             sleep(outcome.seconds)
             if outcome.pause is None:
@@ -278,24 +317,24 @@ class AdaptiveLimiter:
         """Async twin of `acquire_blocking`: waits in this event loop."""
         started = self._clock()
         loop = asyncio.get_running_loop()
-        bucket_waited = False
+        bucket_waited = woken = False
         while True:
-            woken: asyncio.Future[None] = loop.create_future()
-
-            def wake(future: asyncio.Future[None] = woken) -> None:
-                loop.call_soon_threadsafe(_resolve, future)
-
             with self._lock:
-                outcome = self._try_take(tokens, paused_until, bucket_waited)
+                outcome = self._try_take(tokens, paused_until, bucket_waited, woken)
                 if isinstance(outcome, Permit):
                     return Permit(outcome.tokens, outcome.epoch, self._clock() - started)
                 if math.isinf(outcome.seconds):
-                    self._waiters.append(wake)
+                    future: asyncio.Future[None] = loop.create_future()
+                    wake = _waker(loop, future)
+                    (self._waiters.appendleft if woken else self._waiters.append)(wake)
+            woken = False
             if math.isinf(outcome.seconds):
                 try:
-                    await woken
-                finally:
-                    self._forget(wake)
+                    await future
+                except BaseException:  # cancelled: a slot held for it goes to the next waiter
+                    self._abandon(wake)
+                    raise
+                woken = True
                 continue
             await sleep(outcome.seconds)
             if outcome.pause is None:
@@ -303,16 +342,24 @@ class AdaptiveLimiter:
             else:
                 paused_until = outcome.pause
 
-    def _forget(self, waker: _Waker) -> None:
+    def _abandon(self, waker: _Waker) -> None:
+        """A waiter that stops waiting: out of the queue, or, if a slot was already held for
+        it, that slot to the next waiter."""
         with self._lock:
             if waker in self._waiters:
                 self._waiters.remove(waker)
+            else:
+                self._promised -= 1
+                self._wake_free()
 
-    def _wake_all(self) -> None:
-        """Let every waiter look again (called with the lock held)."""
-        waiters, self._waiters = self._waiters, []
-        for waker in waiters:
-            waker()
+    def _wake_free(self) -> None:
+        """Wake the longest waiting callers, one per free slot, holding each slot for the one
+        woken so a newcomer cannot take it first (called with the lock held)."""
+        free = int(self._limit) - self._in_flight - self._promised
+        while free > 0 and self._waiters:
+            self._promised += 1
+            self._waiters.popleft()()
+            free -= 1
 
     # ---------------------------------------------------------------- giving it back
 
@@ -330,34 +377,23 @@ class AdaptiveLimiter:
                 )
             self._release()
 
-    def overloaded(self, permit: Permit, retry_after: float | None) -> float:
-        """The server said "too many" (see `is_overload`); ``retry_after`` if it said when.
-        Returns when the shared pause ends (-inf: none), which the caller's own retry wait
-        covers: its next `acquire` passes it as ``paused_until``."""
+    def overloaded(self, permit: Permit, retry_after: float | None) -> Refusal:
+        """The server said "too many" (see `is_overload`); ``retry_after`` if it said when."""
         with self._lock:
             self._overloads += 1
-            # The calls still in flight are what the server may be serving: the limit falls to
-            # a share of them, so a burst refused together leaves it near what was accepted
-            # (each refusal lowers it further) instead of cutting once per round trip.
-            serving = float(self._in_flight - 1)
-            fresh = permit.epoch == self._epoch  # the first refusal of this window
-            beta, limit = self._decrease, self._limit
-            if fresh:  # between beta^2 and beta times the limit
-                limit = beta * max(min(limit, serving), beta * limit)
-            else:  # a call sent before the last cut: at most one more factor beta
-                limit = max(beta * limit, min(limit, beta * serving))
-            self._limit = max(1.0, limit)
-            if fresh:
+            # The other calls still in flight are what the server is serving: the limit falls to
+            # them (by at most one factor DECREASE a refusal). A burst refused together thus
+            # lands, refusal by refusal, on what the server accepted.
+            serving = self._in_flight - 1
+            self._limit = max(1.0, self._decrease * self._limit, min(self._limit, serving))
+            if permit.epoch == self._epoch:  # the first refusal of a call sent since the last cut
                 self._epoch += 1
                 self._decreases += 1
                 self._slow_start = False
                 # Refused again where it was last time: probe above that level half as often.
-                level = self._limit / self._decrease
-                same_level = self._last_overload is not None and (
-                    abs(level - self._last_overload) < 1.5
-                )
+                same_level = self._capacity is not None and abs(self._limit - self._capacity) < 1.5
                 self._probe = max(self._probe / 2, _MIN_PROBE) if same_level else 1.0
-                self._last_overload = level
+            self._capacity = self._limit
             self._lowest = min(self._lowest or int(self._limit), int(self._limit))
             until = -math.inf
             if retry_after is not None and retry_after > 0:
@@ -368,7 +404,10 @@ class AdaptiveLimiter:
                     self._paused_s += until - max(now, self._paused_until)
                     self._paused_until = until
             self._release()
-            return until
+            # In flight (after this one's release) at or over the limit: a slot frees only when
+            # one of them ends.
+            queued = serving > 0 and self._in_flight + self._promised >= int(self._limit)
+            return Refusal(paused_until=until, wait_for_slot=queued)
 
     def released(self, permit: Permit) -> None:
         """The call failed for a reason that says nothing about load (a 500, a timeout…)."""
@@ -377,19 +416,13 @@ class AdaptiveLimiter:
 
     def _release(self) -> None:
         self._in_flight -= 1
-        self._wake_all()
+        self._wake_free()
 
     def _step(self) -> float:
-        """How much one success adds: 1 in slow start (doubling per round trip); else one call
-        per round trip (``1 / limit``) up to the calls the server was serving when it last
-        refused one more, and ``probe / limit`` above that: ``probe`` more calls per round
-        trip, 1 at first, halved each time the server refuses at the level it refused at last
-        time (down to 1/16)."""
-        if self._slow_start:
-            return 1.0
-        if self._last_overload is not None and self._limit < self._last_overload:
-            return 1.0 / self._limit
-        return self._probe / self._limit
+        """How much one success adds: 1 in slow start (doubling per round trip), else
+        ``probe / limit`` (``probe`` more calls per round trip: the cut left the limit at what
+        the server serves, so anything above it is a probe)."""
+        return 1.0 if self._slow_start else self._probe / self._limit
 
     def _capped(self, limit: float) -> float:
         return limit if self.ceiling is None else min(limit, float(self.ceiling))
@@ -400,6 +433,11 @@ class AdaptiveLimiter:
     def concurrency(self) -> int:
         """Calls allowed in flight now."""
         return int(self._limit)
+
+    @property
+    def in_flight(self) -> int:
+        """Calls holding a permit now."""
+        return self._in_flight
 
     def stats(self) -> LimiterStats:
         """What the limiter did so far."""
@@ -447,6 +485,23 @@ class RateLimits:
         not adaptive)."""
         limiter = self.last or self.single
         return None if limiter is None else limiter.stats()
+
+
+def _waker(loop: asyncio.AbstractEventLoop, future: asyncio.Future[None]) -> _Waker:
+    """Resolves ``future`` from any thread: directly in its own loop (no self-pipe write),
+    through ``call_soon_threadsafe`` from another."""
+
+    def wake() -> None:
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            _resolve(future)
+        else:
+            loop.call_soon_threadsafe(_resolve, future)
+
+    return wake
 
 
 def _resolve(future: asyncio.Future[None]) -> None:

@@ -14,8 +14,13 @@ retries what is retryable and this module decides the rest:
   and the `TransportState` remembers it so later requests are built without it.
 - **Load.** With an `AdaptiveLimiter` (`judgecards.rate`), every try, retries included, first
   takes a permit from it and gives it back with what happened, so an overload (429, 529) cuts
-  how many calls are in flight and a ``retry-after`` pauses every call to the model. Time spent
-  queued for a permit is not a retry wait and does not count against the deadline.
+  how many calls are in flight and a ``retry-after`` pauses every call to the model. A 429
+  without ``retry-after`` that left the limiter full (`judgecards.rate.Refusal.wait_for_slot`)
+  is retried without a backoff: it queues for a permit, which frees when one of the calls in
+  flight ends (for the first ``attempts`` such tries; then the backoff again). An async call
+  that succeeded yields once after giving its permit back, so a call it woke is sent before
+  its reply is parsed and stored. Time spent queued for a permit is not a retry wait and does
+  not count against the deadline.
 - **Wrong URL.** "Connection refused" or an unresolvable host before the server has ever
   answered in this run is a configuration error: `TransportError` with kind ``unreachable``
   naming the URL, raised at once instead of after a minute of backoff. Once the server has
@@ -29,6 +34,7 @@ for as well as the clock, so a recording sleep still ends the loop.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import math
 import threading
@@ -60,6 +66,14 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+# tenacity 9.1 renamed wait_exponential_jitter's ``initial`` to ``multiplier`` and warns on the
+# old name (an error under ``-W error``); 9.0, which pyproject still allows, knows only ``initial``.
+_FIRST_WAIT = (
+    "multiplier"
+    if "multiplier" in inspect.signature(wait_exponential_jitter.__init__).parameters
+    else "initial"
+)
 
 
 @dataclass(frozen=True)
@@ -239,11 +253,12 @@ class _Call:
         self.waited = 0.0
         self.queued = 0.0  # seconds spent waiting for the limiter's permit
         self.paused_until = -math.inf  # a shared pause this call's own retry wait covers
+        self.slot_wait = False  # the limiter holds this call's retry until a slot frees
         self.failures = 0  # failures that count against policy.attempts
         self.rate_limited = 0
         self.retries = 0
         self._backoff = wait_exponential_jitter(
-            initial=policy.initial_wait, max=policy.max_wait, jitter=policy.jitter
+            **{_FIRST_WAIT: policy.initial_wait}, max=policy.max_wait, jitter=policy.jitter
         )
 
     def _tokens(self) -> int:
@@ -281,7 +296,8 @@ class _Call:
             and not outcome.resend
             and is_overload(outcome.decision)
         ):
-            self.paused_until = self.limiter.overloaded(permit, outcome.decision.retry_after)
+            refusal = self.limiter.overloaded(permit, outcome.decision.retry_after)
+            self.paused_until, self.slot_wait = refusal.paused_until, refusal.wait_for_slot
         else:
             self.limiter.released(permit)
 
@@ -324,6 +340,14 @@ class _Call:
             return 0.0
         retry_after = error.decision.retry_after
         if retry_after is None:
+            if (
+                error.decision.kind == "rate_limit"
+                and self.slot_wait
+                and self.rate_limited < self.policy.attempts
+            ):
+                # Refused while the limiter's other calls were in flight: its permit queue
+                # holds the retry until one of them ends, which is when the server has room.
+                return 0.0
             return float(self._backoff(state))
         if error.decision.kind == "rate_limit" and self.rate_limited >= self.policy.attempts:
             # Rate-limited tries go on until the deadline; past the budget a server that says
@@ -475,6 +499,12 @@ async def acall_with_retries(
         reraise=True,
     )
     try:
-        return await retrying(attempt)
+        sent: Sent = await retrying(attempt)
     except _Classified as classified:
         raise call.give_up(classified) from classified.error
+    if limiter is not None:
+        # The permit just given back may have woken a call waiting for it: let that call send
+        # before this reply is parsed and stored, or the freed slot idles while every reply
+        # that landed together is processed.
+        await asyncio.sleep(0)
+    return sent

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Iterator
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
@@ -22,7 +25,7 @@ from judgecards.rate import DECREASE, AdaptiveLimiter, Permit
 from judgecards.retry import RetryPolicy, acall_with_retries, call_with_retries
 from tests.fakes.http import Script, Waits, anthropic_message, openai_chat, rate_limited
 from tests.fakes.judges import anthropic_provider, openai_provider
-from tests.fakes.server import FakeServer
+from tests.fakes.server import FakeRequest, FakeServer
 
 REQUEST = CompletionRequest(model="m", messages=(Message("user", "Judge this."),), max_tokens=50)
 
@@ -53,28 +56,44 @@ def test_slow_start_grows_from_eight_to_the_ceiling_and_never_past_it() -> None:
     assert limiter.concurrency == 20
 
 
-def test_a_burst_of_429s_lands_near_what_the_server_accepted_in_one_cut() -> None:
+def test_a_burst_of_429s_lands_on_what_the_server_accepted_in_one_cut() -> None:
     limiter = AdaptiveLimiter(64, start=16)
     permits = take(limiter, 16)  # the server takes 8 and refuses the rest at once
     for permit in permits[8:]:
         limiter.overloaded(permit, None)
     stats = limiter.stats()
     assert (stats.overloads, stats.decreases) == (8, 1)
-    assert limiter.concurrency == int(8 * DECREASE)
+    assert limiter.concurrency == 8  # it was 0.75 * 8 = 6: a server of 8 left serving 6
     for permit in permits[:8]:
         limiter.succeeded(permit)
 
 
-def test_one_refusal_cuts_by_one_factor_and_a_stale_one_by_at_most_one_more() -> None:
+def test_a_probe_refused_cuts_to_the_calls_the_server_is_serving_not_a_share_of_them() -> None:
+    limiter = AdaptiveLimiter(64, start=9)
+    permits = take(limiter, 9)  # a server of 8 refuses the ninth
+    refusal = limiter.overloaded(permits[8], None)
+    assert limiter.concurrency == 8  # was int(0.75 * 8) = 6
+    assert refusal.wait_for_slot  # 8 still in flight: the retry waits for one of them
+    assert limiter.in_flight == 8 and limiter.stats().lowest == 8
+
+
+def test_a_lone_refusal_cuts_by_one_factor_at_most_and_repeated_ones_take_it_to_one() -> None:
+    # A requests-per-minute server refuses whatever is in flight: a refusal with nothing else
+    # in flight says little about concurrency, so it costs one factor DECREASE, and the
+    # retry backs off instead of waiting for a slot (none will free).
     limiter = AdaptiveLimiter(64, start=8)
     permits = take(limiter, 8)
-    limiter.overloaded(permits[0], None)  # 7 others in flight: 8 -> 0.75 * 7
-    assert limiter.concurrency == int(DECREASE * 7)
-    for permit in permits[1:7]:
+    for permit in permits[:7]:
         limiter.released(permit)  # failures that say nothing about load: no growth
-    limiter.overloaded(permits[7], None)  # sent before the cut, alone in flight now
-    assert limiter.concurrency == int(DECREASE * DECREASE * 7)
-    assert limiter.stats().decreases == 1
+    refusal = limiter.overloaded(permits[7], None)
+    assert limiter.concurrency == int(DECREASE * 8)
+    assert not refusal.wait_for_slot
+    levels = []
+    for _ in range(8):  # refused again and again, one call at a time
+        limiter.overloaded(take(limiter, 1)[0], None)
+        levels.append(limiter.concurrency)
+    assert levels == sorted(levels, reverse=True) and levels[-1] == 1
+    assert limiter.stats().decreases == 9
 
 
 def test_the_limit_never_falls_below_one() -> None:
@@ -121,7 +140,7 @@ def test_a_limit_not_in_use_does_not_grow() -> None:
 def test_a_retry_after_pauses_every_other_call_but_not_the_one_that_waited_it() -> None:
     clock = Clock()
     limiter = AdaptiveLimiter(8, clock=clock)
-    until = limiter.overloaded(take(limiter, 1)[0], 5.0)
+    until = limiter.overloaded(take(limiter, 1)[0], 5.0).paused_until
     assert until == 105.0
     other, waited = Waits(), Waits()
     limiter.acquire_blocking(sleep=other)
@@ -139,6 +158,42 @@ def test_async_acquire_waits_out_the_pause_with_the_given_sleep() -> None:
     waits = Waits()
     asyncio.run(limiter.acquire(sleep=waits.asleep))
     assert waits.waits == [2.0]
+
+
+def test_a_freed_slot_goes_to_the_longest_waiting_call_not_to_a_newcomer() -> None:
+    async def main() -> list[str]:
+        limiter = AdaptiveLimiter(1, start=1)
+        held = await limiter.acquire()
+        order: list[str] = []
+
+        async def call(name: str) -> None:
+            permit = await limiter.acquire()
+            order.append(name)
+            limiter.succeeded(permit)
+
+        waiting = [asyncio.create_task(call(name)) for name in ("first", "second")]
+        await asyncio.sleep(0)  # both are queued now
+        limiter.succeeded(held)  # frees the slot: it is held for "first"
+        newcomer = asyncio.create_task(call("newcomer"))  # runs before "first" wakes
+        await asyncio.gather(*waiting, newcomer)
+        return order
+
+    assert asyncio.run(main()) == ["first", "second", "newcomer"]
+
+
+def test_a_waiter_cancelled_after_a_slot_was_held_for_it_passes_the_slot_on() -> None:
+    async def main() -> bool:
+        limiter = AdaptiveLimiter(1, start=1)
+        held = await limiter.acquire()
+        first = asyncio.create_task(limiter.acquire())
+        second = asyncio.create_task(limiter.acquire())
+        await asyncio.sleep(0)
+        limiter.succeeded(held)  # the slot is held for "first"...
+        first.cancel()  # ...which is cancelled before it runs
+        permit = await asyncio.wait_for(second, timeout=5)
+        return isinstance(permit, Permit) and limiter.in_flight == 1
+
+    assert asyncio.run(main())
 
 
 def test_requests_per_minute_bucket() -> None:
@@ -210,6 +265,64 @@ def test_a_429_with_retry_after_cuts_and_pauses_and_is_waited_once() -> None:
     stats = limiter.stats()
     assert (stats.requests, stats.overloads, stats.decreases, stats.pauses) == (2, 1, 1, 1)
     assert waits.waits == [0.25]  # its own retry wait covers the pause it caused
+
+
+def test_a_429_without_retry_after_while_others_are_in_flight_waits_for_a_slot_not_a_backoff() -> (
+    None
+):
+    async def main() -> tuple[list[float], list[float], int]:
+        limiter = AdaptiveLimiter(64, start=2)
+        other = await limiter.acquire()  # another call, still in flight at the server
+        queued, alone = Waits(), Waits()
+        script = Script(rate_limited(retry_after=None), openai_chat("fine"))
+        call = asyncio.create_task(
+            acall_with_retries(openai_provider(script), REQUEST, queued.policy(), limiter=limiter)
+        )
+        while len(script.requests) < 1 or limiter.in_flight > 1:
+            await asyncio.sleep(0)  # refused: the limit is cut to the one other call
+        assert not call.done()  # waiting for that call's slot, not sleeping a backoff
+        limiter.succeeded(other)
+        await call
+        # Nothing else in flight: no slot will free, so the timed backoff (1 s and up) stays.
+        script.add(rate_limited(retry_after=None), openai_chat("fine"))
+        await acall_with_retries(openai_provider(script), REQUEST, alone.policy(), limiter=limiter)
+        return queued.waits, alone.waits, limiter.stats().overloads
+
+    queued, alone, overloads = asyncio.run(main())
+    assert queued == [0.0]  # was a backoff of at least initial_wait (1 s)
+    assert len(alone) == 1 and alone[0] >= 1.0
+    assert overloads == 2
+
+
+def test_a_call_woken_by_a_reply_is_sent_before_that_reply_is_processed() -> None:
+    async def main() -> list[str]:
+        limiter = AdaptiveLimiter(1, start=1)
+        events: list[str] = []
+
+        def reply(name: str) -> Callable[[httpx2.Request], httpx2.Response]:
+            def answer(_: httpx2.Request) -> httpx2.Response:
+                events.append(f"{name} sent")
+                return openai_chat("fine")
+
+            return answer
+
+        script = Script(reply("first"), reply("second"))
+        provider, policy = openai_provider(script), Waits().policy()
+
+        async def judged(name: str) -> None:
+            await acall_with_retries(provider, REQUEST, policy, limiter=limiter)
+            events.append(f"{name} processed")
+
+        await asyncio.gather(judged("first"), judged("second"))
+        return events
+
+    # "second" waited for the only slot; it goes out before "first"'s reply is handled.
+    assert asyncio.run(main()) == [
+        "first sent",
+        "second sent",
+        "first processed",
+        "second processed",
+    ]
 
 
 def overloaded_503(retry_after: str | None) -> httpx2.Response:
@@ -292,6 +405,52 @@ def test_concurrency_64_against_a_server_of_8_loses_nothing_and_is_refused_littl
     assert server_of_8.requests == 200 + server_of_8.rejected
     assert stats.overloads == server_of_8.rejected and stats.ceiling == 64
     assert stats.concurrency <= 64
+
+
+class RequestsPerWindow:
+    """A fault for the fake server: at most ``per`` requests accepted in any ``seconds``, the
+    rest answered 429 without ``retry-after`` (a requests-per-minute limit, sped up)."""
+
+    def __init__(self, per: int, seconds: float) -> None:
+        self.per, self.seconds = per, seconds
+        self.accepted: deque[float] = deque()
+        self.refused = 0
+
+    def __call__(self, request: FakeRequest) -> tuple[int, dict[str, Any]] | None:
+        now = time.monotonic()
+        while self.accepted and self.accepted[0] <= now - self.seconds:
+            self.accepted.popleft()
+        if len(self.accepted) >= self.per:
+            self.refused += 1
+            error = {"message": "Rate limit reached for requests per min", "type": "requests",
+                     "code": "rate_limit_exceeded"}  # fmt: skip
+            return 429, {"error": error}
+        self.accepted.append(now)
+        return None
+
+
+def test_a_server_limiting_requests_per_minute_still_gets_the_limit_cut_down(
+    tmp_path: Path,
+) -> None:
+    # Its refusals come whatever the concurrency: cutting to the calls in flight is not enough,
+    # each refusal costs a factor and, with nothing else in flight, a timed backoff.
+    window = RequestsPerWindow(8, 0.25)
+    server = FakeServer(latency=0.02, fault=window).serve_in_thread()
+    policy = RetryPolicy(initial_wait=0.05, max_wait=0.5, jitter=0.05)
+    try:
+        with Judge(
+            "reference", "openai:fake", db=tmp_path / "db", base_url=server.base_url,
+            api_key="sk-test", retry=policy,
+        ) as judge:  # fmt: skip
+            results = judge.score_many(items(40), concurrency=64)
+            stats = judge.rates.stats()
+    finally:
+        server.stop()
+    assert stats is not None
+    assert [r.status for r in results].count("ok") == 40
+    assert stats.lowest is not None and stats.lowest <= 2  # from 8 (and asked 64)
+    assert stats.overloads == window.refused > 0
+    assert window.refused <= 30  # ~50 for the semaphore alone at 64
 
 
 def test_single_calls_from_threads_share_one_limiter(tmp_path: Path) -> None:
