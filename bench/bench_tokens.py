@@ -15,7 +15,8 @@ with the schema in the prompt and sent natively:
     it has already answered as a cache read and a new one as a cache write (tokens = characters
     / 4), the real ``anthropic`` SDK judging every item at concurrency C: the share of the
     static tokens billed as cache reads (target >= 80%) and the cost per judgment with and
-    without the cache at the shipped price of ``anthropic:claude-opus-4-1``.
+    without the cache at the shipped price of ``anthropic:claude-opus-4-1``. The schema sent
+    natively (``output_config``) is billed as uncached input.
 
 The shipped minimum for that model is 1,024 tokens and reference@2's static prefix is shorter
 (about 840 tokens with the schema shown, 330 without), so the shipped table would not mark it:
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import sys
 import tempfile
@@ -69,7 +71,11 @@ class PromptCache:
         content = body["messages"][0]["content"]
         blocks = [{"text": content}] if isinstance(content, str) else content
         marked = [b["text"] for b in blocks if "cache_control" in b]
-        total = (len(system_text) + sum(len(b["text"]) for b in blocks)) // 4
+        # The schema sent natively is billed as input too; whether Anthropic caches it is not
+        # documented, so it is billed here as uncached input.
+        schema = body.get("output_config", {}).get("format", {}).get("schema")
+        sent = json.dumps(schema, separators=(",", ":")) if schema is not None else ""
+        total = (len(system_text) + sum(len(b["text"]) for b in blocks) + len(sent)) // 4
         prefix = (len(system_text) + len(marked[0])) // 4 if marked else 0
         with self.lock:
             hit = bool(marked) and marked[0] in self.answered
