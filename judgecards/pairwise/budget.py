@@ -22,6 +22,7 @@ from judgecards.errors import InvalidInput, RenderError
 from judgecards.judge_pool import LOOKUP_CHUNK
 from judgecards.plan import RunPlan, estimate_tokens
 from judgecards.pricing import ModelPrice, format_cost
+from judgecards.token_count import CHARACTERS, TokenCounter, counter_for
 
 if TYPE_CHECKING:
     from judgecards.budget import BudgetStats
@@ -40,22 +41,31 @@ class OrderCost:
         key: the order's item key (None: its inputs are refused, it is never judged).
         state: ``stored`` (judged before), ``cached`` (its first reply is in the response
             cache), ``refused`` (never sent) or ``to_judge``.
-        input_tokens / max_tokens: its first request's estimated input tokens and reply cap
-            when ``to_judge`` (else 0: nothing is sent, or it is free).
+        input_tokens: its first request's input tokens as the plan counts them (a tokenizer
+            where there is one, `judgecards.token_count`), when ``to_judge`` (else 0: nothing is
+            sent, or it is free).
+        estimated_tokens: the same as a cap counts them (`judgecards.plan.estimate_tokens`).
+        max_tokens: its reply cap, when ``to_judge``.
     """
 
     key: str | None
     state: OrderState
     input_tokens: int = 0
+    estimated_tokens: int = 0
     max_tokens: int = 0
 
     def projected(self, price: ModelPrice) -> float:
-        """The most its first call can cost (`judgecards.budget.CostCap.projected`)."""
-        return price.cost(self.input_tokens, self.max_tokens) if self.state == "to_judge" else 0.0
+        """The most its first call can cost, as a cap projects it
+        (`judgecards.budget.CostCap.projected`)."""
+        if self.state != "to_judge":
+            return 0.0
+        return price.cost(self.estimated_tokens, self.max_tokens)
 
 
 def order_costs(
-    judge: Judge, orders: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]
+    judge: Judge,
+    orders: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]],
+    counter: TokenCounter = CHARACTERS,
 ) -> Iterator[tuple[OrderCost, OrderCost]]:
     """Every pair's two orders (``orders``: A shown first, then B) as the run would find them:
     stored, cached, refused or to judge, each prompt rendered exactly as it would be sent and
@@ -74,11 +84,13 @@ def order_costs(
         found = [item for entries in prepared for item in entries if item is not None]
         stored = judge._stored(found)
         for entries in prepared:
-            first, second = (_order_cost(judge, item, stored) for item in entries)
+            first, second = (_order_cost(judge, item, stored, counter) for item in entries)
             yield first, second
 
 
-def _order_cost(judge: Judge, item: Any, stored: Mapping[str, Any]) -> OrderCost:
+def _order_cost(
+    judge: Judge, item: Any, stored: Mapping[str, Any], counter: TokenCounter
+) -> OrderCost:
     if item is None:
         return OrderCost(None, "refused")
     if item.key in stored:
@@ -89,7 +101,9 @@ def _order_cost(judge: Judge, item: Any, stored: Mapping[str, Any]) -> OrderCost
         return OrderCost(item.key, "refused")  # ends as an input error record, never sent
     if judge._cached(judge._cache_key(request)) is not None:
         return OrderCost(item.key, "cached")
-    return OrderCost(item.key, "to_judge", estimate_tokens(request), request.max_tokens)
+    tokens = estimate_tokens(request)
+    counted = tokens if counter is CHARACTERS else counter.count(request)
+    return OrderCost(item.key, "to_judge", counted, tokens, request.max_tokens)
 
 
 @dataclass(frozen=True)
@@ -99,8 +113,9 @@ class ComparePlan:
 
     Attributes:
         pairs: pairs given; decided: pairs with both orders already stored (free);
-        most_per_pair: the largest projection of one pair (both orders, every reply at its cap),
-            the least a ``--max-cost`` must allow to judge any pair (None: no price).
+        most_per_pair: the largest projection of one pair as a cap projects it (both orders,
+            characters / 4, every reply at its cap), the least a ``--max-cost`` must allow to
+            judge any pair (None: no price).
         judgments: the plan of the single judgments, two per pair.
     """
 
@@ -118,7 +133,8 @@ class ComparePlan:
         states = {"stored": 0, "cached": 0, "refused": 0, "to_judge": 0}
         decided = input_tokens = max_output = 0
         most = 0.0
-        for pair in order_costs(judge, orders):
+        counter = counter_for(judge.model)
+        for pair in order_costs(judge, orders, counter):
             for order in pair:
                 states[order.state] += 1
                 input_tokens += order.input_tokens
@@ -132,6 +148,7 @@ class ComparePlan:
                 model=judge.model, price=price, items=2 * len(orders), stored=states["stored"],
                 refused=states["refused"], to_judge=states["to_judge"], input_tokens=input_tokens,
                 max_output_tokens=max_output, cached=states["cached"], unit="judgments",
+                token_method=counter.method,
             ),
         )  # fmt: skip
 
