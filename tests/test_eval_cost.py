@@ -144,8 +144,11 @@ def test_eval_max_cost_leaves_survivors_not_judged_with_exit_1_and_a_rerun_conti
     assert "spent of $" in result.output and "1 item(s) not judged" in result.output
     assert "not judged: their projected cost would pass --max-cost" in result.output
 
-    again = run(*args, "--max-cost", 100 * cap)
+    again = run(*args, "--max-cost", 100 * cap, "--json")
     assert again.exit_code == 0, again.output
+    data = json.loads(again.stdout)
+    assert data["not_judged"] == 0 and data["budget"]["cap_usd"] == pytest.approx(100 * cap)
+    assert 0 < data["budget"]["spent_usd"] < cap  # this run paid for the one survivor left
     assert server.requests == 2  # just the survivor left; the other came from the store
 
 
