@@ -47,8 +47,22 @@ def fit_ppi(
     tuning: Tuning,
     folds: int,
     seed: int | None,
+    finite: bool = False,
 ) -> Fit:
+    """PPI / PPI++ for one mean; ``finite``: the labelled items are a simple random sample
+    *without replacement* of the labelled + unlabelled items, whose own mean is the target.
+
+    A finite population changes three things (the regression estimator of survey sampling,
+    Cochran 1977, §7): the judge's mean is taken over all N items, and being known exactly it
+    adds no variance; the rectifier's variance shrinks by the finite-population correction
+    1 − n/N (a census, n = N, is exact); and PPI++'s λ minimising that variance is the
+    regression slope Cov(y, f)/Var(f), without the 1 + n/N of an infinite population.
+    """
     n, big_n = len(y), len(f_u)
+    if finite and big_n == 0:  # a census: the human mean is the population mean, exactly
+        value = float(np.average(y, weights=w))
+        exact = Estimate(value, value, value, 1.0 - alpha, n)
+        return Fit(exact, 0.0, 0.0, 0.0, exact)
     if isinstance(folds, bool) or not isinstance(folds, int) or folds < 1:
         raise ValueError(f"folds must be an integer >= 1, got {folds!r}")
     if tuning == "ppi++":
@@ -59,13 +73,15 @@ def fit_ppi(
         k = min(folds, n)
         fold = np.empty(n, dtype=np.intp)
         fold[np.random.default_rng(seed).permutation(n)] = np.arange(n) % k
-        lam_i = ppi_plus_plus_tuning(y, f, f_u, w, w_u, fold, k)[fold]
+        lam_i = ppi_plus_plus_tuning(y, f, f_u, w, w_u, fold, k, finite)[fold]
         lam = float(lam_i.mean())
     else:
         lam = fixed_tuning(tuning)
         lam_i = np.full(n, lam)
     imputed = w_u * lam * f_u
     rectifier = w * (y - lam_i * f)
+    if finite:
+        return _finite_fit(y, f, f_u, w, lam, lam_i, alpha)
     value = float(imputed.mean() + rectifier.mean())
     # Var(w·(y − λ_i·f)) item by item, averaged over the λ_i in use: with one λ this is the
     # plain variance of the rectifier; with cross-fitted λs it leaves out the spread the
@@ -81,6 +97,35 @@ def fit_ppi(
         np.mean((rectifier - rectifier.mean()) ** 3) / n**2
         + np.mean((imputed - imputed.mean()) ** 3) / big_n**2
     )
+    return Fit(
+        small_sample_interval(value, se, third_cumulant, n - 1, alpha, n),
+        se,
+        third_cumulant,
+        lam,
+        normal_estimate(value, papers_se, alpha, n),
+    )
+
+
+def _finite_fit(
+    y: Floats, f: Floats, f_u: Floats, w: Floats, lam: float, lam_i: Floats, alpha: float
+) -> Fit:
+    n, big_n = len(y), len(y) + len(f_u)
+    sampled = n / big_n
+    rectifier = w * (y - lam_i * f)
+    value = lam * float((f.sum() + f_u.sum()) / big_n) + float(rectifier.mean())
+    wy, wf = w * y, w * f
+    cov = float(np.mean((wy - wy.mean()) * (wf - wf.mean())))
+    rectifier_var = max(float(np.mean(wy.var() - 2.0 * lam_i * cov + lam_i**2 * wf.var())), 0.0)
+    se = math.sqrt((1.0 - sampled) * rectifier_var / (n - 1))
+    # The third cumulant of a mean drawn without replacement: (1 − n/N)(1 − 2n/N)·μ₃/n²
+    # (its skew changes sign once more than half the population is sampled).
+    third_cumulant = float(
+        (1.0 - sampled)
+        * (1.0 - 2.0 * sampled)
+        * np.mean((rectifier - rectifier.mean()) ** 3)
+        / n**2
+    )
+    papers_se = math.sqrt((1.0 - sampled) * rectifier_var / n)
     return Fit(
         small_sample_interval(value, se, third_cumulant, n - 1, alpha, n),
         se,
@@ -140,14 +185,22 @@ def fixed_tuning(tuning: Tuning) -> float:
 
 
 def ppi_plus_plus_tuning(
-    y: Floats, f: Floats, f_u: Floats, w: Floats, w_u: Floats, fold: NDArray[np.intp], k: int
+    y: Floats,
+    f: Floats,
+    f_u: Floats,
+    w: Floats,
+    w_u: Floats,
+    fold: NDArray[np.intp],
+    k: int,
+    finite: bool = False,
 ) -> Floats:
     """PPI++'s λ for each fold, fitted on the labelled items outside it (all of them if k = 1).
 
     λ = Cov(g, ĝ) / ((1 + n/N)·Var(ĝ over labelled and unlabelled)), with the "gradients"
     g = w·(y − θ) and ĝ = w·(f − θ) at the plain-PPI estimate θ (θ only matters when weights
-    differ), clipped to [0, 1]. Every fold is done at once from per-fold sums, so cross-fitting
-    costs no more than one fit.
+    differ), clipped to [0, 1]. For a finite population whose judge scores are all known the
+    judge's mean adds no variance, so the 1 + n/N factor is 1 (the regression slope). Every fold
+    is done at once from per-fold sums, so cross-fitting costs no more than one fit.
     """
     # The same shift of y, f and f_u shifts θ alike and leaves λ unchanged: centre for accuracy.
     shift = float(np.mean(f_u))
@@ -179,7 +232,8 @@ def ppi_plus_plus_tuning(
         s2 = sum_gh2 + (u2f - 2.0 * theta * u2 + theta * theta * u2w)
         m = n_t + big_n
         variance = (s2 - s1 * s1 / m) / (m - 1.0)
-        lam = covariance / ((1.0 + n_t / big_n) * variance)
+        inflation = 1.0 if finite else 1.0 + n_t / big_n
+        lam = covariance / (inflation * variance)
     # Fewer than 2 training items, or a judge that never varies, carry no information about λ:
     # fall back to the human labels alone (λ = 0).
     usable = (n_t >= 2) & (variance > 1e-12 * max(1.0, float(np.max(np.abs(s2)))) / m)
@@ -259,6 +313,7 @@ def checked_inputs(
     judge_on_unlabeled: Sequence[Any] | NDArray[Any],
     weights: Sequence[float] | NDArray[Any] | None,
     unlabeled_weights: Sequence[float] | NDArray[Any] | None,
+    census_allowed: bool = False,
 ) -> tuple[Floats, Floats, Floats, Floats, Floats]:
     y = as_floats(human, "human")
     f = as_floats(judge_on_labeled, "judge_on_labeled")
@@ -270,7 +325,7 @@ def checked_inputs(
         )
     if len(y) < 2:
         raise ValueError(f"a corrected estimate needs at least 2 labelled items, got {len(y)}")
-    if len(f_u) < 1:
+    if len(f_u) < 1 and not census_allowed:
         raise ValueError("judge_on_unlabeled is empty: nothing to correct")
     return (
         y,

@@ -12,6 +12,12 @@ reports three columns for each number (`estimate`, ``judgecards estimate``):
   the human-only interval when the judge helps; the *effective n* says how many human labels
   the human-only interval would need to be as narrow.
 
+The number estimated is the one over the judged items themselves, a finite population: with
+labels drawn uniformly (without replacement, as audits draw), the corrected and human-only
+intervals carry the finite-population correction 1 − n/N, and a field whose every judged item
+is labelled is reported exactly (zero width). Weighted designs keep the infinite-population
+variance, which is conservative.
+
 The numbers are the mean of each score axis, the share of each verdict, and for pairwise cards
 the win rate of each model pair (a win 1, a tie ½, a loss 0; the judge's two-order outcome from
 the ``comparisons`` table against the people's ``winner`` labels of either order, mapped back
@@ -388,7 +394,11 @@ def _rows(
     notes: list[str],
 ) -> list[EstimateRow]:
     n, rest = len(data.human), len(data.judged_unlabeled) - (len(data.human) if data.weights else 0)
-    if n < 2 or rest < 1:
+    # Unweighted, the labelled items are a sample without replacement of the judged ones and
+    # the target is the mean over those: a finite population (1 − n/N; every item labelled is
+    # a census, exact). Weighted designs keep the infinite-population variance (conservative).
+    finite = data.weights is None
+    if n < 2 or (rest < 1 and not finite):
         why = (
             f"{n} labelled item(s)"
             if n < 2
@@ -407,6 +417,7 @@ def _rows(
             result = corrected_estimate(
                 data.human, data.judged_labeled, data.judged_unlabeled, category=category,
                 alpha=alpha, tuning=tuning, folds=folds, seed=seed, weights=data.weights,
+                finite_population=finite,
             )  # fmt: skip
         if data.weights is not None:
             # The weights describe how the labelled items were drawn; the judge's own number is

@@ -37,11 +37,22 @@ Where labelled items were not drawn uniformly, two variants keep the estimate un
   ``ppi-python`` does;
 * strata — `calibration.ppi_stratified`, for groups labelled at different rates.
 
-The intervals are still asymptotic and warn with `SmallSampleWarning` below 30 labels.
-Measured over 500 random labelled subsets each (tests/calibration/test_ppi.py; README has the
-numbers): MT-Bench win rates of six models and SummEval per-dimension means, n = 50/100/200
-labels, covered ≥ 93% and were narrower than the textbook human-only t interval. Per SummEval
-system (100 summaries each) they do not hold: see the test's docstring.
+Labels are usually drawn from the judged items themselves, and the number wanted is the one
+over those items: a *finite population* (``finite_population=True``; `calibration.estimate`
+uses it for uniform audit samples). The judge's mean over all N items is then known exactly,
+the rectifier's variance shrinks by 1 − n/N, λ is the regression slope, and labelling every
+item gives the human mean exactly — the regression estimator of survey sampling (Cochran,
+*Sampling Techniques*, 1977, §7).
+
+The t-based intervals are still approximate and warn with `SmallSampleWarning` below 30
+labels. Measured over 500 random labelled subsets each (tests/calibration/test_ppi.py; README
+has the numbers): MT-Bench win rates of six models and SummEval per-dimension means, n =
+50/100/200 labels, covered ≥ 93% and were narrower than the textbook human-only t interval.
+Per SummEval system (100 summaries, 10–50 labelled) they do not hold: a sample of an almost
+constant score can show no spread at all. When the scale is known (``bounds``, with a finite
+population) the interval is instead the betting interval of `calibration._ppi_bounded`,
+valid for any number of labels; it covered ≥ 93% in every system × dimension and is wider
+(bench/ppi_coverage_systems.py; tests/calibration/test_ppi_finite.py).
 """
 
 from __future__ import annotations
@@ -55,6 +66,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from calibration._core import warn_if_small
+from calibration._ppi_bounded import bounded_estimate, check_design
 from calibration._ppi_core import (
     Tuning,
     check_alpha,
@@ -137,6 +149,8 @@ def corrected_mean(
     seed: int | None = 0,
     weights: Sequence[float] | NDArray[Any] | None = None,
     unlabeled_weights: Sequence[float] | NDArray[Any] | None = None,
+    finite_population: bool = False,
+    bounds: tuple[float, float] | None = None,
 ) -> Estimate:
     """Mean score corrected for the judge's bias with human labels on a subset (PPI / PPI++).
 
@@ -156,6 +170,15 @@ def corrected_mean(
         weights: inverse inclusion probabilities of the labelled items when they were not drawn
             uniformly (rescaled to mean 1); ``None`` for uniform sampling.
         unlabeled_weights: the same for the unlabelled items; ``None`` for uniform.
+        finite_population: the labelled + unlabelled items are the whole population whose mean
+            is wanted, and the labelled ones a simple random sample of it *without*
+            replacement (an audit of stored results). The judge's mean is then taken over all
+            of them, the variance shrinks by 1 − n/N, and labelling every item (no unlabelled
+            ones) gives the exact human mean with a zero-width interval. Not with weights.
+        bounds: ``(low, high)``, the scale every human score lies on (a card's 1–5 schema).
+            With ``finite_population=True`` the interval is then the betting interval of
+            `calibration._ppi_bounded`, valid for any number of labels, which never collapses
+            on a sample that happens to be constant; usually wider than the t-based one.
 
     Returns:
         An `Estimate` with the corrected mean, its small-sample interval at level
@@ -170,11 +193,15 @@ def corrected_mean(
         SmallSampleWarning: fewer than 30 labelled items (the interval may undercover).
     """
     y, f, f_u, w, w_u = checked_inputs(
-        human, judge_on_labeled, judge_on_unlabeled, weights, unlabeled_weights
+        human, judge_on_labeled, judge_on_unlabeled, weights, unlabeled_weights, finite_population
     )
     check_alpha(alpha)
+    check_design(finite_population, bounds, weights is not None, y)
     warn_if_small(len(y), "corrected mean", stacklevel=2)
-    return fit_ppi(y, f, f_u, w, w_u, alpha, tuning, folds, seed).estimate
+    fit = fit_ppi(y, f, f_u, w, w_u, alpha, tuning, folds, seed, finite_population)
+    if bounds is None:
+        return fit.estimate
+    return bounded_estimate(fit.estimate, y, f, f_u, bounds, alpha, tuning, seed)
 
 
 def corrected_rate(
@@ -189,6 +216,8 @@ def corrected_rate(
     seed: int | None = 0,
     weights: Sequence[float] | NDArray[Any] | None = None,
     unlabeled_weights: Sequence[float] | NDArray[Any] | None = None,
+    finite_population: bool = False,
+    bounds: tuple[float, float] | None = None,
 ) -> Estimate:
     """Share of items in one category (a verdict rate, a win rate) corrected with human labels.
 
@@ -207,6 +236,9 @@ def corrected_rate(
         seed: seed of the fold assignment.
         weights: inverse inclusion probabilities of the labelled items, or ``None``.
         unlabeled_weights: the same for the unlabelled items, or ``None``.
+        finite_population: the labelled items are a sample without replacement of the labelled
+            + unlabelled ones, whose share is wanted, as in `corrected_mean`.
+        bounds: ``(0, 1)`` for the bounded (betting) interval of `corrected_mean`.
 
     Returns:
         An `Estimate` of the share in [0, 1]; ``n`` = the number of labelled items.
@@ -225,10 +257,14 @@ def corrected_rate(
             (judge_on_unlabeled, "judge_on_unlabeled"),
         )
     )
-    y, f, f_u, w, w_u = checked_inputs(y, f, f_u, weights, unlabeled_weights)
+    y, f, f_u, w, w_u = checked_inputs(y, f, f_u, weights, unlabeled_weights, finite_population)
     check_alpha(alpha)
+    check_design(finite_population, bounds, weights is not None, y)
     warn_if_small(len(y), "corrected rate", stacklevel=2)
-    return clip_share(fit_ppi(y, f, f_u, w, w_u, alpha, tuning, folds, seed).estimate)
+    estimate = fit_ppi(y, f, f_u, w, w_u, alpha, tuning, folds, seed, finite_population).estimate
+    if bounds is not None:
+        estimate = bounded_estimate(estimate, y, f, f_u, bounds, alpha, tuning, seed)
+    return clip_share(estimate)
 
 
 def corrected_estimate(
@@ -243,6 +279,8 @@ def corrected_estimate(
     seed: int | None = 0,
     weights: Sequence[float] | NDArray[Any] | None = None,
     unlabeled_weights: Sequence[float] | NDArray[Any] | None = None,
+    finite_population: bool = False,
+    bounds: tuple[float, float] | None = None,
 ) -> CorrectedEstimate:
     """The corrected estimate with the judge-only and human-only ones, for a report.
 
@@ -258,6 +296,11 @@ def corrected_estimate(
         seed: seed of the fold assignment.
         weights: inverse inclusion probabilities of the labelled items, or ``None``.
         unlabeled_weights: the same for the unlabelled items, or ``None``.
+        finite_population: the labelled items are a sample without replacement of the labelled
+            + unlabelled ones, whose mean is wanted, as in `corrected_mean` (the human-only
+            interval gets the same 1 − n/N).
+        bounds: the scale of the scores (``(0, 1)`` for a share) for the bounded interval of
+            `corrected_mean`, applied to the corrected and the human-only estimates.
 
     Returns:
         A `CorrectedEstimate`: corrected, human-only and judge-only estimates, the λ used and
@@ -279,17 +322,21 @@ def corrected_estimate(
             )
         )
     y, f, f_u, w, w_u = checked_inputs(
-        human, judge_on_labeled, judge_on_unlabeled, weights, unlabeled_weights
+        human, judge_on_labeled, judge_on_unlabeled, weights, unlabeled_weights, finite_population
     )
     check_alpha(alpha)
+    check_design(finite_population, bounds, weights is not None, y)
     warn_if_small(len(y), "corrected estimate", stacklevel=2)
-    fit = fit_ppi(y, f, f_u, w, w_u, alpha, tuning, folds, seed)
-    classical = fit_ppi(y, f, f_u, w, w_u, alpha, 0.0, 1, None)
+    fit = fit_ppi(y, f, f_u, w, w_u, alpha, tuning, folds, seed, finite_population)
+    classical = fit_ppi(y, f, f_u, w, w_u, alpha, 0.0, 1, None, finite_population)
     judged = np.concatenate([w * f, w_u * f_u])
     judge_only = normal_estimate(
         float(judged.mean()), float(judged.std() / math.sqrt(judged.size)), alpha, judged.size
     )
     corrected, human_only = fit.estimate, classical.estimate
+    if bounds is not None:
+        corrected = bounded_estimate(corrected, y, f, f_u, bounds, alpha, tuning, seed)
+        human_only = bounded_estimate(human_only, y, f, f_u, bounds, alpha, 0.0, seed)
     if category is not None:
         corrected, human_only, judge_only = (
             clip_share(e) for e in (corrected, human_only, judge_only)

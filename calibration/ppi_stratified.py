@@ -44,6 +44,7 @@ def stratified_corrected_mean(
     tuning: Tuning = "ppi++",
     folds: int = 5,
     seed: int | None = 0,
+    finite_population: bool = False,
 ) -> Estimate:
     """Corrected mean when strata were labelled at different rates (stratified PPI++).
 
@@ -67,6 +68,9 @@ def stratified_corrected_mean(
         folds: cross-fitting folds for ``"ppi++"``'s λ (``1``: no cross-fitting), as in
             `corrected_mean`.
         seed: seed of the fold assignment.
+        finite_population: each stratum's labelled items are a sample without replacement of
+            its labelled + unlabelled ones, whose mean is wanted (as in `corrected_mean`): each
+            stratum's variance shrinks by 1 − n_k/N_k, and a fully labelled stratum is exact.
 
     Returns:
         An `Estimate` of the population mean; ``n`` = the number of labelled items.
@@ -79,10 +83,14 @@ def stratified_corrected_mean(
     Warns:
         SmallSampleWarning: fewer than 30 labelled items in all.
     """
-    y, f, f_u, _, _ = checked_inputs(human, judge_on_labeled, judge_on_unlabeled, None, None)
+    y, f, f_u, _, _ = checked_inputs(
+        human, judge_on_labeled, judge_on_unlabeled, None, None, finite_population
+    )
     check_alpha(alpha)
     warn_if_small(len(y), "stratified corrected mean", stacklevel=2)
-    return _stratified(y, f, f_u, strata, unlabeled_strata, shares, alpha, tuning, folds, seed)
+    return _stratified(
+        y, f, f_u, strata, unlabeled_strata, shares, alpha, tuning, folds, seed, finite_population
+    )
 
 
 def stratified_corrected_rate(
@@ -98,6 +106,7 @@ def stratified_corrected_rate(
     tuning: Tuning = "ppi++",
     folds: int = 5,
     seed: int | None = 0,
+    finite_population: bool = False,
 ) -> Estimate:
     """Share of one category, corrected per stratum (see `stratified_corrected_mean`).
 
@@ -114,6 +123,8 @@ def stratified_corrected_rate(
         folds: cross-fitting folds for ``"ppi++"``'s λ (``1``: no cross-fitting), as in
             `corrected_mean`.
         seed: seed of the fold assignment.
+        finite_population: strata sampled without replacement, as in
+            `stratified_corrected_mean`.
 
     Returns:
         An `Estimate` of the share in [0, 1]; ``n`` = the number of labelled items.
@@ -132,11 +143,23 @@ def stratified_corrected_rate(
             (judge_on_unlabeled, "judge_on_unlabeled"),
         )
     )
-    y, f, f_u, _, _ = checked_inputs(y, f, f_u, None, None)
+    y, f, f_u, _, _ = checked_inputs(y, f, f_u, None, None, finite_population)
     check_alpha(alpha)
     warn_if_small(len(y), "stratified corrected rate", stacklevel=2)
     return clip_share(
-        _stratified(y, f, f_u, strata, unlabeled_strata, shares, alpha, tuning, folds, seed)
+        _stratified(
+            y,
+            f,
+            f_u,
+            strata,
+            unlabeled_strata,
+            shares,
+            alpha,
+            tuning,
+            folds,
+            seed,
+            finite_population,
+        )
     )
 
 
@@ -151,6 +174,7 @@ def _stratified(
     tuning: Tuning,
     folds: int,
     seed: int | None,
+    finite: bool,
 ) -> Estimate:
     s = as_labels(strata, "strata")
     s_u = as_labels(unlabeled_strata, "unlabeled_strata")
@@ -175,10 +199,12 @@ def _stratified(
                 f"stratum {k!r} has {int(in_l.sum())} labelled item(s); each stratum needs "
                 "at least 2 (merge small strata or label more items)"
             )
-        if not in_u.any():
+        if not in_u.any() and not finite:
             raise ValueError(f"stratum {k!r} has no unlabelled items")
         ones_l, ones_u = np.ones(int(in_l.sum())), np.ones(int(in_u.sum()))
-        fit = fit_ppi(y[in_l], f[in_l], f_u[in_u], ones_l, ones_u, alpha, tuning, folds, seed)
+        fit = fit_ppi(
+            y[in_l], f[in_l], f_u[in_u], ones_l, ones_u, alpha, tuning, folds, seed, finite
+        )
         value += share * fit.estimate.value
         variance += (share * fit.se) ** 2
         third_cumulant += share**3 * fit.third_cumulant

@@ -108,7 +108,9 @@ def test_stored_estimates_are_the_array_estimates_on_the_stored_arrays(tmp_path:
     judge_l = [SCORES[judge_verdict[i]][0] for i in labelled]
     judge_u = [SCORES[judge_verdict[i]][0] for i in rest]
     mean = row(report, "mean correctness").result
-    assert mean.corrected == corrected_mean(human, judge_l, judge_u)
+    # The judged items are the population the labels were drawn from (without replacement).
+    assert mean.corrected == corrected_mean(human, judge_l, judge_u, finite_population=True)
+    assert mean.corrected != corrected_mean(human, judge_l, judge_u)
     assert mean.human_only.value == pytest.approx(np.mean(human))  # 3.0: a third of each kind
     assert mean.judge_only.value == pytest.approx(np.mean(judge_l + judge_u))  # 3.67: biased up
     assert mean.judge_only.n == 90 and mean.corrected.n == mean.human_only.n == 45
@@ -118,7 +120,8 @@ def test_stored_estimates_are_the_array_estimates_on_the_stored_arrays(tmp_path:
     share = row(report, "share match").result
     human_v = [truth(i) for i in labelled]
     expected = corrected_rate(human_v, [judge_verdict[i] for i in labelled],
-                              [judge_verdict[i] for i in rest], category="match")  # fmt: skip
+                              [judge_verdict[i] for i in rest], category="match",
+                              finite_population=True)  # fmt: skip
     assert share.corrected == expected
     assert share.judge_only.value == pytest.approx(60 / 90)  # match and partial_match both "match"
     assert share.human_only.value == pytest.approx(15 / 45)
@@ -341,7 +344,7 @@ def test_win_rates_per_model_pair_use_either_orders_labels(tmp_path: Path) -> No
     ]
     assert win.result.human_only.value == pytest.approx(np.mean(human))  # 2/3: big is right
     assert win.result.judge_only.value == 1.0  # the judge always picks the long answer
-    expected = corrected_mean(human, judge_l, judge_u)
+    expected = corrected_mean(human, judge_l, judge_u, finite_population=True)
     assert win.result.corrected.value == pytest.approx(expected.value)
     assert win.result.corrected.high <= 1.0
 
@@ -386,6 +389,7 @@ def test_one_audits_labels_keep_its_design_when_other_labels_have_none(tmp_path:
         [SCORES[truth(r.item_id or "")][0] for r in labelled],
         [r.scores["correctness"] for r in labelled],
         [r.scores["correctness"] for r in rest],
+        finite_population=True,
     )
     assert row(one, "mean correctness").result.corrected == expected
     result = CliRunner().invoke(
@@ -483,3 +487,20 @@ def test_score_leads_its_summary_with_corrected_numbers_once_labels_exist(
     assert out.lstrip().startswith("Corrected estimates: reference@1 judged by openai:gpt-4o")
     assert out.index("judge only (uncorrected)") < out.index("verdicts:")
     assert "The verdict shares and means below are the judge's own: uncorrected." in out
+
+
+def test_every_judged_item_labelled_is_a_census_reported_exactly(tmp_path: Path) -> None:
+    # The judged items are the population: labelling all of them leaves nothing to estimate,
+    # so the corrected and human-only numbers are the people's mean with zero width (this
+    # field used to be skipped as "every judged item is labelled").
+    db, order = judged_db(tmp_path, n=30)
+    calibration.import_labels(write_labels(tmp_path / "all.csv", order), labeler="alice", db=db)
+    report = calibration.estimate(db, card="reference", model=MODEL)
+    mean = row(report, "mean correctness").result
+    people = np.mean([SCORES[truth(i)][0] for i in order])  # 3.0: a third of each kind
+    for found in (mean.corrected, mean.human_only):
+        assert (found.value, found.low, found.high) == pytest.approx((people, people, people))
+    assert mean.judge_only.value == pytest.approx(np.mean([5, 5, 1] * 10))  # biased: 3.67
+    assert not any("every judged item is labelled" in note for note in report.notes)
+    assert "mean correctness" in report.as_text()
+    json.dumps(report.to_dict(), allow_nan=False)  # zero width, effective n undefined: still JSON
