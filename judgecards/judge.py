@@ -102,6 +102,7 @@ class Judge:
             `score`, an ``input`` error record from `score_many`.
         offline: answer only from stored judgments and cached replies, with no API key; an
             item that would need a call raises `NotRecorded` naming it (`judgecards.replay`).
+            With ``cache=False`` it is refused (`ValueError`): there would be nothing to answer.
         prices: a `PriceTable`, or a price file over the shipped table (else
             ``JUDGECARDS_PRICES``); each result's ``cost_usd`` comes from it (`judgecards.pricing`).
         rpm / tpm: requests / tokens per minute allowed to the model; concurrency adapts to the
@@ -140,6 +141,12 @@ class Judge:
     ) -> None:
         if max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
+        if offline and not cache:
+            raise ValueError(
+                "offline=True answers only from stored judgments and cached replies, and "
+                "cache=False ignores both: leave one of them out (pytest: --judge-offline with a "
+                "judge built with cache=False)"
+            )
         if max_input_chars is not None and max_input_chars < 1:
             raise ValueError("max_input_chars must be at least 1 (or None for no limit)")
         self.max_input_chars = max_input_chars

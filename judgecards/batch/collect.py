@@ -11,6 +11,11 @@ their result is stored, a batch is ``collected`` once all its items are, and not
 creates a batch except the explicit ``retry="resubmit"``. A process killed while waiting picks
 up where it stopped on the next call. A row left ``submitting`` (the process died during the
 create call) is reconciled by listing the provider's batches (`BatchAPI.find`).
+
+Several collectors may run at once: each claims the items it stores, re-asks, resubmits or
+judges live before paying for anything (`judgecards.batch.claims`), so each item is paid for
+once; items another running collector holds are reported (`BatchCollection.busy`) and, with
+``wait``, looked at again after the next poll.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
@@ -31,6 +36,7 @@ from judgecards.batch.api import (
     OutcomeState,
 )
 from judgecards.batch.apis import batch_api_for
+from judgecards.batch.claims import CLAIM_LEASE, Claims, claim_in_force, describe_holder
 from judgecards.batch.pairs import write_comparisons
 from judgecards.batch.repository import BatchRepository, JobRow
 from judgecards.batch.submit import BatchJob, submit_batch
@@ -41,7 +47,9 @@ from judgecards.results import JudgeResult
 if TYPE_CHECKING:
     from judgecards.judge import Judge, _Item
 
-__all__ = ["BatchCollection", "collect_batch", "job_matches", "progress_line", "refresh"]
+__all__ = [
+    "BatchCollection", "busy_line", "collect_batch", "job_matches", "progress_line", "refresh",
+]  # fmt: skip
 
 Retry = Literal["resubmit", "live"]
 _DONE = ("collected", "canceled", "failed")
@@ -66,6 +74,8 @@ class BatchCollection:
         live: how many were judged live (``retry="live"``).
         comparisons: comparison rows written for ``compare --batch`` pairs whose two orders
             are now both stored.
+        busy: items left to another collector that is working on them right now, by holder
+            (``host:pid:token``); counted in ``waiting`` or ``left`` too.
     """
 
     jobs: list[JobRow] = field(default_factory=list)
@@ -75,6 +85,7 @@ class BatchCollection:
     resubmitted: BatchJob | None = None
     live: int = 0
     comparisons: int = 0
+    busy: dict[str, int] = field(default_factory=dict)
 
     @property
     def finished(self) -> bool:
@@ -100,7 +111,16 @@ class BatchCollection:
             lines.append(f"comparisons written: {self.comparisons} pair(s), both orders stored")
         if self.resubmitted is not None:
             lines.append(self.resubmitted.as_text())
+        if self.busy:
+            lines.append(busy_line(self.busy) + "; this run left them to it: collect again (or "
+                         "with --wait) to see them stored")  # fmt: skip
         return "\n".join(lines)
+
+
+def busy_line(busy: Mapping[str, int]) -> str:
+    """Which other collectors hold how many items."""
+    holders = ", ".join(f"{describe_holder(owner)}: {n}" for owner, n in sorted(busy.items()))
+    return f"{sum(busy.values())} item(s) are being collected by another collector ({holders})"
 
 
 def job_matches(judge: Judge, job: JobRow) -> bool:
@@ -120,10 +140,15 @@ def progress_line(jobs: Sequence[JobRow]) -> str:
     return f"batches {ended}/{len(jobs)} ended: " + "; ".join(parts)
 
 
-def refresh(api: BatchAPI, repo: BatchRepository, job: JobRow) -> JobRow:
+def refresh(
+    api: BatchAPI, repo: BatchRepository, job: JobRow, lease: float = CLAIM_LEASE
+) -> JobRow:
     """Retrieve one batch's status from the provider and store it (reconciling a row left
-    ``submitting`` first). Returns the row as stored now."""
+    ``submitting`` first, unless a running process is still making its create call). Returns
+    the row as stored now."""
     if job.provider_batch_id is None:
+        if claim_in_force(job.owner, job.claimed_at, lease):
+            return job  # its create call is under way: it gets its id when that returns
         job = _reconcile(api, repo, job)
         if job.provider_batch_id is None:
             return job
@@ -131,7 +156,7 @@ def refresh(api: BatchAPI, repo: BatchRepository, job: JobRow) -> JobRow:
     repo.update_job(
         job.id, provider_status=status.status, counts=status.counts,
         output_file_id=status.output_file_id, error_file_id=status.error_file_id,
-        state="ended" if status.ended else "submitted",
+        state="ended" if status.ended else "submitted", unless_done=True,
         **({"note": status.failure} if status.failure else {}),
     )  # fmt: skip
     return repo.jobs(job.id)[0]
@@ -148,6 +173,7 @@ def collect_batch(
     concurrency: int = 8,
     progress: Callable[[str], None] | None = None,
     sleep: Callable[[float], None] = time.sleep,
+    claim_lease: float = CLAIM_LEASE,
 ) -> BatchCollection:
     """Store what ``judge``'s batches (all, or those of submission/batch ``job``) answered.
 
@@ -155,6 +181,8 @@ def collect_batch(
     longer each time up to ``max_poll``, calling ``progress`` with a status line each round.
     Items a batch did not answer are left (and counted) unless ``retry`` says ``resubmit``
     (one new batch for them, awaited too when waiting) or ``live`` (judged now, normal calls).
+    Items another running collector holds are left to it (``wait``: until it is done or gone);
+    a holder silent for ``claim_lease`` seconds is taken to be gone (`judgecards.batch.claims`).
     """
     repo = BatchRepository(judge.store)
     selected = repo.jobs(job)
@@ -169,28 +197,10 @@ def collect_batch(
         )
     api = batch_api_for(judge.provider)
     collection = BatchCollection()
-    delay = poll
-    resubmitted = False
-    while True:
-        for index, row in enumerate(jobs):
-            if row.state not in _DONE:
-                row = refresh(api, repo, row)
-                if row.state == "ended":
-                    collection.results += _ingest(judge, api, repo, row, concurrency)
-                jobs[index] = repo.jobs(row.id)[0]
-        if progress is not None:
-            progress(progress_line(jobs))
-        open_jobs = [j for j in jobs if j.state not in _DONE]
-        if not open_jobs and retry is not None and not resubmitted:
-            resubmitted = True
-            added = _retry(judge, repo, jobs, retry, collection)
-            jobs += added
-            if added and wait:
-                continue
-        if not wait or not open_jobs:
-            break
-        sleep(delay)
-        delay = min(delay * 1.5, max_poll)
+    with Claims(repo, claim_lease) as claims:
+        _collect(judge, api, repo, jobs, collection, claims, wait, retry, poll, max_poll,
+                 concurrency, progress, sleep)  # fmt: skip
+    collection.busy = dict(claims.busy)
     collection.jobs = jobs
     collection.comparisons = len(write_comparisons(judge))  # compare --batch pairs now decided
     collection.waiting = sum(
@@ -203,6 +213,53 @@ def collect_batch(
                 if state in _LEFT:
                     collection.left[state] = collection.left.get(state, 0) + n
     return collection
+
+
+def _collect(
+    judge: Judge,
+    api: BatchAPI,
+    repo: BatchRepository,
+    jobs: list[JobRow],
+    collection: BatchCollection,
+    claims: Claims,
+    wait: bool,
+    retry: Retry | None,
+    poll: float,
+    max_poll: float,
+    concurrency: int,
+    progress: Callable[[str], None] | None,
+    sleep: Callable[[float], None],
+) -> None:
+    """The polling loop of `collect_batch` (``jobs`` grows with a re-submission)."""
+    delay = poll
+    retry_left = retry is not None
+    while True:
+        claims.busy.clear()  # what other collectors hold, as of this round
+        for index, row in enumerate(jobs):
+            if row.state not in _DONE:
+                if row.state != "ended":  # an ended batch (its items held elsewhere) stays so
+                    row = refresh(api, repo, row, claims.lease)
+                if row.state == "ended":
+                    collection.results += _ingest(judge, api, repo, row, concurrency, claims)
+                elif row.provider_batch_id is None and claim_in_force(
+                    row.owner, row.claimed_at, claims.lease
+                ):
+                    claims.busy[str(row.owner)] += row.requests  # another process creates it
+                jobs[index] = repo.jobs(row.id)[0]
+        open_jobs = [j for j in jobs if j.state not in _DONE]
+        if not open_jobs and retry is not None and retry_left:
+            added = _retry(judge, repo, jobs, retry, collection, claims)
+            retry_left = bool(claims.busy)  # another collector judges some: look again later
+            jobs += added
+            if added and wait:
+                continue
+        if progress is not None:
+            line = progress_line(jobs)
+            progress(line + ("; " + busy_line(claims.busy) if claims.busy else ""))
+        if not wait or (not open_jobs and not retry_left):
+            break
+        sleep(delay)
+        delay = min(delay * 1.5, max_poll)
 
 
 def _call(action: Callable[[], Any], doing: str) -> Any:
@@ -237,10 +294,16 @@ def _reconcile(api: BatchAPI, repo: BatchRepository, job: JobRow) -> JobRow:
 
 
 def _ingest(
-    judge: Judge, api: BatchAPI, repo: BatchRepository, job: JobRow, concurrency: int
+    judge: Judge,
+    api: BatchAPI,
+    repo: BatchRepository,
+    job: JobRow,
+    concurrency: int,
+    claims: Claims,
 ) -> list[JudgeResult]:
-    """Read an ended batch's outcomes and store each item's result (idempotent)."""
-    waiting = {item.custom_id: item for item in repo.items(job.id, states=("submitted",))}
+    """Read an ended batch's outcomes and store the result of each item this collector could
+    claim (idempotent); the batch is ``collected`` once no item of it waits."""
+    waiting = {item.custom_id: item for item in claims.take(job.id, ("submitted",))}
     status = BatchStatus(
         status=str(job.provider_status), ended=True, counts=job.counts,
         output_file_id=job.output_file_id, error_file_id=job.error_file_id,
@@ -274,7 +337,8 @@ def _ingest(
     repo.set_item_states(job.id, {key: ("collected", None) for key in already})
     pending = [(item, reply) for item, reply in items if item.key not in already]
     results = asyncio.run(_store_replies(judge, repo, job, pending, concurrency))
-    repo.update_job(job.id, state="collected")
+    if "submitted" not in repo.item_states(job.id):
+        repo.update_job(job.id, state="collected")
     return results
 
 
@@ -337,10 +401,12 @@ def _retry(
     jobs: Sequence[JobRow],
     retry: Retry,
     collection: BatchCollection,
+    claims: Claims,
 ) -> list[JobRow]:
-    """Judge the items ended batches left unanswered: in one new batch, or live now."""
+    """Judge the items ended batches left unanswered (those this collector could claim): in
+    one new batch, or live now."""
     left = [(job, item) for job in jobs if job.state == "collected"
-            for item in repo.items(job.id, states=_LEFT)]  # fmt: skip
+            for item in claims.take(job.id, _LEFT)]  # fmt: skip
     if not left:
         return []
     raw = [{**item.inputs, **({"id": item.item_id} if item.item_id is not None else {})}
@@ -348,7 +414,7 @@ def _retry(
     if retry == "live":
         results = judge.score_many(raw, concurrency=8)
         collection.results += results
-        collection.live = len(results)
+        collection.live += len(results)
         added: list[JobRow] = []
         new_state = "judged_live"
     else:

@@ -10,10 +10,14 @@ Tables::
 
     batch_jobs   one provider batch: its submission (one `submit_batch` call, split into
                  parts), provider and id, the judge it was built for (card, card hash, model,
-                 call parameters, settings), its files, state and the provider's status/counts
+                 call parameters, settings), its files, state and the provider's status/counts;
+                 ``owner`` / ``claimed_at``: the process making its create call right now
     batch_items  one item of one batch: custom_id (= the result id), the item's id and
                  inputs, its state (submitted, errored, expired, canceled, collected,
-                 resubmitted, judged_live) and the provider's error text
+                 resubmitted, judged_live) and the provider's error text; ``owner`` and
+                 ``claimed_at`` name the collector working on it right now, if any
+                 (`judgecards.batch.claims`: a claim is taken before anything is paid for the
+                 item, renewed while its holder lives, and cleared with the item's next state)
     batch_pairs  the pairs of a ``compare --batch`` submission (both orders are its items),
                  ``waiting`` until their comparison row is written, then ``written``
 """
@@ -21,7 +25,7 @@ Tables::
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -38,9 +42,13 @@ migrations = Migrations("judgecards.batch")
 _JOB_COLUMNS = (
     "id", "submission", "part", "provider", "model", "card", "card_hash", "params", "settings",
     "provider_batch_id", "input_file_id", "output_file_id", "error_file_id", "state",
-    "provider_status", "counts", "requests", "note", "created_at", "updated_at",
+    "provider_status", "counts", "requests", "note", "created_at", "updated_at", "owner",
+    "claimed_at",
 )  # fmt: skip
-_ITEM_COLUMNS = ("job_id", "custom_id", "item_id", "inputs", "state", "error")
+_ITEM_COLUMNS = (
+    "job_id", "custom_id", "item_id", "inputs", "state", "error", "owner", "claimed_at",
+)  # fmt: skip
+_DONE_JOB = ("collected", "canceled", "failed")
 _CHUNK = 500
 
 
@@ -103,8 +111,20 @@ def m002_batch_pairs(db: sqlite_utils.Database) -> None:
     db.table("batch_pairs").create_index(["state"], index_name="batch_pairs_state")
 
 
+@migrations()
+def m003_batch_claims(db: sqlite_utils.Database) -> None:
+    """Which collector is working on an item (so that two never both pay for it), which
+    process is creating a batch (so that no other takes its row for a lost create call), and
+    when each last said it was alive."""
+    for table in ("batch_items", "batch_jobs"):
+        db.table(table).add_column("owner", str)
+        db.table(table).add_column("claimed_at", str)
+        db.table(table).create_index(["owner"], index_name=f"{table}_owner")
+
+
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat()
+    # Fixed width, so that claim times compare as text.
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
 
 
 @dataclass(frozen=True)
@@ -131,6 +151,8 @@ class JobRow:
     note: str | None
     created_at: str
     updated_at: str | None
+    owner: str | None
+    claimed_at: str | None
 
     @classmethod
     def of(cls, values: Sequence[Any]) -> JobRow:
@@ -150,6 +172,8 @@ class ItemRow:
     inputs: dict[str, Any]
     state: str
     error: str | None
+    owner: str | None
+    claimed_at: str | None
 
     @classmethod
     def of(cls, values: Sequence[Any]) -> ItemRow:
@@ -172,6 +196,7 @@ class BatchRepository:
         for name in ("params", "settings", "counts"):
             row[name] = json.dumps(job.get(name) or {}, sort_keys=True)
         row["created_at"] = row["updated_at"] = _now()
+        row["claimed_at"] = row["created_at"] if row["owner"] else None
         item_rows = [
             {
                 "job_id": job["id"],
@@ -187,8 +212,10 @@ class BatchRepository:
             tx.insert("batch_jobs", row)
             tx.insert_many("batch_items", item_rows)
 
-    def update_job(self, job_id: str, **fields: Any) -> None:
-        """Set some columns of one batch (``counts``, ``params``, ``settings`` as mappings)."""
+    def update_job(self, job_id: str, *, unless_done: bool = False, **fields: Any) -> None:
+        """Set some columns of one batch (``counts``, ``params``, ``settings`` as mappings);
+        ``unless_done``: not once it is collected, canceled or failed (another collector may
+        have finished it since it was read)."""
         values = {
             name: json.dumps(value, sort_keys=True)
             if name in ("params", "settings", "counts")
@@ -200,20 +227,80 @@ class BatchRepository:
             raise ValueError(f"unknown batch_jobs column(s): {sorted(unknown)}")
         values["updated_at"] = _now()
         assignments = ", ".join(f"{name} = :{name}" for name in values)
+        where = "id = :job_id"
+        if unless_done:
+            where += f" AND state NOT IN ({', '.join(repr(state) for state in _DONE_JOB)})"
         with self._db.transaction(f"update batch {job_id}") as tx:
-            tx.execute(f"UPDATE batch_jobs SET {assignments} WHERE id = :job_id", {
+            tx.execute(f"UPDATE batch_jobs SET {assignments} WHERE {where}", {
                 **values, "job_id": job_id,
             })  # fmt: skip
 
     def set_item_states(self, job_id: str, states: Mapping[str, tuple[str, str | None]]) -> None:
-        """``{custom_id: (state, error)}`` for items of one batch, in one transaction."""
+        """``{custom_id: (state, error)}`` for items of one batch, in one transaction; the
+        items' claims end with it (the work the claim was for is done)."""
         if not states:
             return
         with self._db.transaction(f"update the items of batch {job_id}") as tx:
             tx.executemany(
-                "UPDATE batch_items SET state = ?, error = ? WHERE job_id = ? AND custom_id = ?",
+                "UPDATE batch_items SET state = ?, error = ?, owner = NULL, claimed_at = NULL "
+                "WHERE job_id = ? AND custom_id = ?",
                 [(state, error, job_id, key) for key, (state, error) in states.items()],
             )
+
+    def claim_items(
+        self,
+        job_id: str,
+        states: Sequence[str],
+        owner: str,
+        *,
+        stale_before: str,
+        gone: Callable[[str], bool],
+    ) -> tuple[list[ItemRow], dict[str, tuple[int, str]]]:
+        """Make ``owner`` the holder of the items of one batch in ``states`` that no other
+        collector holds: unclaimed ones, its own, and those of holders that are ``gone`` or
+        have not renewed their claim since ``stale_before``. One immediate transaction: of two
+        collectors asking at once, one gets each item.
+
+        Returns the items ``owner`` now holds, and ``{other holder: (items, claimed since)}``
+        for the items left to running collectors.
+        """
+        wanted = list(states)
+        marks = ", ".join("?" for _ in wanted)
+        with self._db.transaction(f"claim the items of batch {job_id}") as tx:
+            held = tx.execute(
+                "SELECT owner, count(*), min(claimed_at), max(claimed_at) FROM batch_items "
+                f"WHERE job_id = ? AND state IN ({marks}) AND owner IS NOT NULL AND owner != ? "
+                "GROUP BY owner",
+                [job_id, *wanted, owner],
+            ).fetchall()
+            free = [row[0] for row in held if row[3] < stale_before or gone(row[0])]
+            taken = " OR owner IN (" + ", ".join("?" for _ in free) + ")" if free else ""
+            tx.execute(
+                "UPDATE batch_items SET owner = ?, claimed_at = ? WHERE job_id = ? AND "
+                f"state IN ({marks}) AND (owner IS NULL OR owner = ?{taken})",
+                [owner, _now(), job_id, *wanted, owner, *free],
+            )
+            mine = tx.execute(
+                f"SELECT {', '.join(_ITEM_COLUMNS)} FROM batch_items WHERE job_id = ? AND "
+                f"owner = ? AND state IN ({marks}) ORDER BY rowid",
+                [job_id, owner, *wanted],
+            ).fetchall()
+        others = {row[0]: (int(row[1]), str(row[2])) for row in held if row[0] not in free}
+        return [ItemRow.of(row) for row in mine], others
+
+    def renew_claims(self, owner: str) -> None:
+        """``owner`` is alive: its claims (items, batches being created) are fresh again."""
+        with self._db.transaction("renew batch claims") as tx:
+            for table in ("batch_items", "batch_jobs"):
+                tx.execute(f"UPDATE {table} SET claimed_at = ? WHERE owner = ?", [_now(), owner])
+
+    def release_claims(self, owner: str) -> None:
+        """``owner`` stops: what it still holds is free for the next collector."""
+        with self._db.transaction("release batch claims") as tx:
+            for table in ("batch_items", "batch_jobs"):
+                tx.execute(
+                    f"UPDATE {table} SET owner = NULL, claimed_at = NULL WHERE owner = ?", [owner]
+                )
 
     def jobs(self, selector: str | None = None) -> list[JobRow]:
         """Stored batches, oldest first: all, or those of a submission or a batch id (ours or

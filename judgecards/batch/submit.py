@@ -8,7 +8,10 @@ waiting in a batch not yet collected are not sent twice.
 
 Each provider batch is written to the database as ``submitting`` (with all its items) before
 the create call and gets the provider's id right after: `submit_batch` never returns a batch
-that is not stored. Submissions over a provider's per-batch limits (requests, bytes) are split.
+that is not stored. While the create call runs, the row names this process (a claim,
+`judgecards.batch.claims`), so a collector running meanwhile does not take it for a create
+call that never reported back. Submissions over a provider's per-batch limits (requests,
+bytes) are split.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from judgecards.batch.api import BatchAPI, BatchError
 from judgecards.batch.apis import batch_api_for
+from judgecards.batch.claims import Claims
 from judgecards.batch.repository import BatchRepository
 from judgecards.errors import InvalidInput, RenderError
 from judgecards.redaction import redact
@@ -138,11 +142,13 @@ def submit_batch(
     if from_cache:
         judge.score_many(from_cache)  # answered from the response cache: no call
     submission = f"jcs-{uuid.uuid4().hex[:12]}" if parts else None
-    batches = [
-        _create(judge, api, repo, submission, number, part, cards_dirs)
-        for number, part in enumerate(parts, start=1)
-        if submission is not None
-    ]
+    batches: list[SubmittedBatch] = []
+    if submission is not None:
+        with Claims(repo) as claims:  # each row names this process while its create call runs
+            batches = [
+                _create(judge, api, repo, submission, number, part, cards_dirs, claims.owner)
+                for number, part in enumerate(parts, start=1)
+            ]
     return BatchJob(
         submission=submission, card=judge.card.ref, model=judge.model, batches=tuple(batches),
         items=given, submitted=sum(b.requests for b in batches), stored=len(stored),
@@ -210,6 +216,7 @@ def _create(
     number: int,
     part: Sequence[_Entry],
     cards_dirs: Sequence[str],
+    owner: str,
 ) -> SubmittedBatch:
     job_id = f"{submission}-{number}"
     repo.add_job(
@@ -218,7 +225,7 @@ def _create(
             "provider": judge.provider.name, "model": judge.model, "card": judge.card.ref,
             "card_hash": judge.card.hash, "params": judge.params,
             "settings": judge_settings(judge, cards_dirs), "state": "submitting",
-            "requests": len(part),
+            "requests": len(part), "owner": owner,
         },
         [{"custom_id": item.key, "item_id": item.item_id, "inputs": item.inputs}
          for item, _ in part],
@@ -242,11 +249,15 @@ def _create(
             job_id,
             state="submitting" if created_maybe else "failed",
             note=f"create call failed: {message}",
+            owner=None,
+            claimed_at=None,
         )
         known = "; it may exist: `judgecards batch collect` looks for it" if created_maybe else ""
         raise BatchError(
             f"batch {job_id} of submission {submission}: the provider's create call failed "
             f"({message}){known}"
         ) from None
-    repo.update_job(job_id, state="submitted", provider_batch_id=batch_id)
+    repo.update_job(
+        job_id, state="submitted", provider_batch_id=batch_id, owner=None, claimed_at=None
+    )
     return SubmittedBatch(job_id, batch_id, len(part))

@@ -151,6 +151,7 @@ def status(selector: str | None, base_url: str | None, db: Path) -> None:
     exactly one matches.
     """
     from judgecards.batch.apis import batch_api_for
+    from judgecards.batch.claims import claim_in_force, describe_holder
     from judgecards.batch.collect import progress_line, refresh
     from judgecards.batch.repository import BatchRepository
 
@@ -167,7 +168,9 @@ def status(selector: str | None, base_url: str | None, db: Path) -> None:
                 rows += [refresh(api, repo, job) for job in group]
         click.echo(progress_line(rows))
         for job in rows:
-            if job.state == "submitting":
+            if job.state == "submitting" and claim_in_force(job.owner, job.claimed_at):
+                click.echo(f"{job.id}: {describe_holder(str(job.owner))} is making its create call")
+            elif job.state == "submitting":
                 click.echo(f"{job.id}: {job.note or 'the create call has not reported back'}")
             elif job.state == "ended":
                 click.echo(f"{job.id}: ended; `judgecards batch collect {job.id}` stores it")
@@ -215,6 +218,9 @@ def collect(
     Invalid replies are re-asked live, as in a live run. Afterwards, the same ``judgecards
     score`` command without --batch writes the output file with no new call.
 
+    Another collector may run at once (another process, or the server): items it is working on
+    are left to it and named on a line (with --wait: waited for), so nothing is paid for twice.
+
     Exit status: 0 the results stored have no error records (or within --max-errors); 1 more
     error records than that; 2 a usage, database or provider error; 130 interrupted (what was
     stored stays stored: collect again).
@@ -240,6 +246,8 @@ def collect(
             total.live += found.live
             total.comparisons += found.comparisons
             total.resubmitted = found.resubmitted or total.resubmitted
+            for holder, n in found.busy.items():  # left to another collector running now
+                total.busy[holder] = total.busy.get(holder, 0) + n
             for state, n in found.left.items():
                 total.left[state] = total.left.get(state, 0) + n
         click.echo(total.as_text())

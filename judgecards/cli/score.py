@@ -169,6 +169,7 @@ def score(
     """
     from judgecards.cards import load_card
     from judgecards.judge import Judge
+    from judgecards.replay import replay_stand_in
 
     # Cheap checks first: nothing below opens the database or calls the provider.
     models = cascade_models(model, cascade, guarantee)
@@ -220,10 +221,11 @@ def score(
         finish_run(errors, len(results), max_errors)
         return
     model = models[0]
-    # A plan makes no call, so it needs no API key: the offline stand-in has the same keys.
+    # A plan makes no call, so it needs no API key: the offline stand-in has the same keys
+    # (as a provider, not offline=True, which --no-cache would contradict).
     with Judge(
         card, model, db=db, cache=not no_cache, max_attempts=max_attempts,
-        max_input_chars=limit, offline=plan, **options,
+        max_input_chars=limit, provider=replay_stand_in(model) if plan else None, **options,
     ) as judge:  # fmt: skip
         if plan:
             click.echo(judge.plan(items).as_text())

@@ -15,7 +15,9 @@ goes ``in_progress`` → ``in_progress`` → ``ended``; each result is ``succeed
 ``create_status`` answers create calls with that error status. ``hold = True`` keeps every batch where it is (a batch still running). Replies come from
 ``reply(prompt)`` (default `tests.fakes.server.card_reply`); ``invalid`` custom ids get a reply
 that is not a judgment, ``errored`` ones an error line, ``expire`` ones expire. Counters record
-creates, uploads, retrieves, result reads and live calls.
+creates, uploads, retrieves, result reads and live calls. ``gate`` (an event) holds every paid
+request (a live call or a batch create) until it is set, counting it in ``counts["held"]`` as it
+arrives: a test can catch a collector in the middle of paying for something.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ from urllib.parse import urlparse
 from tests.fakes.server import card_reply
 
 _OPENAI_STEPS = ("validating", "in_progress", "finalizing")
+# What a provider bills or queues for billing: live calls and batch creates.
+_PAID = ("/v1/chat/completions", "/v1/messages", "/v1/batches", "/v1/messages/batches")
 
 
 def _prompt(body: dict[str, Any]) -> str:
@@ -100,6 +104,7 @@ class BatchFake:
     create_status: int | None = None  # answer create calls with this error status
     cache_read: int = 0  # Anthropic replies bill this many input tokens as prompt-cache reads
     reject_file: bool = False  # OpenAI batches fail validation (status failed, no output)
+    gate: threading.Event | None = None  # paid requests wait for it to be set
     counts: Counter[str] = field(default_factory=Counter)
     batches: dict[str, FakeBatch] = field(default_factory=dict)
     files: dict[str, bytes] = field(default_factory=dict)
@@ -132,6 +137,11 @@ class BatchFake:
             def _answer(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 body = self.rfile.read(length) if length else b""
+                gate, path = fake.gate, urlparse(self.path).path
+                if gate is not None and self.command == "POST" and path in _PAID:
+                    with fake._lock:
+                        fake.counts["held"] += 1
+                    gate.wait(60)
                 with fake._lock:
                     status, payload, kind = fake.handle(
                         self.command, self.path, self.headers.get("content-type", ""), body
