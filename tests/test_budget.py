@@ -121,6 +121,16 @@ def run(*args: Any) -> Result:
     return CliRunner().invoke(cli, [str(a) for a in args])
 
 
+def skipped_cases(junit: Path) -> list[str]:
+    """Names of the JUnit cases a cap left unjudged (``<skipped>``), after the suite's count."""
+    import xml.etree.ElementTree as ET
+
+    (suite,) = ET.parse(junit).getroot()
+    names = [c.attrib["name"] for c in suite.iter("testcase") if c.find("skipped") is not None]
+    assert suite.attrib["skipped"] == str(len(names)) and suite.attrib["errors"] == "0"
+    return names
+
+
 def write_items(path: Path, n: int) -> Path:
     path.write_text("".join(json.dumps(item) + "\n" for item in items(n)))
     return path
@@ -131,11 +141,12 @@ def test_score_max_cost_reports_not_judged_spend_and_exit_1(
 ) -> None:
     db, output = tmp_path / "runs.db", tmp_path / "out.jsonl"
     cap = 2.5 * per_item(server, tmp_path / "plan.db", prices)
+    junit = tmp_path / "report.xml"
     result = run(
         "score", "--card", "reference", "--model", MODEL, "--input",
         write_items(tmp_path / "items.jsonl", 6), "--output", output, "--db", db,
         "--base-url", server.base_url, "--prices", prices, "--max-cost", cap,
-        "--concurrency", 8,
+        "--concurrency", 8, "--junit", junit,
     )  # fmt: skip
     assert result.exit_code == 1, result.output
     lines = [json.loads(line) for line in output.read_text().splitlines()]
@@ -145,6 +156,9 @@ def test_score_max_cost_reports_not_judged_spend_and_exit_1(
     assert f"cap; {statuses.count('not_judged')} item(s) not judged" in result.output
     assert "rate: concurrency 8 asked" in result.output
     assert "not judged: their projected cost would pass --max-cost" in result.output
+    # In CI output an item left by the cap is skipped: neither passed nor an error.
+    left = [line["item_id"] for line in lines if line["status"] == "not_judged"]
+    assert sorted(skipped_cases(junit)) == sorted(left)
 
 
 def test_score_max_cost_on_an_unpriced_model_exits_2_before_the_database(

@@ -20,6 +20,7 @@ from judgecards import Judge, compare_many, plan_comparisons
 from judgecards.cli import cli
 from judgecards.errors import BudgetError
 from tests.fakes.server import FakeServer
+from tests.test_budget import skipped_cases
 
 MODEL = "openai:fake-judge"
 PRICES = f"""models:
@@ -203,11 +204,13 @@ def test_compare_max_cost_leaves_pairs_not_judged_with_exit_1_and_a_rerun_contin
 ) -> None:
     cap = 2.5 * per_pair(server, tmp_path / "plan.db", prices)
     args = with_server(compare_args(tmp_path, 5, "--prices", prices), server)
-    result = run(*args, "--max-cost", cap, "--concurrency", 8)
+    junit = tmp_path / "report.xml"
+    result = run(*args, "--max-cost", cap, "--concurrency", 8, "--junit", junit)
     assert result.exit_code == 1, result.output
     rows = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
     statuses = [row["status"] for row in rows]
     assert statuses == ["ok", "ok", "not_judged", "not_judged", "not_judged"]
+    assert skipped_cases(junit) == [row["id"] for row in rows[2:]]  # not errors in CI
     assert server.requests == 4
     assert "errors:" not in result.output  # pairs left are not errors
     assert "spent of $" in result.output and "3 pair(s) not judged" in result.output

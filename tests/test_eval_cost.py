@@ -18,6 +18,7 @@ from judgecards import Judge, JudgeCheck, TieredEval
 from judgecards.cli import cli
 from judgecards.tiered import LengthCheck
 from tests.fakes.server import FakeServer
+from tests.test_budget import skipped_cases
 
 MODEL = "openai:fake-judge"
 PRICES = f"""models:
@@ -133,9 +134,12 @@ def test_eval_max_cost_leaves_survivors_not_judged_with_exit_1_and_a_rerun_conti
     path, db, output = config(tmp_path), tmp_path / "runs.db", tmp_path / "out.jsonl"
     cap = 1.2 * max(projection(prices, tmp_path, item_id) for item_id in SURVIVORS)
     args = ["eval", path, "--db", db, "--prices", prices, "--output", output]
-    result = run(*args, "--max-cost", cap)
+    junit = tmp_path / "report.xml"
+    result = run(*args, "--max-cost", cap, "--junit", junit)
     assert result.exit_code == 1, result.output
     rows = {row["id"]: row for row in map(json.loads, output.read_text().splitlines())}
+    left = [item_id for item_id in SURVIVORS if rows[item_id]["outcome"] == "not_judged"]
+    assert skipped_cases(junit) == left  # in CI output neither passed nor an error
     assert rows["empty"]["outcome"] == "fail"  # the free tiers ran as ever
     outcomes = sorted(rows[item_id]["outcome"] for item_id in SURVIVORS)
     assert outcomes == ["not_judged", "pass"] and server.requests == 1

@@ -3,7 +3,9 @@
 ``score``, ``compare``, ``eval`` and ``audit report`` describe their run as a `CiRun`: one
 `CiCase` per item, pair or gate. A case is an *error* when the item ended as an error record and
 a *failure* only where the command itself has a pass/fail notion: an item a tier of ``eval``
-failed, or an audit gate that failed. A verdict of ``score`` or a winner of ``compare`` is a
+failed, or an audit gate that failed. An item or pair a ``--max-cost`` cap left unstarted is
+*skipped* (JUnit ``<skipped>``): it was never judged, so it neither passed nor erred, and a
+re-run with a higher cap judges it. A verdict of ``score`` or a winner of ``compare`` is a
 measurement, not a test outcome; a run that should fail on verdicts is an ``eval`` with a judge
 tier. The exit status stays the CLI's (README, "Exit status"): these files only describe the run.
 
@@ -43,7 +45,7 @@ __all__ = [
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-Outcome = Literal["passed", "failure", "error"]
+Outcome = Literal["passed", "failure", "error", "skipped"]
 
 # XML 1.0 allows tab, LF, CR and these ranges only; anything else (NUL, ESC, lone surrogates
 # from a JSON "\ud800") would make the file unreadable, so it is dropped.
@@ -65,7 +67,7 @@ class CiCase:
 
     Attributes:
         name: the item's id (or its position when it has none).
-        outcome: ``passed``, ``failure`` or ``error``.
+        outcome: ``passed``, ``failure``, ``error`` or ``skipped`` (not judged under a cap).
         kind: why, in one word (an ``error_kind``, the deciding tier): the JUnit ``type``.
         message: one line saying what happened.
         details: longer text (an error, the judge's raw reply), cut to a few thousand characters.
@@ -126,8 +128,9 @@ def junit_xml(run: CiRun, *, timestamp: datetime | None = None) -> str:
 
     ``<testsuites>`` holds one ``<testsuite>`` with ``tests``, ``failures``, ``errors``,
     ``skipped``, ``time``, ``timestamp`` and ``hostname``; each case is a ``<testcase>`` with
-    ``classname``, ``name`` and ``time``, its facts as ``<properties>``, and an ``<error>`` or
-    ``<failure>`` (``message`` and ``type`` attributes, details as text) when it did not pass.
+    ``classname``, ``name`` and ``time``, its facts as ``<properties>``, and an ``<error>``,
+    ``<failure>`` or ``<skipped>`` (``message`` and ``type`` attributes, details as text) when it
+    did not pass.
     """
     when = timestamp or datetime.now(timezone.utc)
     classname = "judgecards." + run.command.replace(" ", ".")
@@ -139,7 +142,7 @@ def junit_xml(run: CiRun, *, timestamp: datetime | None = None) -> str:
             "name": _xml_text(f"judgecards {run.command}: {run.subject}"),
             "errors": str(run.count("error")),
             "failures": str(run.count("failure")),
-            "skipped": "0",
+            "skipped": str(run.count("skipped")),
             "tests": str(len(run.cases)),
             "time": f"{run.seconds:.3f}",
             "timestamp": when.isoformat(),
@@ -184,6 +187,8 @@ def markdown_summary(run: CiRun) -> str:
     """A GitHub step summary: a headline, the run's numbers and the cases that did not pass."""
     errors, failures = run.count("error"), run.count("failure")
     status = "passed" if not (errors or failures) else f"{errors} error(s), {failures} failure(s)"
+    if run.count("skipped"):
+        status += f", {run.count('skipped')} not judged"
     lines = [
         f"### judgecards {run.command}: {_md(run.subject)}",
         "",
@@ -223,7 +228,8 @@ def _annotation(level: str, title: str, message: str) -> str:
 
 def github_annotations(run: CiRun) -> list[str]:
     """GitHub workflow commands: ``::error`` for error records and failed gates, ``::warning``
-    for items a tier of ``eval`` failed (an outcome that does not change the exit status).
+    for items a tier of ``eval`` failed (an outcome that does not change the exit status) and for
+    items a cost cap left unjudged.
 
     At most ten of each level, GitHub's limit per step; the tenth then says how many were cut.
     """
@@ -233,6 +239,8 @@ def github_annotations(run: CiRun) -> list[str]:
             levels["error"].append(case)
         elif case.outcome == "failure":
             levels[run.failure_level].append(case)
+        elif case.outcome == "skipped":
+            levels["warning"].append(case)
     lines: list[str] = []
     for level, cases in levels.items():
         shown = cases

@@ -31,8 +31,15 @@ def _counted(counter: Counter[str]) -> str:
     return ", ".join(f"{key} {n}" for key, n in counter.most_common()) or "none"
 
 
+_NOT_JUDGED = (
+    "not judged: its projected cost would pass --max-cost (a re-run with a higher cap judges it)"
+)
+
+
 def _judge_case(name: str, result: JudgeResult) -> CiCase:
     properties = [("result_id", result.id), ("cached", str(result.cached).lower())]
+    if result.status == "not_judged":
+        return CiCase(name, "skipped", "not_judged", _NOT_JUDGED, properties=tuple(properties))
     if result.status == "error":
         kind = result.error_kind or "error"
         details = result.error or ""
@@ -50,7 +57,8 @@ def _judge_case(name: str, result: JudgeResult) -> CiCase:
 
 
 def score_run(results: Sequence[JudgeResult], *, subject: str, seconds: float) -> CiRun:
-    """One case per item: an error record is an error; every verdict passes."""
+    """One case per item: an error record is an error, an item a cap left is skipped; every
+    verdict passes."""
     cases = tuple(_judge_case(_name(r.item_id, i), r) for i, r in enumerate(results))
     verdicts = Counter(r.verdict for r in results if r.status == "ok" and r.verdict is not None)
     errors = Counter(str(r.error_kind) for r in results if r.status == "error")
@@ -58,13 +66,15 @@ def score_run(results: Sequence[JudgeResult], *, subject: str, seconds: float) -
         ("items", str(len(results))),
         ("verdicts", _counted(verdicts)),
         ("error records", _counted(errors)),
+        ("not judged (--max-cost)", str(sum(1 for r in results if r.status == "not_judged"))),
         ("served without a call", f"{sum(1 for r in results if r.cached)} of {len(results)}"),
     ]
     return CiRun("score", subject, cases, seconds, tuple(facts))
 
 
 def compare_run(comparisons: Sequence[ComparisonResult], *, subject: str, seconds: float) -> CiRun:
-    """One case per pair: a pair without both judgments is an error; any winner passes."""
+    """One case per pair: a pair without both judgments is an error, a pair a cap left is
+    skipped; any winner passes."""
     cases: list[CiCase] = []
     for index, comparison in enumerate(comparisons):
         name = _name(comparison.pair_id, index)
@@ -80,6 +90,9 @@ def compare_run(comparisons: Sequence[ComparisonResult], *, subject: str, second
                     ),
                 )
             )
+            continue
+        if comparison.status == "not_judged":
+            cases.append(CiCase(name, "skipped", "not_judged", _NOT_JUDGED, properties=properties))
             continue
         failed = [o for o in (comparison.first_order, comparison.second_order) if o.status != "ok"]
         kind = next((o.error_kind for o in failed if o.error_kind), None) or (
@@ -98,13 +111,15 @@ def compare_run(comparisons: Sequence[ComparisonResult], *, subject: str, second
     facts = [
         ("pairs", str(len(comparisons))),
         ("winners", _counted(winners)),
-        ("failed pairs", str(sum(1 for c in comparisons if not c.ok))),
+        ("failed pairs", str(sum(1 for c in comparisons if c.status == "error"))),
+        ("not judged (--max-cost)", str(sum(1 for c in comparisons if c.status == "not_judged"))),
     ]
     return CiRun("compare", subject, tuple(cases), seconds, tuple(facts))
 
 
 def eval_run(report: TieredReport, *, subject: str, seconds: float) -> CiRun:
-    """One case per item: the outcome of its deciding tier (pass, fail or error)."""
+    """One case per item: the outcome of its deciding tier (pass, fail or error), or skipped when
+    the cap left it unjudged."""
     cases: list[CiCase] = []
     for item in report.items:
         name = _name(item.id, item.index)
@@ -123,6 +138,11 @@ def eval_run(report: TieredReport, *, subject: str, seconds: float) -> CiRun:
         if item.outcome == "pass":
             cases.append(CiCase(name, seconds=seconds_here, properties=tuple(properties)))
             continue
+        if item.outcome == "not_judged":
+            cases.append(
+                CiCase(name, "skipped", "not_judged", _NOT_JUDGED, properties=tuple(properties))
+            )
+            continue
         outcome: Outcome = "failure" if item.outcome == "fail" else "error"
         message = f"tier {item.tier_number} ({item.tier}): {reasons or item.outcome}"
         details = message
@@ -138,6 +158,7 @@ def eval_run(report: TieredReport, *, subject: str, seconds: float) -> CiRun:
         ("passed", str(report.count("pass"))),
         ("failed", str(report.count("fail"))),
         ("errors", str(report.count("error"))),
+        ("not judged (--max-cost)", str(report.count("not_judged"))),
     ]
     facts += [
         (f"tier {tier.number} ({tier.name})",
