@@ -92,6 +92,7 @@ _EXPORTS: dict[str, str] = {
     "WrongCardKind": "judgecards.errors",
     "AdaptiveLimiter": "judgecards.rate",
     "LimiterStats": "judgecards.rate",
+    "Refusal": "judgecards.rate",
     "CostCap": "judgecards.budget",
     "BudgetStats": "judgecards.budget",
     "BudgetError": "judgecards.errors",
@@ -157,6 +158,7 @@ __all__ = [
     "rank_stored",
     "RankingError",
     "Ratings",
+    "Refusal",
     "RenderError",
     "resolve_pair",
     "results_table",
@@ -292,6 +294,7 @@ if TYPE_CHECKING:
     from judgecards.rate import (
         AdaptiveLimiter,
         LimiterStats,
+        Refusal,
     )
     from judgecards.results import (
         JudgeResult,
