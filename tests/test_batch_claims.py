@@ -205,6 +205,7 @@ def claim(db: Path, owner: str, seconds_ago: float) -> None:
         ("other-host:4242:abcd1234", 5, False),  # a live claim on another machine: left
         ("other-host:4242:abcd1234", 600, True),  # not renewed for longer than the lease
         ("{host}:{dead}:abcd1234", 5, True),  # this machine, and its process is gone
+        ("{host}:{zombie}:abcd1234", 5, True),  # killed, not yet reaped by its parent
         ("{host}:{me}:abcd1234", 5, False),  # this process (another thread): alive
     ],
 )
@@ -217,13 +218,19 @@ def test_a_claim_is_taken_over_only_when_its_holder_is_gone(
     submit(fake, db, 2)
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()
-    holder = owner.format(host=socket.gethostname(), dead=gone.pid, me=os.getpid())
+    zombie = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    zombie.send_signal(signal.SIGKILL)
+    until(lambda: Path(f"/proc/{zombie.pid}/stat").read_text().rpartition(")")[2].split()[0] == "Z")
+    holder = owner.format(
+        host=socket.gethostname(), dead=gone.pid, me=os.getpid(), zombie=zombie.pid
+    )
     claim(db, holder, seconds_ago)
     with judge_on(fake, "openai", db) as judge:
         for _ in range(6):  # the fake's batch ends on its fourth retrieve
             found = judge.collect_batch(wait=False, claim_lease=120)
             if found.jobs[0].state != "submitted":
                 break
+    zombie.wait()
     assert (len(found.results), sum(found.busy.values())) == ((2, 0) if taken else (0, 2))
     assert fake.counts["live"] == 0
 

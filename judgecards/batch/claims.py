@@ -12,11 +12,12 @@ so that a collector running meanwhile does not take the row for a create call th
 reported back.
 
 A claim names its holder as ``host:pid:token`` (a token per collection or submission, so two
-threads of one process are two holders) and is renewed every quarter of the lease by a background thread while
-the holder runs. It ends with the item's next state, or when its holder stops (released on the
-way out, even on an error). A holder killed without releasing (SIGKILL, power loss) strands
-nothing: its claims are taken over at once when it ran on this host and its process is gone,
-else once they are older than the lease. On Windows, and across hosts, only the lease applies.
+threads of one process are two holders) and is renewed every quarter of the lease by a
+background thread while the holder runs. It ends with the item's next state, or when its holder
+stops (released on the way out, even on an error). A holder killed without releasing (SIGKILL,
+power loss) strands nothing: its claims are taken over at once when it ran on this host and its
+process is gone (or a zombie), else once they are older than the lease. On Windows, and across
+hosts, only the lease applies.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import uuid
 from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from types import TracebackType
 
 from judgecards.batch.repository import BatchRepository, ItemRow
@@ -58,7 +60,11 @@ def holder_gone(owner: str) -> bool:
         return True
     except OSError:  # exists, owned by someone else
         return False
-    return False
+    try:  # killed but not yet reaped by its parent: a zombie (Linux) is gone too
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[:1] == ["Z"]
 
 
 def claim_in_force(owner: str | None, claimed_at: str | None, lease: float = CLAIM_LEASE) -> bool:
@@ -102,7 +108,14 @@ class Claims:
     ) -> None:
         self._stop.set()
         self._beat.join()
-        self._repo.release_claims(self.owner)
+        try:
+            self._repo.release_claims(self.owner)
+        except StoreError:
+            if error is None:
+                raise
+            # The error that ended the collection is the one to report; the claims lapse
+            # with the lease.
+            _log.warning("could not release batch claims of %s", self.owner)
 
     def _renew(self) -> None:
         while not self._stop.wait(self.lease / 4):
