@@ -111,21 +111,21 @@ def _finite_fit(
 ) -> Fit:
     n, big_n = len(y), len(y) + len(f_u)
     sampled = n / big_n
-    rectifier = w * (y - lam_i * f)
-    value = lam * float((f.sum() + f_u.sum()) / big_n) + float(rectifier.mean())
-    wy, wf = w * y, w * f
-    cov = float(np.mean((wy - wy.mean()) * (wf - wf.mean())))
-    rectifier_var = max(float(np.mean(wy.var() - 2.0 * lam_i * cov + lam_i**2 * wf.var())), 0.0)
-    se = math.sqrt((1.0 - sampled) * rectifier_var / (n - 1))
+    # Each labelled item's own λ_i (cross-fitted) applied to its judge score's distance from
+    # the known population mean: y_i − λ_i·(f_i − F̄) has mean Ȳ for any λ_i fitted without
+    # item i. (λ̄·F̄ + mean(y_i − λ_i·f_i) would not: with a judge that is right on every
+    # labelled item, the differing λ_i add a bias the near-zero variance does not cover.)
+    population_mean = float((f.sum() + f_u.sum()) / big_n)
+    rectifier = w * (y - lam_i * (f - population_mean))
+    value = float(rectifier.mean())
+    variance = float(rectifier.var(ddof=1))
+    se = math.sqrt((1.0 - sampled) * variance / n)
     # The third cumulant of a mean drawn without replacement: (1 − n/N)(1 − 2n/N)·μ₃/n²
     # (its skew changes sign once more than half the population is sampled).
     third_cumulant = float(
-        (1.0 - sampled)
-        * (1.0 - 2.0 * sampled)
-        * np.mean((rectifier - rectifier.mean()) ** 3)
-        / n**2
+        (1.0 - sampled) * (1.0 - 2.0 * sampled) * np.mean((rectifier - value) ** 3) / n**2
     )
-    papers_se = math.sqrt((1.0 - sampled) * rectifier_var / n)
+    papers_se = math.sqrt((1.0 - sampled) * float(rectifier.var()) / n)
     return Fit(
         small_sample_interval(value, se, third_cumulant, n - 1, alpha, n),
         se,

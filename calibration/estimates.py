@@ -15,7 +15,9 @@ reports three columns for each number (`estimate`, ``judgecards estimate``):
 The number estimated is the one over the judged items themselves, a finite population: with
 labels drawn uniformly (without replacement, as audits draw), the corrected and human-only
 intervals carry the finite-population correction 1 − n/N, and a field whose every judged item
-is labelled is reported exactly (zero width). Weighted designs keep the infinite-population
+is labelled is reported exactly (zero width). Shares and win rates, bounded by 0 and 1, get the
+bounded (betting) interval, valid for any number of labels (`calibration.corrected_mean`'s
+``bounds``); score axes keep the t-based one. Weighted designs keep the infinite-population
 variance, which is conservative.
 
 The numbers are the mean of each score axis, the share of each verdict, and for pairwise cards
@@ -417,7 +419,7 @@ def _rows(
             result = corrected_estimate(
                 data.human, data.judged_labeled, data.judged_unlabeled, category=category,
                 alpha=alpha, tuning=tuning, folds=folds, seed=seed, weights=data.weights,
-                finite_population=finite,
+                finite_population=finite, bounds=_bounds(kind, category, finite),
             )  # fmt: skip
         if data.weights is not None:
             # The weights describe how the labelled items were drawn; the judge's own number is
@@ -426,6 +428,13 @@ def _rows(
         label = title if category is None else f"{title} {category}"
         rows.append(EstimateRow(kind, name, label, result, data.design, data.weights is not None))
     return rows
+
+
+def _bounds(kind: Kind, category: Hashable | None, finite: bool) -> tuple[float, float] | None:
+    """A share or a win rate lies in [0, 1], so its interval can be the bounded one, which
+    holds for any number of labels and does not collapse when the judge happened to be right
+    on every labelled item; a score axis's scale is not stored, so it keeps the t interval."""
+    return (0.0, 1.0) if finite and (category is not None or kind == "win_rate") else None
 
 
 def _win_rates(

@@ -100,7 +100,8 @@ class CorrectedEstimate:
         n_labeled: items with a human label.
         n_unlabeled: items with only the judge's output.
         effective_labels: how many human labels the human-only interval would need to be as
-            narrow as the corrected one (``n_labeled`` × variance ratio); ``nan`` when undefined.
+            narrow as the corrected one (``n_labeled`` × variance ratio; with ``bounds``, ×
+            squared width ratio); ``nan`` when undefined.
     """
 
     corrected: Estimate
@@ -341,9 +342,13 @@ def corrected_estimate(
         corrected, human_only, judge_only = (
             clip_share(e) for e in (corrected, human_only, judge_only)
         )
-    effective = (
-        len(y) * (classical.se / fit.se) ** 2 if fit.se > 0 and classical.se > 0 else math.nan
-    )
+    if bounds is not None:  # the bounded intervals are not ± a standard error: compare widths
+        spans = (human_only.high - human_only.low, corrected.high - corrected.low)
+        effective = len(y) * (spans[0] / spans[1]) ** 2 if min(spans) > 0 else math.nan
+    else:
+        effective = (
+            len(y) * (classical.se / fit.se) ** 2 if fit.se > 0 and classical.se > 0 else math.nan
+        )
     return CorrectedEstimate(
         corrected=corrected,
         human_only=human_only,

@@ -121,8 +121,13 @@ def test_stored_estimates_are_the_array_estimates_on_the_stored_arrays(tmp_path:
     human_v = [truth(i) for i in labelled]
     expected = corrected_rate(human_v, [judge_verdict[i] for i in labelled],
                               [judge_verdict[i] for i in rest], category="match",
-                              finite_population=True)  # fmt: skip
+                              finite_population=True, bounds=(0, 1))  # fmt: skip
     assert share.corrected == expected
+    # The judge is right on every labelled mismatch: the t interval over a finite population
+    # shrinks to almost nothing; a share's interval is the bounded one, which does not.
+    mismatch = row(report, "share mismatch").result.corrected
+    assert mismatch.high - mismatch.low > 0.05
+    assert mismatch.low <= 1 / 3 <= mismatch.high
     assert share.judge_only.value == pytest.approx(60 / 90)  # match and partial_match both "match"
     assert share.human_only.value == pytest.approx(15 / 45)
     assert row(report, "share partial_match").result.judge_only.value == 0.0
