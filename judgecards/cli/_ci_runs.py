@@ -95,9 +95,7 @@ def compare_run(comparisons: Sequence[ComparisonResult], *, subject: str, second
             cases.append(CiCase(name, "skipped", "not_judged", _NOT_JUDGED, properties=properties))
             continue
         failed = [o for o in (comparison.first_order, comparison.second_order) if o.status != "ok"]
-        kind = next((o.error_kind for o in failed if o.error_kind), None) or (
-            "not_judged" if comparison.status == "not_judged" else "error"
-        )
+        kind = next((o.error_kind for o in failed if o.error_kind), None) or "error"
         details = "\n\n".join(
             f"{o.shown_first} shown first: {o.error_kind}: {o.error or ''}"
             + (f"\nThe judge's last reply:\n{o.raw_reply}" if o.raw_reply else "")
