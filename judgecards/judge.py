@@ -459,7 +459,7 @@ class Judge:
                     raise not_recorded(self.card.ref, self.model, item.item_id, item.inputs)
                 try:
                     sent = await self._probe.send(
-                        request.can_fall_back,
+                        request.native == "schema",
                         lambda request=request: acall_with_retries(  # type: ignore[misc]
                             self.provider, request, self.retry, self._transport,
                             limiter or self.rates.single,

@@ -317,6 +317,8 @@ class _Call:
         elif decision.cause == "unreachable" and not self.state.answered:
             return self._unreachable(error)
         parameter = decision.rejected_parameter
+        if parameter == "json_schema" and not self.request.sends(parameter):
+            parameter = "response_format"  # the json_object form was refused too: the prompt
         if parameter is not None and self.request.sends(parameter):
             self.request = _without(self.request, {parameter})
             self.state.reject(self.provider, parameter)

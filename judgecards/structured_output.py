@@ -358,12 +358,14 @@ def extraction_of(request: CompletionRequest, annotations: Mapping[str, Any]) ->
 
 
 class NativeProbe:
-    """A judge's gate for ``auto`` output: its first native request goes alone.
+    """A judge's gate for native output: its first native request goes alone.
 
     Until one native request has come back (answered, refused or given up), the other requests
-    wait; a refusal is then already known (`judgecards.retry.TransportState` drops native
-    output from every later request), so a server without native output costs one refused
-    request per judge, not one per item in flight. The price is one request's latency at the
+    wait; a refusal is then already known (`judgecards.retry.TransportState` builds every later
+    request without what was refused: the prompt form under ``auto``, Anthropic's forced tool,
+    llama-cpp-python's ``json_object`` form), so a server without the standard form costs one
+    refused request per judge, not one per item in flight; under ``native`` a server with no
+    form at all stops the run after that one request. The price is one request's latency at the
     start of a judge's first batch. It holds no provider state, and its lock is only used
     before it settles (in the event loop of that first batch).
     """

@@ -341,6 +341,64 @@ def test_llama_cpp_500_on_json_schema_falls_back_instead_of_retrying(tmp_path: P
     assert "response_format" not in script.bodies()[1]
 
 
+# llama-cpp-python 0.3.36's answer to {"type": "json_schema", ...}, as its server sent it
+# (SmolLM2-135M, `python -m llama_cpp.server`): a 500 whose validation error offers json_object.
+LLAMA_CPP_REFUSAL = {
+    "error": {
+        "message": "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', "
+        "'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\", "
+        "'input': 'json_schema', 'ctx': {'expected': \"'text' or 'json_object'\"}}\n\n  File "
+        '"/srv/llama_cpp/server/app.py", line 376, in create_chat_completion\n    POST '
+        "/v1/chat/completions",
+        "type": "internal_server_error",
+        "param": None,
+        "code": None,
+    }
+}
+
+
+def llama_cpp_server(request: httpx2.Request) -> httpx2.Response:
+    """llama-cpp-python's server: a 500 for json_schema; json_object with a schema works."""
+    response_format = json.loads(request.content).get("response_format")
+    if response_format is not None and response_format["type"] == "json_schema":
+        return httpx2.Response(500, json=LLAMA_CPP_REFUSAL)
+    return openai_chat(GOOD)
+
+
+@pytest.mark.parametrize("mode", ["auto", "native"])
+def test_llama_cpp_keeps_native_output_in_its_json_object_form(
+    tmp_path: Path, cards: Path, mode: Literal["auto", "native"]
+) -> None:
+    script = Script(default=llama_cpp_server)
+    judge = openai_judge(script, "guarded", cards_dir=cards, db=tmp_path / "j.db", output_mode=mode)
+
+    results = judge.score_many(items(8), concurrency=8)
+
+    assert [r.status for r in results] == ["ok"] * 8
+    assert {r.extraction for r in results} == {"native"}  # was prompt_json, or a stop in native
+    bodies = script.bodies()
+    assert len(bodies) == 9  # one refused json_schema request, then each item once
+    assert bodies[0]["response_format"]["type"] == "json_schema"
+    for body in bodies[1:]:
+        assert body["response_format"] == {
+            "type": "json_object",
+            "schema": bodies[0]["response_format"]["json_schema"]["schema"],
+        }
+        assert '"properties"' not in user_text(body)  # the schema is not repeated in the prompt
+    assert judge.transport_counters.rejected_parameters == 1
+
+
+def test_a_refused_json_object_form_falls_back_to_the_prompt_under_auto(tmp_path: Path) -> None:
+    refused_again = bad_request("'schema' is not supported", param="response_format")
+    script = Script(httpx2.Response(500, json=LLAMA_CPP_REFUSAL), refused_again, openai_chat(GOOD))
+
+    result = openai_judge(script, db=tmp_path / "j.db").score(**INPUTS)
+
+    assert result.status == "ok" and result.extraction == "prompt_json"
+    kinds = [b.get("response_format", {}).get("type") for b in script.bodies()]
+    assert kinds == ["json_schema", "json_object", None]
+
+
 def test_native_mode_fails_clearly_when_the_server_refuses(tmp_path: Path) -> None:
     script = Script(default=refuses_json_schema)
     judge = openai_judge(script, db=tmp_path / "j.db", output_mode="native")

@@ -99,6 +99,15 @@ def refuses_structured_output(status: int, message: Any, body: Any) -> bool:
     return any(word in text for word in _STRUCTURED_OUTPUT_WORDS)
 
 
+def offers_json_object(message: Any, body: Any) -> bool:
+    """Whether a refusal of native output refuses the ``json_schema`` type and offers
+    ``json_object`` instead, as llama-cpp-python's server does ("Input should be 'text' or
+    'json_object'", input 'json_schema'): its ``json_object`` takes a schema, so the judge can
+    stay native there rather than fall back to the prompt."""
+    text = f"{message} {json.dumps(body, default=str) if body is not None else ''}"
+    return "'json_object'" in text and "json_schema" in text
+
+
 def classify_connection(error: BaseException, *, timed_out: bool) -> RetryDecision:
     """A failure without an HTTP answer. Retryable, since a server may be restarting; `cause`
     says whether anything was listening at all, which the retry layer treats as a wrong URL

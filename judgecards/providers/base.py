@@ -53,10 +53,12 @@ class CompletionRequest:
     # Native structured output (`judgecards.structured_output`): ``schema`` sends
     # ``native_schema`` as the provider's JSON-schema output (OpenAI ``response_format``,
     # Anthropic ``output_config``), ``tool`` as a forced tool (Anthropic models without
-    # ``output_config``); None writes the schema in the prompt. ``fallback_messages`` are the
+    # ``output_config``), ``json_object`` as ``{"type": "json_object", "schema": ...}`` (the
+    # form llama-cpp-python's server takes where it refuses OpenAI's ``json_schema``); None
+    # writes the schema in the prompt. ``fallback_messages`` are the
     # messages to send if the server refuses native output (the schema shown in the prompt),
     # allowed only when ``can_fall_back`` (output mode ``auto``).
-    native: Literal["schema", "tool"] | None = None
+    native: Literal["schema", "tool", "json_object"] | None = None
     native_schema: Mapping[str, Any] | None = field(default=None, hash=False)
     fallback_messages: tuple[Message, ...] | None = field(default=None, hash=False)
     can_fall_back: bool = False
@@ -82,7 +84,7 @@ class CompletionRequest:
         """Whether this request sends ``parameter`` in a form the judge can do without."""
         if parameter == "response_format":
             return self.native is not None and self.can_fall_back
-        if parameter == "output_config":
+        if parameter in ("output_config", "json_schema"):
             return self.native == "schema"
         return getattr(self, parameter) is not None
 
@@ -90,7 +92,8 @@ class CompletionRequest:
         """A new request without ``parameters`` (this one when it sends none of them).
 
         Without ``response_format`` the schema goes back into the prompt (``fallback_messages``);
-        without ``output_config`` it is sent as a forced tool.
+        without ``output_config`` it is sent as a forced tool; without ``json_schema`` as a
+        ``json_object`` response format that carries the schema.
         """
         request = self
         if "temperature" in parameters and request.temperature is not None:
@@ -104,6 +107,8 @@ class CompletionRequest:
             )
         if "output_config" in parameters and request.native == "schema":
             request = replace(request, native="tool")
+        if "json_schema" in parameters and request.native == "schema":
+            request = replace(request, native="json_object")
         return request
 
 
@@ -162,10 +167,14 @@ Cause = Literal["status", "timeout", "connection", "unreachable"]
 (``timeout``); the connection broke (``connection``); or nothing could be reached at the URL at
 all (``unreachable``: connection refused, host name not resolved, no route to the host)."""
 
-DroppableParameter = Literal["temperature", "top_logprobs", "response_format", "output_config"]
+DroppableParameter = Literal[
+    "temperature", "top_logprobs", "response_format", "output_config", "json_schema"
+]
 """Request fields a server may reject for a model and that a judge can do without:
 ``response_format`` stands for any native structured output (the schema then goes in the
-prompt), ``output_config`` for Anthropic's JSON-schema output (a forced tool replaces it)."""
+prompt), ``output_config`` for Anthropic's JSON-schema output (a forced tool replaces it),
+``json_schema`` for OpenAI's ``json_schema`` response format where a server offers
+``json_object`` with a schema instead (llama-cpp-python's server)."""
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from judgecards.errors import ProviderConfigError
 from judgecards.providers._http import (
     classify_connection,
     classify_status,
+    offers_json_object,
     refuses_structured_output,
 )
 from judgecards.providers._sdk import SDKProvider
@@ -81,12 +82,19 @@ class OpenAIProvider(SDKProvider):
         if request.native is not None and request.native_schema is not None:
             # Strict mode: the server constrains the reply to the schema (the strict subset,
             # `judgecards.structured_output.strict_schema`); pydantic still validates it.
-            arguments["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {
-                    "name": SCHEMA_NAME, "strict": True, "schema": dict(request.native_schema)
-                },
-            }  # fmt: skip
+            if request.native == "json_object":
+                # llama-cpp-python's own form: it refuses "json_schema" but builds a grammar
+                # from a schema given with "json_object".
+                arguments["response_format"] = {
+                    "type": "json_object", "schema": dict(request.native_schema)
+                }  # fmt: skip
+            else:
+                arguments["response_format"] = {
+                    "type": "json_schema",
+                    "json_schema": {
+                        "name": SCHEMA_NAME, "strict": True, "schema": dict(request.native_schema)
+                    },
+                }  # fmt: skip
         if request.timeout is not None:
             arguments["timeout"] = request.timeout
         return arguments
@@ -113,7 +121,10 @@ class OpenAIProvider(SDKProvider):
             if refuses_structured_output(error.status_code, error.message, error.body):
                 return RetryDecision(
                     retry=False, kind="fatal", status=error.status_code,
-                    rejected_parameter="response_format",
+                    rejected_parameter=(
+                        "json_schema" if offers_json_object(error.message, error.body)
+                        else "response_format"
+                    ),
                 )  # fmt: skip
             return classify_status(error.status_code, error.response.headers, error.body)
         if isinstance(error, openai.APIConnectionError):
