@@ -7,7 +7,10 @@ label field equals the labelers' majority. An item goes to the first judge; when
 confidence (`calibration.confidence.judgment_confidence`) is below its threshold, or its
 result is an error record, the item goes to the next judge, and so on. Items no judge trusts go
 to people: they become one audit of kind ``escalated`` (the newest result of each, by the last
-judge that saw it), ready for ``judgecards audit sheet`` and ``audit ingest``.
+judge that saw it), ready for ``judgecards audit sheet`` and ``audit ingest``. A re-run that
+escalates an item an earlier escalated audit already holds (waiting or labelled) points at that
+audit instead of queueing it again. Every result a run made is recorded in ``cascade_results``
+(`calibration.cascade_repository`), which is what the report states the guarantee from.
 
 With probability at least ``1 - delta`` *per judge*, that judge agrees with people on at least
 ``target`` of the items it decides, so the items the cascade decides meet the target too (a
@@ -30,10 +33,13 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from calibration.audit_analysis import humans_by_result, primary_order
+from calibration.cascade_repository import save_cascade_result_decisions
 from calibration.cascade_stages import (
     CascadeStage,
+    EarlierQueue,
     calibration_labels,
     check_cascade,
+    earlier_queues,
     majority,
     minimum_labels,
     no_threshold_error,
@@ -50,6 +56,7 @@ from judgecards.results import JudgeResult
 
 if TYPE_CHECKING:
     from judgecards.judge import Judge, Progress
+    from judgecards.store import Store
 
 __all__ = ["Cascade", "CascadeDecision", "CascadeRun", "CascadeStage", "minimum_labels"]
 
@@ -67,7 +74,8 @@ class CascadeDecision:
         stage: that judge's position in the cascade (0 first), else ``None``.
         threshold: the threshold it passed, else ``None``.
         confidence: the deciding (or last) judge's confidence on it.
-        audit_id: the ``escalated`` audit it was queued in for people, else ``None``.
+        audit_id: the ``escalated`` audit it is in for people (this run's, or the earlier one
+            that already held it), else ``None``.
     """
 
     item_id: str | None
@@ -111,7 +119,10 @@ class CascadeRun:
         field: the label field the guarantee is about.
         target / delta: the guarantee: agreement ≥ target on decided items, per judge with
             probability ≥ 1 − delta.
-        audit_id: the ``escalated`` audit holding the items for people, if any.
+        audit_id: the ``escalated`` audit this run made for the items people must decide, if
+            any.
+        earlier: escalated items already in an earlier escalated audit of this card version
+            and judge (waiting or labelled there), per audit: not queued again.
     """
 
     decisions: tuple[CascadeDecision, ...]
@@ -120,6 +131,7 @@ class CascadeRun:
     target: float
     delta: float
     audit_id: int | None
+    earlier: tuple[EarlierQueue, ...] = ()
 
     @property
     def coverage(self) -> float:
@@ -139,6 +151,7 @@ class CascadeRun:
             stage_lines(
                 self.stages, field=self.field, target=self.target, delta=self.delta,
                 coverage=self.coverage, escalated=self.escalated, audit_id=self.audit_id,
+                earlier=self.earlier,
             )
         )  # fmt: skip
 
@@ -250,14 +263,24 @@ class Cascade:
             concurrency: calls in flight per judge.
             progress: passed to each judge's `score_many`.
             queue: record the escalated items as an ``escalated`` audit (in the database of
-                the last judge that saw them); ``False`` only reports them.
+                the last judge that saw them); ``False`` only reports them. An item an earlier
+                escalated audit of this card version and judge already holds (waiting or
+                labelled) is not queued again: its decision names that audit.
+
+        Every result the run made is recorded in ``cascade_results`` (`calibration.
+        cascade_repository`): whether it decided its item, who did, the threshold, the
+        confidence, the audit, the target and δ; a result's newest run is the one that counts.
 
         Raises:
             AuditError: from `calibrate`, before any call.
         """
         stages = list(self.stages)
+        for judge, stage in zip(self.judges, stages):
+            if stage.threshold is not None:
+                open_store(judge.store)  # the decisions table, before anything is paid for
         decisions: dict[int, CascadeDecision] = {}
         last: dict[int, tuple[JudgeResult, float]] = {}
+        made: list[tuple[int, int, JudgeResult, float, bool]] = []
         remaining = list(range(len(items)))
         queue_judge: Judge | None = None
         for index, (judge, stage) in enumerate(zip(self.judges, stages)):
@@ -271,6 +294,7 @@ class Cascade:
             passed: list[int] = []
             for i, result, conf, trust in zip(remaining, results, confidence, trusted):
                 last[i] = (result, conf)
+                made.append((i, index, result, conf, bool(trust) and result.status == "ok"))
                 if trust and result.status == "ok":
                     passed.append(i)
                     decisions[i] = CascadeDecision(
@@ -285,20 +309,56 @@ class Cascade:
             queue_judge = judge
         audit_id = None
         to_people = [i for i in remaining if i in last and last[i][0].status == "ok"]
+        in_audit: dict[int, int] = {}
+        earlier: tuple[EarlierQueue, ...] = ()
         if queue and to_people and queue_judge is not None:
-            audit_id = self._queue(queue_judge, [last[i][0] for i in to_people])
-        queued = set(to_people) if audit_id is not None else set()
+            found, earlier = earlier_queues(
+                CalibrationRepository(open_store(queue_judge.store)), card=self.card.ref,
+                card_hash=self.card.hash, model=queue_judge.model,
+                result_ids=[last[i][0].id for i in to_people],
+            )  # fmt: skip
+            in_audit = {i: found[last[i][0].id] for i in to_people if last[i][0].id in found}
+            new = [i for i in to_people if i not in in_audit]
+            if new:
+                audit_id = self._queue(queue_judge, [last[i][0] for i in new])
+                in_audit.update(dict.fromkeys(new, audit_id))
         for i in remaining:
             seen = last.get(i)
             decisions[i] = CascadeDecision(
                 _item_id(items[i]) if seen is None else seen[0].item_id,
                 None if seen is None else seen[0], None, None, None,
-                None if seen is None else seen[1], audit_id if i in queued else None,
+                None if seen is None else seen[1], in_audit.get(i),
             )  # fmt: skip
-        return CascadeRun(
+        run = CascadeRun(
             tuple(decisions[i] for i in range(len(items))), tuple(stages), self.field,
-            self.target, self.delta, audit_id,
+            self.target, self.delta, audit_id, earlier,
         )  # fmt: skip
+        self._record(run, made)
+        return run
+
+    def _record(
+        self, run: CascadeRun, made: Sequence[tuple[int, int, JudgeResult, float, bool]]
+    ) -> None:
+        """Every result the run made: did it decide its item, who did, at what threshold."""
+        now = datetime.now(timezone.utc).isoformat()
+        by_store: dict[int, tuple[Store, list[dict[str, Any]]]] = {}
+        for i, stage_index, result, conf, decides in made:
+            if result.status == "not_judged":
+                continue  # never stored
+            decision = run.decisions[i]
+            store = self.judges[stage_index].store
+            by_store.setdefault(id(store), (store, []))[1].append(
+                {
+                    "result_id": result.id, "item_id": result.item_id, "card": self.card.ref,
+                    "card_hash": self.card.hash, "model": result.model, "stage": stage_index,
+                    "threshold": run.stages[stage_index].threshold, "confidence": conf,
+                    "trusted": int(decides), "decided_by": decision.decided_by or "human",
+                    "audit_id": decision.audit_id, "target": self.target, "delta": self.delta,
+                    "created_at": now,
+                }
+            )  # fmt: skip
+        for store, rows in by_store.values():
+            save_cascade_result_decisions(store, rows)
 
     def _queue(self, judge: Judge, results: Sequence[JudgeResult]) -> int:
         """One ``escalated`` audit of these results, as `Audit.sample` records a sample."""

@@ -26,8 +26,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CascadeStage",
+    "EarlierQueue",
     "calibration_labels",
     "check_cascade",
+    "earlier_queues",
     "majority",
     "minimum_labels",
     "no_threshold_error",
@@ -73,6 +75,63 @@ class CascadeStage:
     def threshold(self) -> float | None:
         """Its confidence threshold, or ``None``."""
         return self.selective.threshold
+
+
+@dataclass(frozen=True)
+class EarlierQueue:
+    """Escalated items a run found already in an earlier ``escalated`` audit: not queued again.
+
+    Attributes:
+        audit_id: that audit.
+        waiting: items there that no one has labelled yet.
+        labelled: items there people have labelled already.
+    """
+
+    audit_id: int
+    waiting: int
+    labelled: int
+
+    def line(self, unit: str) -> str:
+        """Its part of a summary."""
+        return (
+            f"{self.waiting + self.labelled} {unit} already in audit #{self.audit_id} "
+            f"({self.waiting} waiting, {self.labelled} labelled): not queued again"
+        )
+
+
+def earlier_queues(
+    repository: CalibrationRepository,
+    *,
+    card: str,
+    card_hash: str,
+    model: str,
+    result_ids: Iterable[str],
+) -> tuple[dict[str, int], tuple[EarlierQueue, ...]]:
+    """Which of ``result_ids`` an earlier escalated audit of this card version and judge holds.
+
+    A re-run of a cascade judges an item again with the same result id, so an item it escalates
+    again is found in the audit it went to before (the newest, if several): waiting there, it is
+    not queued a second time; labelled there, not queued for a new label either.
+
+    Returns:
+        ``{result_id: audit_id}`` for the items found, and per audit how many wait and how many
+        are labelled (in audit order).
+    """
+    wanted = set(result_ids)
+    found: dict[str, int] = {}
+    for audit in repository.audits(card=card, model=model):  # oldest first: the newest wins
+        if audit.kind != "escalated" or audit.card_hash != card_hash:
+            continue
+        for item in repository.audit_items(audit.id):
+            if item.result_id in wanted:
+                found[item.result_id] = audit.id
+    queues = []
+    for audit_id in sorted(set(found.values())):
+        labelled = {label.result_id for label in repository.labels(audit_id=audit_id)}
+        mine = [rid for rid, aid in found.items() if aid == audit_id]
+        done = sum(rid in labelled for rid in mine)
+        queues.append(EarlierQueue(audit_id, len(mine) - done, done))
+    return found, tuple(queues)
 
 
 def check_cascade(judges: Sequence[Judge], target: float, delta: float) -> None:
@@ -165,6 +224,7 @@ def stage_lines(
     escalated: int,
     audit_id: int | None,
     unit: str = "items",
+    earlier: Sequence[EarlierQueue] = (),
 ) -> list[str]:
     """Lines for a closing summary: the guarantee, coverage, and calls per judge."""
     lines = [
@@ -172,6 +232,7 @@ def stage_lines(
         f"({field}), per judge with probability ≥ {1 - delta:.0%}",
         f"coverage:  {coverage:.0%} decided by a judge, {escalated} to people"
         + (f" (audit #{audit_id})" if audit_id is not None else ""),
+        *(f"           {queue.line(unit)}" for queue in earlier),
     ]
     for stage in stages:
         if stage.threshold is None:

@@ -29,6 +29,7 @@ Tables::
     cascade_decisions  per comparison a pairwise cascade made (`calibration.pairwise_cascade`):
                   whether it decided its pair, who decided the pair (a model or people), the
                   judge's threshold and the comparison's confidence, the escalated audit
+    cascade_results  the same per result a single-item cascade made (`calibration.cascade`)
 """
 
 from __future__ import annotations
@@ -278,6 +279,35 @@ def m005_cascade_decisions(db: sqlite_utils.Database) -> None:
     )
     db.table("cascade_decisions").create_index(
         ["card", "model", "created_at"], index_name="cascade_decisions_card_model_time"
+    )
+
+
+@migrations()
+def m006_cascade_results(db: sqlite_utils.Database) -> None:
+    # A single-item cascade (calibration.cascade): for each result it made, whether that result
+    # decided its item, who did decide it, and at what threshold (cascade_decisions' twin).
+    db.table("cascade_results").create(
+        {
+            "result_id": str,  # results.id
+            "item_id": str,
+            "card": str,  # name@version
+            "card_hash": str,
+            "model": str,  # the judge that made this result
+            "stage": int,  # its position in the cascade, 0 first
+            "threshold": float,  # its calibrated confidence threshold
+            "confidence": float,  # this result's confidence
+            "trusted": int,  # 1: this result decided the item
+            "decided_by": str,  # the model that decided the item, or "human"
+            "audit_id": int,  # the escalated audit the item is in, else null
+            "target": float,
+            "delta": float,
+            "created_at": str,
+        },
+        pk="result_id",
+        not_null={"card", "model", "stage", "trusted", "decided_by", "target", "delta"},
+    )
+    db.table("cascade_results").create_index(
+        ["card", "model", "created_at"], index_name="cascade_results_card_model_time"
     )
 
 

@@ -35,8 +35,10 @@ from typing import TYPE_CHECKING, Any
 from calibration.cascade_repository import save_cascade_decisions
 from calibration.cascade_stages import (
     CascadeStage,
+    EarlierQueue,
     calibration_labels,
     check_cascade,
+    earlier_queues,
     majority,
     no_threshold_error,
     stage_lines,
@@ -101,7 +103,8 @@ class PairDecision:
         stage: that judge's position in the cascade (0 first), else ``None``.
         threshold: the threshold it passed, else ``None``.
         confidence: the deciding (or last) judge's confidence on it.
-        audit_id: the ``escalated`` audit it was queued in for people, else ``None``.
+        audit_id: the ``escalated`` audit it is in for people (this run's, or the earlier one
+            that already held it), else ``None``.
     """
 
     pair_id: str | None
@@ -144,9 +147,12 @@ class PairwiseCascadeRun:
             stored or cached) and decisions.
         target / delta: the guarantee: agreement ≥ target on decided pairs, per judge with
             probability ≥ 1 − delta.
-        audit_id: the ``escalated`` audit holding the pairs for people, if any.
+        audit_id: the ``escalated`` audit this run made for the pairs people must decide, if
+            any.
         made: every comparison any judge made, stage by stage (the untrusted ones were paid
             for too).
+        earlier: escalated pairs already in an earlier escalated audit of this card version
+            and judge (waiting or labelled there), per audit: not queued again.
     """
 
     decisions: tuple[PairDecision, ...]
@@ -156,6 +162,7 @@ class PairwiseCascadeRun:
     audit_id: int | None
     made: tuple[ComparisonResult, ...] = ()
     field: str = "winner"
+    earlier: tuple[EarlierQueue, ...] = ()
 
     @property
     def coverage(self) -> float:
@@ -175,7 +182,7 @@ class PairwiseCascadeRun:
             stage_lines(
                 self.stages, field=self.field, target=self.target, delta=self.delta,
                 coverage=self.coverage, escalated=self.escalated, audit_id=self.audit_id,
-                unit="pairs",
+                unit="pairs", earlier=self.earlier,
             )
         )  # fmt: skip
 
@@ -190,6 +197,10 @@ class PairwiseCascadeRun:
             "coverage": None if math.isnan(coverage) else coverage,
             "escalated": self.escalated,
             "audit_id": self.audit_id,
+            "earlier_audits": [
+                {"audit_id": q.audit_id, "waiting": q.waiting, "labelled": q.labelled}
+                for q in self.earlier
+            ],
             "stages": [stage_record(stage, i) for i, stage in enumerate(self.stages)],
         }
 
@@ -326,7 +337,9 @@ class PairwiseCascade:
             concurrency: calls in flight per judge (both orders share them).
             progress: passed to each judge's `compare_many` (called per single judgment).
             queue: record the escalated pairs as an ``escalated`` audit (in the database of the
-                last judge that saw them); ``False`` only reports them.
+                last judge that saw them); ``False`` only reports them. A pair an earlier
+                escalated audit of this card version and judge already holds (waiting or
+                labelled) is not queued again: its decision names that audit.
             model_a / model_b: labels of the compared models, as for `compare_many`.
 
         Raises:
@@ -374,20 +387,35 @@ class PairwiseCascade:
             queue_judge = judge
         audit_id = None
         to_people = [i for i in remaining if i in last and last[i][0].ok]
+        in_audit: dict[int, int] = {}
+        earlier: tuple[EarlierQueue, ...] = ()
         if queue and to_people and queue_judge is not None:
-            audit_id = self._queue(queue_judge, [last[i][0] for i in to_people])
-        queued = set(to_people) if audit_id is not None else set()
+            found, earlier = earlier_queues(
+                CalibrationRepository(open_store(queue_judge.store)), card=self.card.ref,
+                card_hash=self.card.hash, model=queue_judge.model,
+                result_ids=[last[i][0].first_order.result_id for i in to_people],
+            )  # fmt: skip
+            in_audit = {
+                i: found[last[i][0].first_order.result_id]
+                for i in to_people
+                if last[i][0].first_order.result_id in found
+            }
+            new = [i for i in to_people if i not in in_audit]
+            if new:
+                audit_id = self._queue(queue_judge, [last[i][0] for i in new])
+                in_audit.update(dict.fromkeys(new, audit_id))
         for i in remaining:
             seen = last.get(i)
             pair_id = pairs[i].get("id")
             decisions[i] = PairDecision(
                 (None if pair_id is None else str(pair_id)) if seen is None else seen[0].pair_id,
                 None if seen is None else seen[0], None, None, None,
-                None if seen is None else seen[1], audit_id if i in queued else None,
+                None if seen is None else seen[1], in_audit.get(i),
             )  # fmt: skip
         run = PairwiseCascadeRun(
             tuple(decisions[i] for i in range(len(pairs))), tuple(stages), self.target,
             self.delta, audit_id, tuple(comparison for _, _, comparison, _, _ in made),
+            earlier=earlier,
         )  # fmt: skip
         self._record(run, made)
         return run

@@ -581,6 +581,7 @@ def test_the_calibration_tables_are_created_by_migration(tmp_path: Path) -> None
         ("m003_audit_inclusion_probabilities",),
         ("m004_label_queues",),
         ("m005_cascade_decisions",),
+        ("m006_cascade_results",),
     ]
     open_store(store)  # idempotent
     index_names = {

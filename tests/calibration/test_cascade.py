@@ -22,6 +22,7 @@ from numpy.typing import NDArray
 
 from calibration import Audit, import_labels, latest_calibration, selective_threshold
 from calibration.cascade import Cascade, minimum_labels
+from calibration.cascade_repository import cascade_result_decisions
 from calibration.confidence import judgment_confidence, order_consistency, sample_agreement
 from judgecards import Judge
 from judgecards.cli import cli
@@ -187,6 +188,74 @@ def test_items_go_to_the_first_judge_trusted_on_them_and_the_rest_to_people(
         queued = audit.repository.audit_items(run.audit_id)
         assert [(q.item_id, q.result_id) for q in queued] == [("t3", t3.result.id)]  # type: ignore[union-attr]
     assert "coverage:  75% decided by a judge, 1 to people (audit #" in run.summary()
+
+
+def test_every_result_the_cascade_made_is_stored_with_who_decided_its_item(
+    store: Store, tmp_path: Path
+) -> None:
+    cheap, strong, _, _ = calibrated(store, tmp_path)
+    cascade = Cascade([cheap, strong], target=0.85, delta=0.1)
+    items = [
+        item("t1", cheap=(HUMAN, 0.95), strong=(HUMAN, 0.99)),
+        item("t2", cheap=(HUMAN + 1, 0.55), strong=(HUMAN, 0.99)),
+        item("t3", cheap=(HUMAN + 1, 0.55), strong=(HUMAN + 2, 0.6)),
+    ]
+    run = cascade.run(items)
+    rows = cascade_result_decisions(store, card="single@1")
+    # One row per result made: t1 by cheap; t2 and t3 by both judges.
+    assert sorted((r["item_id"], r["model"], r["trusted"], r["decided_by"]) for r in rows) == [
+        ("t1", "openai:cheap", 1, "openai:cheap"),
+        ("t2", "openai:cheap", 0, "openai:strong"),
+        ("t2", "openai:strong", 1, "openai:strong"),
+        ("t3", "openai:cheap", 0, "human"),
+        ("t3", "openai:strong", 0, "human"),
+    ]
+    by_result = {r["result_id"]: r for r in rows}
+    for decision in run.decisions:
+        assert decision.result is not None
+        row = by_result[decision.result.id]
+        assert row["stage"] == (1 if decision.item_id != "t1" else 0)
+        assert row["threshold"] == pytest.approx(run.stages[row["stage"]].threshold)
+        assert row["confidence"] == pytest.approx(decision.confidence)
+        assert row["audit_id"] == decision.audit_id
+        assert (row["card_hash"], row["target"], row["delta"]) == (cheap.card.hash, 0.85, 0.1)
+    assert by_result[run.decisions[2].result.id]["audit_id"] == run.audit_id is not None  # type: ignore[union-attr]
+    assert cascade_result_decisions(store, model="openai:strong", card="single") == [
+        r for r in rows if r["model"] == "openai:strong"
+    ]
+
+
+def test_a_rerun_does_not_queue_an_item_already_waiting_or_labelled_for_people(
+    store: Store, tmp_path: Path
+) -> None:
+    cheap, strong, _, _ = calibrated(store, tmp_path)
+    cascade = Cascade([cheap, strong], target=0.85, delta=0.1)
+    hard = [item(f"h{i}", cheap=(HUMAN, 0.55), strong=(HUMAN + 1, 0.6)) for i in range(2)]
+    first = cascade.run(hard)
+    assert first.audit_id is not None and first.escalated == 2
+    # Again with one new hard item: the two still wait in the first audit; only h2 is queued.
+    again = cascade.run([*hard, item("h2", cheap=(HUMAN, 0.55), strong=(HUMAN + 1, 0.6))])
+    assert again.audit_id is not None and again.audit_id != first.audit_id
+    assert [d.audit_id for d in again.decisions] == [first.audit_id, first.audit_id, again.audit_id]
+    assert [(q.audit_id, q.waiting, q.labelled) for q in again.earlier] == [(first.audit_id, 2, 0)]
+    assert f"2 items already in audit #{first.audit_id} (2 waiting, 0 labelled)" in again.summary()
+    with Audit(store) as audit:
+        assert [q.item_id for q in audit.repository.audit_items(again.audit_id)] == ["h2"]
+        sheet = tmp_path / "sheet.jsonl"
+        audit.write_sheet(first.audit_id, sheet)
+        row = json.loads(sheet.read_text().splitlines()[0])
+        sheet.write_text(json.dumps({**row, "rating": HUMAN}) + "\n")
+        assert audit.ingest(sheet, labeler="ann").labels_written == 1
+    # One labelled there, one still waiting: neither is queued again, and no new audit is made.
+    third = cascade.run(hard)
+    assert third.audit_id is None
+    assert [(q.audit_id, q.waiting, q.labelled) for q in third.earlier] == [(first.audit_id, 1, 1)]
+    assert [d.audit_id for d in third.decisions] == [first.audit_id, first.audit_id]
+    with Audit(store) as audit:
+        escalated = [a.id for a in audit.repository.audits() if a.kind == "escalated"]
+    assert escalated == [first.audit_id, again.audit_id]
+    stored = {r["item_id"]: r["audit_id"] for r in cascade_result_decisions(store)}
+    assert stored["h0"] == stored["h1"] == first.audit_id and stored["h2"] == again.audit_id
 
 
 def test_labels_given_to_escalated_items_do_not_move_the_thresholds(

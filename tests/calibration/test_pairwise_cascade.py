@@ -439,7 +439,11 @@ def test_compare_with_a_guarantee_on_the_command_line(
     assert data["coverage"] == pytest.approx(2 / 3) and data["calls"] == 0
     assert data["decided_by"] == {"openai:cheap": 1, "openai:strong": 1, "human": 1}
     assert [s["decided"] for s in data["stages"]] == [1, 1]
-    assert isinstance(data["audit_id"], int)
+    # The escalated pair still waits in the first run's audit: no second audit of it.
+    assert data["audit_id"] is None
+    assert data["earlier_audits"] == [{"audit_id": audit_id, "waiting": 1, "labelled": 0}]
+    rows = [json.loads(line) for line in (tmp_path / "new.out.jsonl").read_text().splitlines()]
+    assert rows[2]["cascade"]["audit_id"] == audit_id
 
     # The escalated pair goes to people with the audit commands.
     sheet = tmp_path / "escalated.jsonl"
@@ -449,6 +453,13 @@ def test_compare_with_a_guarantee_on_the_command_line(
     sheet.write_text(json.dumps({**row, "winner": "A"}) + "\n")
     ingested = cli_run("audit", "ingest", sheet, "--labeler", "bob")
     assert ingested.exit_code == 0, ingested.output
+    # Labelled there, it is not queued for people again either.
+    third = compare("new", *cascade)
+    assert third.exit_code == 0, third.output
+    assert f"1 pairs already in audit #{audit_id} (0 waiting, 1 labelled)" in third.output
+    with Audit(db) as audit:
+        escalated = [a for a in audit.repository.audits() if a.kind == "escalated"]
+    assert [a.id for a in escalated] == [audit_id]
 
     # Too few labels for a judge: exit 2, naming what to label, and nothing called.
     before = server.requests
