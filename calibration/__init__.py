@@ -46,6 +46,9 @@ Trustworthy numbers once labels exist:
   `sample_agreement` (k samples) or `MajorityVote.confidence` (juries).
 * `PairwiseCascade` (`PairwiseCascadeRun`, `PairDecision`) — the same for pairwise cards: each
   pair judged in both orders, trusted by `comparison_confidence`, the rest an audit for people.
+  A re-run does not queue again what an earlier escalated audit holds (`EarlierQueue`);
+  `stored_cascade_runs` (`StoredCascadeRun`, `CascadeJudge`) rebuilds each run's guarantee from
+  the decisions both cascades store.
 * `majority_vote` (`MajorityVote`), `fit_jury` (`FittedJury`, `JudgeReliability`),
   `dawid_skene` (`DawidSkeneResult`), `evaluate_jury` (`JuryEvaluation`) — several judges
   aggregated, and whether the jury beats its best judge.
@@ -84,11 +87,13 @@ _EXPORTS: dict[str, str] = {
     "CandidateScore": "calibration.align_run",
     "Cascade": "calibration.cascade",
     "CascadeDecision": "calibration.cascade",
+    "CascadeJudge": "calibration.cascade_history",
     "CascadeRun": "calibration.cascade",
     "CascadeStage": "calibration.cascade",
     "ClassScores": "calibration.report",
     "CorrectedEstimate": "calibration.ppi",
     "DawidSkeneResult": "calibration.dawid_skene_model",
+    "EarlierQueue": "calibration.cascade_stages",
     "EstimateError": "judgecards.errors",
     "EstimateRow": "calibration.estimates",
     "EstimatesReport": "calibration.estimates",
@@ -115,6 +120,7 @@ _EXPORTS: dict[str, str] = {
     "RaterPair": "calibration.interrater",
     "SelectiveThreshold": "calibration.selective",
     "SmallSampleWarning": "calibration._core",
+    "StoredCascadeRun": "calibration.cascade_history",
     "ThresholdTest": "calibration.selective",
     "agreement": "calibration.agreement_measures",
     "align": "calibration.alignment",
@@ -145,6 +151,7 @@ _EXPORTS: dict[str, str] = {
     "read_labels": "calibration.labels",
     "sample_agreement": "calibration.confidence",
     "selective_threshold": "calibration.selective",
+    "stored_cascade_runs": "calibration.cascade_history",
     "stratified_corrected_mean": "calibration.ppi_stratified",
     "stratified_corrected_rate": "calibration.ppi_stratified",
     "warn_if_uncalibrated": "calibration.status",
@@ -164,11 +171,13 @@ __all__ = [
     "CandidateScore",
     "Cascade",
     "CascadeDecision",
+    "CascadeJudge",
     "CascadeRun",
     "CascadeStage",
     "ClassScores",
     "CorrectedEstimate",
     "DawidSkeneResult",
+    "EarlierQueue",
     "EstimateError",
     "EstimateRow",
     "EstimatesReport",
@@ -195,6 +204,7 @@ __all__ = [
     "RaterPair",
     "SelectiveThreshold",
     "SmallSampleWarning",
+    "StoredCascadeRun",
     "ThresholdTest",
     "agreement",
     "align",
@@ -225,6 +235,7 @@ __all__ = [
     "read_labels",
     "sample_agreement",
     "selective_threshold",
+    "stored_cascade_runs",
     "stratified_corrected_mean",
     "stratified_corrected_rate",
     "warn_if_uncalibrated",
@@ -242,6 +253,8 @@ if TYPE_CHECKING:
     from calibration.audit import Audit
     from calibration.audit_report import AuditReport, AuditSummary
     from calibration.cascade import Cascade, CascadeDecision, CascadeRun, CascadeStage
+    from calibration.cascade_history import CascadeJudge, StoredCascadeRun, stored_cascade_runs
+    from calibration.cascade_stages import EarlierQueue
     from calibration.confidence import judgment_confidence, order_consistency, sample_agreement
     from calibration.dawid_skene_model import DawidSkeneResult, dawid_skene
     from calibration.estimates import EstimateRow, EstimatesReport, estimate

@@ -25,6 +25,7 @@ from typing import Any
 from calibration._core import SmallSampleWarning
 from calibration.audit import Audit
 from calibration.audit_report import AuditSummary, GateCheck
+from calibration.cascade_history import StoredCascadeRun, stored_cascade_runs
 from calibration.estimates import EstimatesReport, estimate
 from judgecards.errors import AuditError, EstimateError, RankingError, ReportError
 from judgecards.pairwise.ratings import Ratings
@@ -45,6 +46,7 @@ __all__ = [
 ]
 
 _INPUT_CHARS = 600  # of each input shown beside a disagreement: enough to read, not a dump
+_CASCADES_SHOWN = 5  # newest cascade runs stated in the guarantee
 
 
 @dataclass(frozen=True)
@@ -126,6 +128,8 @@ class JudgeReport:
         distributions: the judge's verdicts and each score axis over every successful result.
         costs: tokens and cost per UTC day.
         guarantee: the agreement guarantee in force, in words.
+        cascades: the cascade runs this judge took part in, from their stored decisions
+            (`calibration.cascade_history`), oldest first; the guarantee states them.
     """
 
     card: str
@@ -142,6 +146,7 @@ class JudgeReport:
     distributions: tuple[Distribution, ...]
     costs: tuple[CostRow, ...]
     guarantee: str
+    cascades: tuple[StoredCascadeRun, ...] = ()
 
     @property
     def slug(self) -> str:
@@ -308,6 +313,7 @@ def _judge_report(
         for day, results, cached, inputs, outputs, known, unknown
         in store.cost_totals("day", card=ref, model=model, since=None)
     )  # fmt: skip
+    cascades = tuple(stored_cascade_runs(store, card=ref, model=model))
     return JudgeReport(
         card=ref,
         model=model,
@@ -322,7 +328,8 @@ def _judge_report(
         pairwise=_pairwise(store, ref, model, seed=seed, n_resamples=n_resamples),
         distributions=distributions,
         costs=costs,
-        guarantee=_guarantee(summaries),
+        guarantee=_guarantee(summaries, cascades),
+        cascades=cascades,
     )
 
 
@@ -384,7 +391,18 @@ def _pairwise(
     return PairwiseSection(overall, pairs, ratings, note)
 
 
-def _guarantee(summaries: Sequence[AuditSummary]) -> str:
+def _guarantee(summaries: Sequence[AuditSummary], cascades: Sequence[StoredCascadeRun]) -> str:
+    if cascades:
+        shown = cascades[-_CASCADES_SHOWN:]
+        earlier = len(cascades) - len(shown)
+        return " ".join(
+            [
+                "Agreement guarantee in force, from the stored decisions of each cascade run "
+                "this judge took part in (escalated items are left out of the gate):",
+                *(run.sentence() for run in shown),
+                *([f"({earlier} earlier run(s) not shown.)"] if earlier else []),
+            ]
+        )
     escalated = [s.audit.id for s in summaries if s.audit.kind == "escalated"]
     if not escalated:
         return (
@@ -397,7 +415,8 @@ def _guarantee(summaries: Sequence[AuditSummary]) -> str:
         "A cascade (score --guarantee) judged with this model and escalated items it was not "
         f"trusted on to people (audit {listed}). Each judge it trusted agreed with people at "
         "least at the run's target with probability at least 1 - delta on the items it decided; "
-        "the target of each run is not stored, and the escalated items are left out of the gate."
+        "the run stored no decisions (it predates them), so its target is not known, and the "
+        "escalated items are left out of the gate."
     )
 
 
