@@ -465,6 +465,12 @@ def test_score_with_a_guarantee_on_the_command_line(
     assert "coverage:  100% decided by a judge, 0 to people" in result.output
     assert "no threshold (40 labels): decides nothing, not called" in result.output
     assert "threshold 0 (40 labels): 5 sent, 5 calls, 5 decided" in result.output
+    # Each result's decision is stored beside it, as the report reads it.
+    with Store(db) as opened:
+        stored = cascade_result_decisions(opened, card="single@1")
+    assert sorted((r["result_id"], r["decided_by"], r["threshold"]) for r in stored) == sorted(
+        (r["id"], "openai:strong", 0.0) for r in written
+    )
 
     # Too few labels for a judge: exit 2, naming what to label, and nothing called.
     before = server.requests
