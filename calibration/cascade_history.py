@@ -81,7 +81,8 @@ class StoredCascadeRun:
             for j in self.judges
         )
         audits = ", ".join(f"#{i}" for i in self.audit_ids)
-        people = f"{self.escalated} {unit} to people" + (f" (audit {audits})" if audits else "")
+        people = f"{self.escalated} {unit if self.escalated != 1 else unit.rstrip('s')} to people"
+        people += f" (audit {audits})" if audits else ""
         return (
             f"Cascade of {self.created_at:%Y-%m-%d %H:%M} UTC ({command}, {self.n} {unit}): "
             f"agreement with people ≥ {self.target:.0%} on the {unit} each judge decided, per "

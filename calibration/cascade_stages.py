@@ -93,8 +93,9 @@ class EarlierQueue:
 
     def line(self, unit: str) -> str:
         """Its part of a summary."""
+        n = self.waiting + self.labelled
         return (
-            f"{self.waiting + self.labelled} {unit} already in audit #{self.audit_id} "
+            f"{n} {unit if n != 1 else unit.rstrip('s')} already in audit #{self.audit_id} "
             f"({self.waiting} waiting, {self.labelled} labelled): not queued again"
         )
 

@@ -456,7 +456,7 @@ def test_compare_with_a_guarantee_on_the_command_line(
     # Labelled there, it is not queued for people again either.
     third = compare("new", *cascade)
     assert third.exit_code == 0, third.output
-    assert f"1 pairs already in audit #{audit_id} (0 waiting, 1 labelled)" in third.output
+    assert f"1 pair already in audit #{audit_id} (0 waiting, 1 labelled)" in third.output
     with Audit(db) as audit:
         escalated = [a for a in audit.repository.audits() if a.kind == "escalated"]
     assert [a.id for a in escalated] == [audit_id]

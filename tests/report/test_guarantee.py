@@ -74,7 +74,7 @@ def test_a_single_item_cascade_states_its_guarantee_from_the_stored_decisions(
         assert "probability ≥ 90% (δ = 0.1)" in text
         assert "openai:cheap (threshold 0.95) decided 50%" in text
         assert "openai:strong (threshold 0.99) decided 25%" in text
-        assert f"1 items to people (audit #{run.audit_id})" in text
+        assert f"1 item to people (audit #{run.audit_id})" in text
         assert "No agreement guarantee" not in text
     assert "openai:cheap (threshold 0.95) decided 50%" in render_html(report)
 
@@ -109,4 +109,4 @@ def test_a_pairwise_cascade_states_its_guarantee_and_a_rerun_replaces_the_older_
     assert [stored.coverage(j) for j in stored.judges] == pytest.approx([1 / 3, 1 / 3])
     assert "compare --guarantee, 3 pairs" in judge.guarantee
     assert "≥ 80% on the pairs each judge decided" in judge.guarantee
-    assert f"1 pairs to people (audit #{first.audit_id})" in judge.guarantee
+    assert f"1 pair to people (audit #{first.audit_id})" in judge.guarantee
