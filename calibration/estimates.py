@@ -15,9 +15,10 @@ reports three columns for each number (`estimate`, ``judgecards estimate``):
 The number estimated is the one over the judged items themselves, a finite population: with
 labels drawn uniformly (without replacement, as audits draw), the corrected and human-only
 intervals carry the finite-population correction 1 − n/N, and a field whose every judged item
-is labelled is reported exactly (zero width). Shares and win rates, bounded by 0 and 1, get the
+is labelled is reported exactly (zero width). Shares and win rates, bounded by 0 and 1, and
+score axes whose scale the judging card's schema gives (`calibration.score_scales`) get the
 bounded (betting) interval, valid for any number of labels (`calibration.corrected_mean`'s
-``bounds``); score axes keep the t-based one. Weighted designs keep the infinite-population
+``bounds``); other axes keep the t-based one. Weighted designs keep the infinite-population
 variance, which is conservative.
 
 The numbers are the mean of each score axis, the share of each verdict, and for pairwise cards
@@ -60,6 +61,7 @@ from calibration.estimates_report import Design, EstimateRow, EstimatesReport, K
 from calibration.ppi import corrected_estimate
 from calibration.records import AuditRecord, Label
 from calibration.repository import CalibrationRepository
+from calibration.score_scales import score_scales
 from judgecards.errors import EstimateError
 from judgecards.metrics.stats import Estimate
 from judgecards.store import Store
@@ -150,6 +152,7 @@ class _Field:
     judged_unlabeled: list[Any]
     weights: list[float] | None
     design: Design
+    scale: tuple[float, float] | None = None  # a score axis's (minimum, maximum), if known
 
 
 def _estimate(
@@ -210,9 +213,11 @@ def _estimate(
         counts = Counter([*data.judged_labeled, *data.judged_unlabeled, *data.human])
         order = sorted(counts, key=lambda c: (-counts[c], str(c)))
         fields.append(("verdict", "verdict", "share", data, list(order)))
+    scales = score_scales(ref, {r.card_hash for r in results}) if score_axes else {}
     for axis in score_axes:
         values = {r.id: r.scores[axis] for r in results if axis in r.scores}
         data = _field_arrays(axis, values, references, origins, audits, strata, pi)
+        data.scale = scales.get(axis)
         fields.append(("score", axis, f"mean {axis}", data, [None]))
 
     rows: list[EstimateRow] = []
@@ -419,7 +424,7 @@ def _rows(
             result = corrected_estimate(
                 data.human, data.judged_labeled, data.judged_unlabeled, category=category,
                 alpha=alpha, tuning=tuning, folds=folds, seed=seed, weights=data.weights,
-                finite_population=finite, bounds=_bounds(kind, category, finite),
+                finite_population=finite, bounds=_bounds(kind, category, data, finite),
             )  # fmt: skip
         if data.weights is not None:
             # The weights describe how the labelled items were drawn; the judge's own number is
@@ -430,11 +435,22 @@ def _rows(
     return rows
 
 
-def _bounds(kind: Kind, category: Hashable | None, finite: bool) -> tuple[float, float] | None:
-    """A share or a win rate lies in [0, 1], so its interval can be the bounded one, which
-    holds for any number of labels and does not collapse when the judge happened to be right
-    on every labelled item; a score axis's scale is not stored, so it keeps the t interval."""
-    return (0.0, 1.0) if finite and (category is not None or kind == "win_rate") else None
+def _bounds(
+    kind: Kind, category: Hashable | None, data: _Field, finite: bool
+) -> tuple[float, float] | None:
+    """A share or a win rate lies in [0, 1], and a score axis on its card's scale, so its
+    interval can be the bounded one, which holds for any number of labels and does not collapse
+    when the judge happened to be right on every labelled item. A score axis whose card (as
+    judged) is not found, or with a human score off its scale, keeps the t interval."""
+    if not finite:
+        return None
+    if category is not None or kind == "win_rate":
+        return (0.0, 1.0)
+    if data.scale is not None and all(
+        data.scale[0] <= float(h) <= data.scale[1] for h in data.human
+    ):
+        return data.scale
+    return None
 
 
 def _win_rates(

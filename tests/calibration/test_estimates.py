@@ -25,6 +25,7 @@ from calibration.audit import Audit
 from calibration.estimates import EstimatesReport
 from calibration.records import NewLabel
 from calibration.repository import CalibrationRepository
+from calibration.score_scales import score_scales
 from judgecards import Store, compare_many
 from judgecards.cards import load_card
 from judgecards.cli import cli
@@ -108,8 +109,10 @@ def test_stored_estimates_are_the_array_estimates_on_the_stored_arrays(tmp_path:
     judge_l = [SCORES[judge_verdict[i]][0] for i in labelled]
     judge_u = [SCORES[judge_verdict[i]][0] for i in rest]
     mean = row(report, "mean correctness").result
-    # The judged items are the population the labels were drawn from (without replacement).
-    assert mean.corrected == corrected_mean(human, judge_l, judge_u, finite_population=True)
+    # The judged items are the population the labels were drawn from (without replacement),
+    # and the card's schema puts correctness on 1–5: the bounded interval.
+    finite = {"finite_population": True, "bounds": (1, 5)}
+    assert mean.corrected == corrected_mean(human, judge_l, judge_u, **finite)  # type: ignore[arg-type]
     assert mean.corrected != corrected_mean(human, judge_l, judge_u)
     assert mean.human_only.value == pytest.approx(np.mean(human))  # 3.0: a third of each kind
     assert mean.judge_only.value == pytest.approx(np.mean(judge_l + judge_u))  # 3.67: biased up
@@ -395,6 +398,7 @@ def test_one_audits_labels_keep_its_design_when_other_labels_have_none(tmp_path:
         [r.scores["correctness"] for r in labelled],
         [r.scores["correctness"] for r in rest],
         finite_population=True,
+        bounds=(1, 5),
     )
     assert row(one, "mean correctness").result.corrected == expected
     result = CliRunner().invoke(
@@ -509,3 +513,17 @@ def test_every_judged_item_labelled_is_a_census_reported_exactly(tmp_path: Path)
     assert not any("every judged item is labelled" in note for note in report.notes)
     assert "mean correctness" in report.as_text()
     json.dumps(report.to_dict(), allow_nan=False)  # zero width, effective n undefined: still JSON
+
+
+def test_a_score_axis_scale_comes_only_from_the_card_that_judged() -> None:
+    card = load_card("reference@1")
+    assert score_scales("reference@1", [card.hash]) == {
+        "correctness": (1.0, 5.0),
+        "completeness": (1.0, 5.0),
+        "style_fidelity": (1.0, 5.0),
+    }
+    # Edited since (another hash), judged by two versions of the file, or not found: no scale,
+    # so the mean keeps the t interval rather than trust a schema that may not apply.
+    assert score_scales("reference@1", ["sha256:0"]) == {}
+    assert score_scales("reference@1", [card.hash, "sha256:0"]) == {}
+    assert score_scales("no-such-card@1", [card.hash]) == {}
