@@ -36,10 +36,11 @@ from calibration.audit_analysis import humans_by_result, primary_order
 from calibration.cascade_repository import save_cascade_result_decisions
 from calibration.cascade_stages import (
     CascadeStage,
+    DecisionRecord,
     EarlierQueue,
     calibration_labels,
     check_cascade,
-    earlier_queues,
+    escalate,
     majority,
     minimum_labels,
     no_threshold_error,
@@ -62,7 +63,7 @@ __all__ = ["Cascade", "CascadeDecision", "CascadeRun", "CascadeStage", "minimum_
 
 
 @dataclass(frozen=True)
-class CascadeDecision:
+class CascadeDecision(DecisionRecord):
     """Who decided one item.
 
     Attributes:
@@ -85,21 +86,6 @@ class CascadeDecision:
     threshold: float | None
     confidence: float | None
     audit_id: int | None = None
-
-    @property
-    def escalated(self) -> bool:
-        """True when people must decide it."""
-        return self.decided_by is None
-
-    def record(self) -> dict[str, Any]:
-        """The ``cascade`` entry written beside the result: who decided, at what threshold."""
-        return {
-            "decided_by": self.decided_by or "human",
-            "stage": self.stage,
-            "threshold": self.threshold,
-            "confidence": self.confidence,
-            "audit_id": self.audit_id,
-        }
 
     def annotated(self) -> JudgeResult | None:
         """The result with ``output["cascade"]`` set to `record` (the stored row is unchanged)."""
@@ -312,16 +298,18 @@ class Cascade:
         in_audit: dict[int, int] = {}
         earlier: tuple[EarlierQueue, ...] = ()
         if queue and to_people and queue_judge is not None:
-            found, earlier = earlier_queues(
+            judge_of_queue = queue_judge
+            escalation = escalate(
                 CalibrationRepository(open_store(queue_judge.store)), card=self.card.ref,
                 card_hash=self.card.hash, model=queue_judge.model,
-                result_ids=[last[i][0].id for i in to_people],
+                result_ids={i: last[i][0].id for i in to_people},
+                queue=lambda new: self._queue(judge_of_queue, [last[i][0] for i in new]),
             )  # fmt: skip
-            in_audit = {i: found[last[i][0].id] for i in to_people if last[i][0].id in found}
-            new = [i for i in to_people if i not in in_audit]
-            if new:
-                audit_id = self._queue(queue_judge, [last[i][0] for i in new])
-                in_audit.update(dict.fromkeys(new, audit_id))
+            audit_id, in_audit, earlier = (
+                escalation.audit_id,
+                escalation.in_audit,
+                escalation.earlier,
+            )
         for i in remaining:
             seen = last.get(i)
             decisions[i] = CascadeDecision(

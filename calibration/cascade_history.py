@@ -94,8 +94,17 @@ class StoredCascadeRun:
 def stored_cascade_runs(
     store: Store, *, card: str | None = None, model: str | None = None
 ) -> list[StoredCascadeRun]:
-    """The runs of ``card`` (``name`` or ``name@version``) in which ``model`` judged, oldest
-    first; both kinds of cascade."""
+    """The cascade runs stored for a card, rebuilt from their decision rows (both kinds), so a
+    report can state the guarantee each run gave without the run's process.
+
+    Args:
+        store: the database the cascades wrote to.
+        card: ``name`` or ``name@version``; None: every card.
+        model: only runs in which this judge model took part; None: every run.
+
+    Returns:
+        The runs, oldest first.
+    """
     runs = [
         *_runs("items", cascade_result_decisions(store, card=card)),
         *_runs("pairs", cascade_decisions(store, card=card)),

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -26,10 +26,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CascadeStage",
+    "DecisionRecord",
     "EarlierQueue",
+    "Escalation",
     "calibration_labels",
     "check_cascade",
     "earlier_queues",
+    "escalate",
     "majority",
     "minimum_labels",
     "no_threshold_error",
@@ -98,6 +101,65 @@ class EarlierQueue:
             f"{n} {unit if n != 1 else unit.rstrip('s')} already in audit #{self.audit_id} "
             f"({self.waiting} waiting, {self.labelled} labelled): not queued again"
         )
+
+
+class DecisionRecord:
+    """What a decision of either cascade says of itself (`CascadeDecision`, `PairDecision`):
+    whether people must decide, and the ``cascade`` entry written beside its output row."""
+
+    decided_by: str | None
+    stage: int | None
+    threshold: float | None
+    confidence: float | None
+    audit_id: int | None
+
+    @property
+    def escalated(self) -> bool:
+        """True when people must decide it."""
+        return self.decided_by is None
+
+    def record(self) -> dict[str, Any]:
+        """The ``cascade`` entry of an output row: who decided, at what threshold."""
+        return {
+            "decided_by": self.decided_by or "human",
+            "stage": self.stage,
+            "threshold": self.threshold,
+            "confidence": self.confidence,
+            "audit_id": self.audit_id,
+        }
+
+
+@dataclass(frozen=True)
+class Escalation:
+    """Where a run's escalated units went: ``audit_id`` the new audit (None: none needed),
+    ``in_audit`` each unit's audit by its index, ``earlier`` the earlier audits that held some."""
+
+    audit_id: int | None
+    in_audit: dict[int, int]
+    earlier: tuple[EarlierQueue, ...]
+
+
+def escalate(
+    repository: CalibrationRepository,
+    *,
+    card: str,
+    card_hash: str,
+    model: str,
+    result_ids: Mapping[int, str],
+    queue: Callable[[list[int]], int],
+) -> Escalation:
+    """Send the units at ``result_ids``' indices to people: those an earlier escalated audit
+    already holds stay there (`earlier_queues`), the rest go to one new audit made by ``queue``
+    (called with their indices, only if there are any)."""
+    found, earlier = earlier_queues(
+        repository, card=card, card_hash=card_hash, model=model, result_ids=result_ids.values()
+    )
+    in_audit = {i: found[rid] for i, rid in result_ids.items() if rid in found}
+    new = [i for i in result_ids if i not in in_audit]
+    audit_id = queue(new) if new else None
+    if audit_id is not None:
+        in_audit.update(dict.fromkeys(new, audit_id))
+    return Escalation(audit_id, in_audit, earlier)
 
 
 def earlier_queues(

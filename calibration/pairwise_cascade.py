@@ -35,10 +35,11 @@ from typing import TYPE_CHECKING, Any
 from calibration.cascade_repository import save_cascade_decisions
 from calibration.cascade_stages import (
     CascadeStage,
+    DecisionRecord,
     EarlierQueue,
     calibration_labels,
     check_cascade,
-    earlier_queues,
+    escalate,
     majority,
     no_threshold_error,
     stage_lines,
@@ -91,7 +92,7 @@ def comparison_confidence(
 
 
 @dataclass(frozen=True)
-class PairDecision:
+class PairDecision(DecisionRecord):
     """Who decided one pair.
 
     Attributes:
@@ -114,21 +115,6 @@ class PairDecision:
     threshold: float | None
     confidence: float | None
     audit_id: int | None = None
-
-    @property
-    def escalated(self) -> bool:
-        """True when people must decide it."""
-        return self.decided_by is None
-
-    def record(self) -> dict[str, Any]:
-        """The ``cascade`` entry of an output row: who decided, at what threshold."""
-        return {
-            "decided_by": self.decided_by or "human",
-            "stage": self.stage,
-            "threshold": self.threshold,
-            "confidence": self.confidence,
-            "audit_id": self.audit_id,
-        }
 
     def row(self) -> dict[str, Any] | None:
         """The comparison's output row (`ComparisonResult.to_row`) with ``cascade`` set."""
@@ -390,20 +376,18 @@ class PairwiseCascade:
         in_audit: dict[int, int] = {}
         earlier: tuple[EarlierQueue, ...] = ()
         if queue and to_people and queue_judge is not None:
-            found, earlier = earlier_queues(
+            judge_of_queue = queue_judge
+            escalation = escalate(
                 CalibrationRepository(open_store(queue_judge.store)), card=self.card.ref,
                 card_hash=self.card.hash, model=queue_judge.model,
-                result_ids=[last[i][0].first_order.result_id for i in to_people],
+                result_ids={i: last[i][0].first_order.result_id for i in to_people},
+                queue=lambda new: self._queue(judge_of_queue, [last[i][0] for i in new]),
             )  # fmt: skip
-            in_audit = {
-                i: found[last[i][0].first_order.result_id]
-                for i in to_people
-                if last[i][0].first_order.result_id in found
-            }
-            new = [i for i in to_people if i not in in_audit]
-            if new:
-                audit_id = self._queue(queue_judge, [last[i][0] for i in new])
-                in_audit.update(dict.fromkeys(new, audit_id))
+            audit_id, in_audit, earlier = (
+                escalation.audit_id,
+                escalation.in_audit,
+                escalation.earlier,
+            )
         for i in remaining:
             seen = last.get(i)
             pair_id = pairs[i].get("id")
