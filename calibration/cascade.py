@@ -26,7 +26,6 @@ uncertainty``), which draws unsure items more often: either would bias the thres
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -38,13 +37,13 @@ from calibration.cascade_stages import (
     CascadeStage,
     DecisionRecord,
     EarlierQueue,
+    RunRecord,
     calibration_labels,
     check_cascade,
     escalate,
     majority,
     minimum_labels,
     no_threshold_error,
-    stage_lines,
     too_few_labels,
 )
 from calibration.confidence import judgment_confidence
@@ -96,7 +95,7 @@ class CascadeDecision(DecisionRecord):
 
 
 @dataclass(frozen=True)
-class CascadeRun:
+class CascadeRun(RunRecord):
     """The outcome of `Cascade.run`.
 
     Attributes:
@@ -118,28 +117,6 @@ class CascadeRun:
     delta: float
     audit_id: int | None
     earlier: tuple[EarlierQueue, ...] = ()
-
-    @property
-    def coverage(self) -> float:
-        """Share of items some judge decided (``nan`` for no items)."""
-        if not self.decisions:
-            return math.nan
-        return sum(not d.escalated for d in self.decisions) / len(self.decisions)
-
-    @property
-    def escalated(self) -> int:
-        """Items left to people (error records included)."""
-        return sum(d.escalated for d in self.decisions)
-
-    def summary(self) -> str:
-        """Lines for a closing summary: the guarantee, coverage, and calls per judge."""
-        return "\n".join(
-            stage_lines(
-                self.stages, field=self.field, target=self.target, delta=self.delta,
-                coverage=self.coverage, escalated=self.escalated, audit_id=self.audit_id,
-                earlier=self.earlier,
-            )
-        )  # fmt: skip
 
 
 class Cascade:

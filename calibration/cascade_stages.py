@@ -14,7 +14,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from calibration.records import Label
 from calibration.repository import CalibrationRepository
@@ -29,6 +29,7 @@ __all__ = [
     "DecisionRecord",
     "EarlierQueue",
     "Escalation",
+    "RunRecord",
     "calibration_labels",
     "check_cascade",
     "earlier_queues",
@@ -127,6 +128,42 @@ class DecisionRecord:
             "confidence": self.confidence,
             "audit_id": self.audit_id,
         }
+
+
+class RunRecord:
+    """What a run of either cascade says of itself (`CascadeRun`, `PairwiseCascadeRun`): its
+    coverage, what went to people, and its summary lines; ``unit`` names what it decides."""
+
+    unit: ClassVar[str] = "items"
+    decisions: Sequence[DecisionRecord]
+    stages: tuple[CascadeStage, ...]
+    field: str
+    target: float
+    delta: float
+    audit_id: int | None
+    earlier: tuple[EarlierQueue, ...]
+
+    @property
+    def coverage(self) -> float:
+        """Share of units some judge decided (``nan`` for none)."""
+        if not self.decisions:
+            return math.nan
+        return sum(not d.escalated for d in self.decisions) / len(self.decisions)
+
+    @property
+    def escalated(self) -> int:
+        """Units left to people (failed judgments included)."""
+        return sum(d.escalated for d in self.decisions)
+
+    def summary(self) -> str:
+        """Lines for a closing summary: the guarantee, coverage, and calls per judge."""
+        return "\n".join(
+            stage_lines(
+                self.stages, field=self.field, target=self.target, delta=self.delta,
+                coverage=self.coverage, escalated=self.escalated, audit_id=self.audit_id,
+                unit=self.unit, earlier=self.earlier,
+            )
+        )  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -30,19 +30,19 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from calibration.cascade_repository import save_cascade_decisions
 from calibration.cascade_stages import (
     CascadeStage,
     DecisionRecord,
     EarlierQueue,
+    RunRecord,
     calibration_labels,
     check_cascade,
     escalate,
     majority,
     no_threshold_error,
-    stage_lines,
     stage_record,
     too_few_labels,
 )
@@ -124,7 +124,7 @@ class PairDecision(DecisionRecord):
 
 
 @dataclass(frozen=True)
-class PairwiseCascadeRun:
+class PairwiseCascadeRun(RunRecord):
     """The outcome of `PairwiseCascade.run`.
 
     Attributes:
@@ -149,28 +149,7 @@ class PairwiseCascadeRun:
     made: tuple[ComparisonResult, ...] = ()
     field: str = "winner"
     earlier: tuple[EarlierQueue, ...] = ()
-
-    @property
-    def coverage(self) -> float:
-        """Share of pairs some judge decided (``nan`` for no pairs)."""
-        if not self.decisions:
-            return math.nan
-        return sum(not d.escalated for d in self.decisions) / len(self.decisions)
-
-    @property
-    def escalated(self) -> int:
-        """Pairs left to people (failed comparisons included)."""
-        return sum(d.escalated for d in self.decisions)
-
-    def summary(self) -> str:
-        """Lines for a closing summary: the guarantee, coverage, and calls per judge."""
-        return "\n".join(
-            stage_lines(
-                self.stages, field=self.field, target=self.target, delta=self.delta,
-                coverage=self.coverage, escalated=self.escalated, audit_id=self.audit_id,
-                unit="pairs", earlier=self.earlier,
-            )
-        )  # fmt: skip
+    unit: ClassVar[str] = "pairs"
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (coverage is ``None`` for no pairs)."""
