@@ -28,7 +28,7 @@ from numpy.typing import NDArray
 from scipy.stats import t as student_t
 
 from calibration import SmallSampleWarning
-from calibration.ppi import corrected_mean
+from calibration.ppi import corrected_estimate, corrected_mean
 from judgecards.metrics.stats import Estimate
 from tests.calibration.public_data import SUMMEVAL_DIMENSIONS, summeval
 
@@ -40,6 +40,10 @@ METHODS: dict[str, Method] = {
     "PPI++ finite population": lambda y, f, f_u: corrected_mean(y, f, f_u, finite_population=True),
     "PPI++ finite, bounds 1-5": lambda y, f, f_u: corrected_mean(
         y, f, f_u, finite_population=True, bounds=(1.0, 5.0)
+    ),
+    # The same bounded interval without the judge: the like-for-like human-only comparison.
+    "human-only finite, bounds 1-5": lambda y, f, f_u: (
+        corrected_estimate(y, f, f_u, finite_population=True, bounds=(1.0, 5.0)).human_only
     ),
 }
 
