@@ -40,11 +40,11 @@ from calibration.cascade_stages import (
     RunRecord,
     calibration_labels,
     check_cascade,
-    escalate,
     majority,
     minimum_labels,
     no_threshold_error,
     too_few_labels,
+    walk_stages,
 )
 from calibration.confidence import judgment_confidence
 from calibration.label_fields import judge_labels, label_fields
@@ -237,68 +237,41 @@ class Cascade:
         Raises:
             AuditError: from `calibrate`, before any call.
         """
-        stages = list(self.stages)
-        for judge, stage in zip(self.judges, stages):
-            if stage.threshold is not None:
-                open_store(judge.store)  # the decisions table, before anything is paid for
-        decisions: dict[int, CascadeDecision] = {}
-        last: dict[int, tuple[JudgeResult, float]] = {}
-        made: list[tuple[int, int, JudgeResult, float, bool]] = []
-        remaining = list(range(len(items)))
-        queue_judge: Judge | None = None
-        for index, (judge, stage) in enumerate(zip(self.judges, stages)):
-            if stage.threshold is None or not remaining:
-                continue
-            results = judge.score_many(
-                [items[i] for i in remaining], concurrency=concurrency, progress=progress
+        walk = walk_stages(
+            self.judges, self.stages, len(items),
+            judge_units=lambda judge, indices: judge.score_many(
+                [items[i] for i in indices], concurrency=concurrency, progress=progress
+            ),
+            confidence=lambda _, result: judgment_confidence(result, self.field),
+            usable=lambda result: result.status == "ok",
+            calls=lambda results: sum(not r.cached for r in results),
+        )  # fmt: skip
+        escalation = walk.escalate(
+            queue=queue, card=self.card, result_id=lambda r: r.id, queue_units=self._queue
+        )
+        decisions = {
+            i: CascadeDecision(
+                result.item_id,
+                result,
+                self.judges[stage].model,
+                stage,
+                walk.stages[stage].threshold,
+                conf,
             )
-            confidence = [judgment_confidence(r, self.field) for r in results]
-            trusted = stage.selective.trusts(confidence)
-            passed: list[int] = []
-            for i, result, conf, trust in zip(remaining, results, confidence, trusted):
-                last[i] = (result, conf)
-                made.append((i, index, result, conf, bool(trust) and result.status == "ok"))
-                if trust and result.status == "ok":
-                    passed.append(i)
-                    decisions[i] = CascadeDecision(
-                        result.item_id, result, judge.model, index, stage.threshold, conf
-                    )
-            stages[index] = CascadeStage(
-                stage.model, stage.selective, stage.n_labels, sent=len(results),
-                calls=sum(not r.cached for r in results), decided=len(passed),
-            )  # fmt: skip
-            done = set(passed)
-            remaining = [i for i in remaining if i not in done]
-            queue_judge = judge
-        audit_id = None
-        to_people = [i for i in remaining if i in last and last[i][0].status == "ok"]
-        in_audit: dict[int, int] = {}
-        earlier: tuple[EarlierQueue, ...] = ()
-        if queue and to_people and queue_judge is not None:
-            judge_of_queue = queue_judge
-            escalation = escalate(
-                CalibrationRepository(open_store(queue_judge.store)), card=self.card.ref,
-                card_hash=self.card.hash, model=queue_judge.model,
-                result_ids={i: last[i][0].id for i in to_people},
-                queue=lambda new: self._queue(judge_of_queue, [last[i][0] for i in new]),
-            )  # fmt: skip
-            audit_id, in_audit, earlier = (
-                escalation.audit_id,
-                escalation.in_audit,
-                escalation.earlier,
-            )
-        for i in remaining:
-            seen = last.get(i)
+            for i, (stage, result, conf) in walk.decided.items()
+        }
+        for i in walk.remaining:
+            seen = walk.last.get(i)
             decisions[i] = CascadeDecision(
                 _item_id(items[i]) if seen is None else seen[0].item_id,
                 None if seen is None else seen[0], None, None, None,
-                None if seen is None else seen[1], in_audit.get(i),
+                None if seen is None else seen[1], escalation.in_audit.get(i),
             )  # fmt: skip
         run = CascadeRun(
-            tuple(decisions[i] for i in range(len(items))), tuple(stages), self.field,
-            self.target, self.delta, audit_id, earlier,
+            tuple(decisions[i] for i in range(len(items))), walk.stages, self.field,
+            self.target, self.delta, escalation.audit_id, escalation.earlier,
         )  # fmt: skip
-        self._record(run, made)
+        self._record(run, walk.made)
         return run
 
     def _record(

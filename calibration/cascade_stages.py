@@ -14,14 +14,16 @@ import math
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
+from calibration.migrations import open_store
 from calibration.records import Label
 from calibration.repository import CalibrationRepository
 from calibration.selective import SelectiveThreshold
 from judgecards.errors import AuditError
 
 if TYPE_CHECKING:
+    from judgecards.cards import Card
     from judgecards.judge import Judge
 
 __all__ = [
@@ -30,6 +32,7 @@ __all__ = [
     "EarlierQueue",
     "Escalation",
     "RunRecord",
+    "StageWalk",
     "calibration_labels",
     "check_cascade",
     "earlier_queues",
@@ -40,7 +43,11 @@ __all__ = [
     "stage_lines",
     "stage_record",
     "too_few_labels",
+    "walk_stages",
 ]
+
+Unit = TypeVar("Unit")
+"""What a cascade judges at once: a `JudgeResult` (an item) or a `ComparisonResult` (a pair)."""
 
 
 def minimum_labels(target: float, delta: float) -> int:
@@ -197,6 +204,96 @@ def escalate(
     if audit_id is not None:
         in_audit.update(dict.fromkeys(new, audit_id))
     return Escalation(audit_id, in_audit, earlier)
+
+
+@dataclass(frozen=True)
+class StageWalk(Generic[Unit]):
+    """What sending units down a cascade's judges left (`walk_stages`).
+
+    Attributes:
+        stages: the stages with what each did (sent, calls, decided).
+        decided: per unit index the stage that decided it, its judgment and confidence.
+        last: per unit index the judgment and confidence of the last judge that saw it.
+        made: every judgment, as (unit index, stage, judgment, confidence, decided it).
+        remaining: indices no judge decided; to_people: those with a usable last judgment.
+        queue_judge: the last judge called (its database holds the escalated audit).
+    """
+
+    stages: tuple[CascadeStage, ...]
+    decided: dict[int, tuple[int, Unit, float]]
+    last: dict[int, tuple[Unit, float]]
+    made: tuple[tuple[int, int, Unit, float, bool], ...]
+    remaining: tuple[int, ...]
+    to_people: tuple[int, ...]
+    queue_judge: Judge | None
+
+    def escalate(
+        self,
+        *,
+        queue: bool,
+        card: Card,
+        result_id: Callable[[Unit], str],
+        queue_units: Callable[[Judge, list[Unit]], int],
+    ) -> Escalation:
+        """Send the units no judge decided to people (`escalate`), unless ``queue`` is off."""
+        judge = self.queue_judge
+        if not (queue and self.to_people and judge is not None):
+            return Escalation(None, {}, ())
+        return escalate(
+            CalibrationRepository(open_store(judge.store)), card=card.ref,
+            card_hash=card.hash, model=judge.model,
+            result_ids={i: result_id(self.last[i][0]) for i in self.to_people},
+            queue=lambda new: queue_units(judge, [self.last[i][0] for i in new]),
+        )  # fmt: skip
+
+
+def walk_stages(
+    judges: Sequence[Judge],
+    stages: Sequence[CascadeStage],
+    count: int,
+    *,
+    judge_units: Callable[[Judge, list[int]], Sequence[Unit]],
+    confidence: Callable[[Judge, Unit], float],
+    usable: Callable[[Unit], bool],
+    calls: Callable[[Sequence[Unit]], int],
+) -> StageWalk[Unit]:
+    """Send ``count`` units to the judges cheapest first: each judge with a threshold judges
+    what is still undecided (``judge_units`` with their indices) and decides the units whose
+    judgment is ``usable`` and whose confidence it is trusted at; a judge without a threshold
+    is never called. The decisions tables are created before anything is paid for."""
+    for judge, stage in zip(judges, stages):
+        if stage.threshold is not None:
+            open_store(judge.store)
+    walked = list(stages)
+    decided: dict[int, tuple[int, Unit, float]] = {}
+    last: dict[int, tuple[Unit, float]] = {}
+    made: list[tuple[int, int, Unit, float, bool]] = []
+    remaining = list(range(count))
+    queue_judge: Judge | None = None
+    for index, (judge, stage) in enumerate(zip(judges, walked)):
+        if stage.threshold is None or not remaining:
+            continue
+        units = judge_units(judge, remaining)
+        scores = [confidence(judge, unit) for unit in units]
+        passed: list[int] = []
+        for i, unit, conf, trust in zip(remaining, units, scores, stage.selective.trusts(scores)):
+            last[i] = (unit, conf)
+            decides = bool(trust) and usable(unit)
+            made.append((i, index, unit, conf, decides))
+            if decides:
+                passed.append(i)
+                decided[i] = (index, unit, conf)
+        walked[index] = CascadeStage(
+            stage.model, stage.selective, stage.n_labels, sent=len(units), calls=calls(units),
+            decided=len(passed),
+        )  # fmt: skip
+        done = set(passed)
+        remaining = [i for i in remaining if i not in done]
+        queue_judge = judge
+    to_people = tuple(i for i in remaining if i in last and usable(last[i][0]))
+    return StageWalk(
+        tuple(walked), decided, last, tuple(made), tuple(remaining), to_people, queue_judge
+    )
 
 
 def earlier_queues(

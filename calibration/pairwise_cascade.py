@@ -40,11 +40,11 @@ from calibration.cascade_stages import (
     RunRecord,
     calibration_labels,
     check_cascade,
-    escalate,
     majority,
     no_threshold_error,
     stage_record,
     too_few_labels,
+    walk_stages,
 )
 from calibration.confidence import judgment_confidence, order_consistency
 from calibration.label_fields import label_fields
@@ -310,77 +310,49 @@ class PairwiseCascade:
         Raises:
             AuditError: from `calibrate`, before any call.
         """
-        stages = list(self.stages)
-        for judge, stage in zip(self.judges, stages):
-            if stage.threshold is not None:
-                open_store(judge.store)  # the decisions table, before anything is paid for
-        decisions: dict[int, PairDecision] = {}
-        last: dict[int, tuple[ComparisonResult, float]] = {}
-        made: list[tuple[int, int, ComparisonResult, float, bool]] = []
-        remaining = list(range(len(pairs)))
-        queue_judge: Judge | None = None
-        for index, (judge, stage) in enumerate(zip(self.judges, stages)):
-            if stage.threshold is None or not remaining:
-                continue
-            comparisons = compare_many(
-                judge, [pairs[i] for i in remaining], concurrency=concurrency,
+        walk = walk_stages(
+            self.judges, self.stages, len(pairs),
+            judge_units=lambda judge, indices: compare_many(
+                judge, [pairs[i] for i in indices], concurrency=concurrency,
                 progress=progress, model_a=model_a, model_b=model_b,
-            )  # fmt: skip
-            confidence = [self._confidence(judge, c) for c in comparisons]
-            trusted = stage.selective.trusts(confidence)
-            passed: list[int] = []
-            for i, comparison, conf, trust in zip(remaining, comparisons, confidence, trusted):
-                last[i] = (comparison, conf)
-                decides = bool(trust) and comparison.ok
-                made.append((i, index, comparison, conf, decides))
-                if decides:
-                    passed.append(i)
-                    decisions[i] = PairDecision(
-                        comparison.pair_id, comparison, judge.model, index, stage.threshold, conf
-                    )
-            calls = sum(
+            ),
+            confidence=self._confidence,
+            usable=lambda comparison: comparison.ok,
+            calls=lambda comparisons: sum(
                 not order.cached and order.status != "not_judged"
                 for c in comparisons
                 for order in (c.first_order, c.second_order)
+            ),
+        )  # fmt: skip
+        escalation = walk.escalate(
+            queue=queue, card=self.card, result_id=lambda c: c.first_order.result_id,
+            queue_units=self._queue,
+        )  # fmt: skip
+        decisions = {
+            i: PairDecision(
+                comparison.pair_id,
+                comparison,
+                self.judges[stage].model,
+                stage,
+                walk.stages[stage].threshold,
+                conf,
             )
-            stages[index] = CascadeStage(
-                stage.model, stage.selective, stage.n_labels, sent=len(comparisons),
-                calls=calls, decided=len(passed),
-            )  # fmt: skip
-            done = set(passed)
-            remaining = [i for i in remaining if i not in done]
-            queue_judge = judge
-        audit_id = None
-        to_people = [i for i in remaining if i in last and last[i][0].ok]
-        in_audit: dict[int, int] = {}
-        earlier: tuple[EarlierQueue, ...] = ()
-        if queue and to_people and queue_judge is not None:
-            judge_of_queue = queue_judge
-            escalation = escalate(
-                CalibrationRepository(open_store(queue_judge.store)), card=self.card.ref,
-                card_hash=self.card.hash, model=queue_judge.model,
-                result_ids={i: last[i][0].first_order.result_id for i in to_people},
-                queue=lambda new: self._queue(judge_of_queue, [last[i][0] for i in new]),
-            )  # fmt: skip
-            audit_id, in_audit, earlier = (
-                escalation.audit_id,
-                escalation.in_audit,
-                escalation.earlier,
-            )
-        for i in remaining:
-            seen = last.get(i)
+            for i, (stage, comparison, conf) in walk.decided.items()
+        }
+        for i in walk.remaining:
+            seen = walk.last.get(i)
             pair_id = pairs[i].get("id")
             decisions[i] = PairDecision(
                 (None if pair_id is None else str(pair_id)) if seen is None else seen[0].pair_id,
                 None if seen is None else seen[0], None, None, None,
-                None if seen is None else seen[1], in_audit.get(i),
+                None if seen is None else seen[1], escalation.in_audit.get(i),
             )  # fmt: skip
         run = PairwiseCascadeRun(
-            tuple(decisions[i] for i in range(len(pairs))), tuple(stages), self.target,
-            self.delta, audit_id, tuple(comparison for _, _, comparison, _, _ in made),
-            earlier=earlier,
+            tuple(decisions[i] for i in range(len(pairs))), walk.stages, self.target,
+            self.delta, escalation.audit_id, tuple(c for _, _, c, _, _ in walk.made),
+            earlier=escalation.earlier,
         )  # fmt: skip
-        self._record(run, made)
+        self._record(run, walk.made)
         return run
 
     def _queue(self, judge: Judge, comparisons: Sequence[ComparisonResult]) -> int:

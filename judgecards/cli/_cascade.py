@@ -8,8 +8,8 @@ run (exit 2) with nothing paid for; see `calibration.cascade`.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
-from contextlib import ExitStack
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,9 +21,10 @@ from judgecards.cli._progress import for_judge, reporting
 if TYPE_CHECKING:
     from calibration.cascade import CascadeRun
     from judgecards.cards import Card
+    from judgecards.judge import Judge
     from judgecards.results import JudgeResult
 
-__all__ = ["cascade_models", "score_cascade"]
+__all__ = ["cascade_judges", "cascade_models", "score_cascade"]
 
 
 def cascade_models(model: str | None, cascade: str | None, guarantee: float | None) -> list[str]:
@@ -52,6 +53,25 @@ def cascade_models(model: str | None, cascade: str | None, guarantee: float | No
     return models
 
 
+@contextmanager
+def cascade_judges(
+    card: Card, models: Sequence[str], db: Path, judge_options: Mapping[str, Any]
+) -> Iterator[list[Judge]]:
+    """One judge per model of a cascade, cheapest first, all on one store of ``db``; the mock
+    banner once per mock model. Both cascades (``score`` and ``compare``) build theirs here."""
+    from judgecards.judge import Judge
+    from judgecards.store import Store
+
+    with ExitStack() as stack:
+        store = stack.enter_context(Store(db))
+        judges = [
+            stack.enter_context(Judge(card, model, db=store, **judge_options)) for model in models
+        ]
+        for model in dict.fromkeys(m for m in models if m.startswith("mock:")):
+            mock_banner(model)
+        yield judges
+
+
 def score_cascade(
     card: Card,
     models: Sequence[str],
@@ -73,16 +93,8 @@ def score_cascade(
         AuditError: a judge lacks labels, or no judge can meet ``target`` (nothing called).
     """
     from calibration.cascade import Cascade
-    from judgecards.judge import Judge
-    from judgecards.store import Store
 
-    with ExitStack() as stack:
-        store = stack.enter_context(Store(db))
-        judges = [
-            stack.enter_context(Judge(card, model, db=store, **judge_options)) for model in models
-        ]
-        for model in dict.fromkeys(m for m in models if m.startswith("mock:")):
-            mock_banner(model)
+    with cascade_judges(card, models, db, judge_options) as judges:
         cascade = Cascade(judges, target=target, delta=delta)
         for stage in cascade.calibrate():
             click.echo(f"{stage.model}: {stage.selective}", err=True)

@@ -13,12 +13,12 @@ import json
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from judgecards.cli._cascade import cascade_judges
 from judgecards.cli._ci_runs import compare_run
 from judgecards.cli._common import ErrorBudget, finish_run, mock_banner
 from judgecards.cli._progress import for_judge, reporting
@@ -90,17 +90,9 @@ def compare_cascade(
         AuditError: a judge lacks labels, or no judge can meet ``target`` (nothing called).
     """
     from calibration.pairwise_cascade import PairwiseCascade
-    from judgecards.judge import Judge
     from judgecards.pricing import run_cost, run_cost_text
-    from judgecards.store import Store
 
-    with ExitStack() as stack:
-        store = stack.enter_context(Store(db))
-        judges = [
-            stack.enter_context(Judge(card, model, db=store, **judge_options)) for model in models
-        ]
-        for model in dict.fromkeys(m for m in models if m.startswith("mock:")):
-            mock_banner(model)
+    with cascade_judges(card, models, db, judge_options) as judges:
         cascade = PairwiseCascade(judges, target=target, delta=delta)
         for stage in cascade.calibrate():
             click.echo(f"{stage.model}: {stage.selective}", err=True)
