@@ -14,6 +14,9 @@ from tests.fakes.server import FakeServer
 
 REPO = Path(__file__).resolve().parents[1]
 
+PRICED_MODEL = "openai:fake-judge"
+"""A model the `prices` fixture gives a price: the fake server answers for any model name."""
+
 
 def _shared_data_dir() -> Path:
     configured = os.environ.get("JUDGECARDS_SHARED_DATA")
@@ -65,6 +68,18 @@ def serve() -> Iterator[Callable[..., FakeServer]]:
     yield start
     for fake in started:
         fake.stop()
+
+
+@pytest.fixture
+def prices(tmp_path: Path) -> Path:
+    """A price file (``--prices``) for `PRICED_MODEL`: $2 in, $8 out per million tokens, batch
+    at half price; for the tests of plans and cost caps."""
+    path = tmp_path / "prices.yml"
+    path.write_text(
+        f"models:\n  {PRICED_MODEL}:\n    {{input: 2.0, output: 8.0, batch_discount: 0.5, "
+        'as_of: "2026-01-01", source: "test"}\n'
+    )
+    return path
 
 
 @pytest.fixture(scope="module")

@@ -18,13 +18,10 @@ from click.testing import CliRunner, Result
 from judgecards import Judge
 from judgecards.cli import cli
 from judgecards.errors import BudgetError
+from tests.conftest import PRICED_MODEL
 from tests.fakes.server import FakeServer
 
-MODEL = "openai:fake-judge"
-PRICES = f"""models:
-  {MODEL}:
-    {{input: 2.0, output: 8.0, as_of: "2026-01-01", source: "test"}}
-"""
+MODEL = PRICED_MODEL
 
 
 @pytest.fixture
@@ -32,13 +29,6 @@ def server() -> Iterator[FakeServer]:
     server = FakeServer(latency=0.05).serve_in_thread()
     yield server
     server.stop()
-
-
-@pytest.fixture
-def prices(tmp_path: Path) -> Path:
-    path = tmp_path / "prices.yml"
-    path.write_text(PRICES)
-    return path
 
 
 def items(n: int) -> list[dict[str, str]]:

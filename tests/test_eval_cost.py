@@ -17,14 +17,11 @@ from click.testing import CliRunner, Result
 from judgecards import Judge, JudgeCheck, TieredEval
 from judgecards.cli import cli
 from judgecards.tiered import LengthCheck
+from tests.conftest import PRICED_MODEL
 from tests.fakes.server import FakeServer
 from tests.test_budget import skipped_cases
 
-MODEL = "openai:fake-judge"
-PRICES = f"""models:
-  {MODEL}:
-    {{input: 2.0, output: 8.0, batch_discount: 0.5, as_of: "2026-01-01", source: "test"}}
-"""
+MODEL = PRICED_MODEL
 ITEMS = [
     {"id": "empty", "question": "Capital of Australia?", "gold_answer": "Canberra",
      "model_output": ""},
@@ -56,13 +53,6 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeServer]:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     yield server
     server.stop()
-
-
-@pytest.fixture
-def prices(tmp_path: Path) -> Path:
-    path = tmp_path / "prices.yml"
-    path.write_text(PRICES)
-    return path
 
 
 def config(tmp_path: Path, model: str = MODEL) -> Path:

@@ -26,7 +26,7 @@ from judgecards.schemas import item_schema
 from judgecards.structured_output import restates_fields, strict_schema
 from tests.fakes.http import Script, openai_chat, reference_judgment
 from tests.fakes.judges import openai_judge
-from tests.test_structured_output import GUARDED_CARD, INPUTS
+from tests.test_structured_output import GUARDED_CARD, INPUTS, walk
 
 ITEMS: dict[str, dict[str, Any]] = {
     "reference": INPUTS,
@@ -55,20 +55,6 @@ def keywords(schema: Any) -> set[str]:
                 pending.extend(value.values() if named else [value])
         elif isinstance(node, list):
             pending.extend(node)
-    return found
-
-
-def walk(node: Any) -> list[dict[str, Any]]:
-    """Every object inside ``node`` (itself included)."""
-    found: list[dict[str, Any]] = []
-    pending = [node]
-    while pending:
-        current = pending.pop()
-        if isinstance(current, dict):
-            found.append(current)
-            pending.extend(current.values())
-        elif isinstance(current, list):
-            pending.extend(current)
     return found
 
 
