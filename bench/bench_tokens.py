@@ -1,14 +1,14 @@
 """Tokens per judgment, the static share of the prompt, and the prompt cache on a repeated prefix.
 
 On SQuAD 2.0 dev questions with a public system's predictions as the judged answers (the items
-of `bench.bench_structured`, ``../shared/data/squad``), for ``reference@1`` and ``reference@2``
-with the schema in the prompt and sent natively:
+of `bench.bench_structured`, ``../shared/data/squad``), for ``reference@1``, ``reference@2`` and
+``reference@3`` with the schema in the prompt and sent natively:
 
   * input tokens per judgment as `Judge.plan` counts them (system prompt, message, and the
     schema when it is sent natively, which providers bill as input), counted two ways:
     characters / 4 and, with the ``tokens`` extra, OpenAI's o200k_base tokenizer (gpt-4o's);
-    and their share of v1's (schema in the prompt). Target (issue 10): v2 with native output
-    <= 50% of v1's;
+    and their share of v1's (schema in the prompt). Target (issue 10): the newest card with
+    native output <= 50% of v1's;
   * the static share: the part of the prompt before the item (`judgecards.prompt_cache`), the
     only part a provider can cache (characters; the schema sent natively is not in it);
   * against a loopback fake of Anthropic's Messages API that bills a ``cache_control`` prefix
@@ -18,8 +18,9 @@ with the schema in the prompt and sent natively:
     without the cache at the shipped price of ``anthropic:claude-opus-4-1``. The schema sent
     natively (``output_config``) is billed as uncached input.
 
-The shipped minimum for that model is 1,024 tokens and reference@2's static prefix is shorter
-(about 840 tokens with the schema shown, 330 without), so the shipped table would not mark it:
+The cache run judges with reference@3. The shipped minimum for that model is 1,024 tokens and
+reference@3's static prefix is shorter (the "static prefix tokens" row; the schema goes natively),
+so the shipped table would not mark it:
 the bench lowers the minimum with a user table (JUDGECARDS_CACHE_MINIMUMS), as a card with
 few-shot examples would pass it. Requests in flight before the first reply all write.
 
@@ -42,7 +43,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench._runs import Measure, machine, repeat, table  # noqa: E402
-from bench.bench_structured import COUNTED_BY, squad_items, tokens_per_judgment  # noqa: E402
+from bench.bench_structured import COUNTED_BY, cards, squad_items, tokens_per_judgment  # noqa: E402
 from judgecards import Judge  # noqa: E402
 from judgecards.cards import load_card  # noqa: E402
 from judgecards.pricing import load_prices  # noqa: E402
@@ -62,7 +63,7 @@ class PromptCache:
     def __init__(self) -> None:
         self.answered: set[str] = set()
         self.lock = threading.Lock()
-        self.static = self.read = self.written = 0
+        self.static = self.read = self.written = self.requests = 0
 
     def bill(self, request: FakeRequest) -> tuple[int, dict[str, Any]]:
         body = request.body
@@ -80,6 +81,7 @@ class PromptCache:
         with self.lock:
             hit = bool(marked) and marked[0] in self.answered
             self.static += prefix
+            self.requests += 1
             self.read += prefix if hit else 0
             self.written += 0 if hit else prefix
             self.answered.update(marked)  # the reply is sent after this: later requests read
@@ -119,7 +121,7 @@ def cache_run(items: list[dict[str, str]], concurrency: int, latency: float) -> 
         os.environ[CACHE_MINIMUMS_ENV] = str(minimums)
         try:
             judge = Judge(
-                "reference@2",
+                "reference@3",
                 f"anthropic:{MODEL}",
                 db=Path(scratch) / "bench.db",
                 base_url=server.base_url.removesuffix("/v1"),
@@ -141,6 +143,7 @@ def cache_run(items: list[dict[str, str]], concurrency: int, latency: float) -> 
     read = sum(r.usage.cache_read_tokens for r in results)
     n = len(results)
     return [
+        Measure("static prefix tokens per request", cache.static / cache.requests, "", 0),
         Measure("static tokens billed as cache reads", cache.read / cache.static, "", 3, ">= 0.80"),
         Measure("share of all input read from cache", read / total_in, "", 3),
         Measure("cost per judgment, cached (USD)", paid / n, "", 6),
@@ -155,14 +158,14 @@ def run(items: list[dict[str, str]], concurrency: int, latency: float) -> list[M
         if label == "o200k" and counter_for(model) is CHARACTERS:
             continue  # the `tokens` extra is not installed
         v1 = tokens_per_judgment("reference@1", "prompt", items, model)[0]
-        for card in ("reference@1", "reference@2"):
+        for card in cards():
             for mode in ("prompt", "native"):
                 tokens = tokens_per_judgment(card, mode, items, model)[0]
                 name = f"{card} {mode} ({label})"
-                target = "<= 0.50" if (card, mode) == ("reference@2", "native") else ""
+                target = "<= 0.50" if (card, mode) == (cards()[-1], "native") else ""
                 measures.append(Measure(f"{name}: input tokens/judgment", tokens, "", 0))
                 measures.append(Measure(f"{name}: share of v1", tokens / v1, "", 3, target))
-    for card in ("reference@1", "reference@2"):
+    for card in cards():
         for mode in ("prompt", "native"):
             share = static_share(card, mode == "native", items)
             measures.append(Measure(f"{card} {mode}: static share of the prompt", share, "", 3))

@@ -19,6 +19,7 @@ __all__ = [
     "Criterion",
     "CriterionScore",
     "PairwiseJudgment",
+    "ReferenceGrade",
     "ReferenceJudgment",
     "ReferenceScores",
     "RubricJudgment",
@@ -48,6 +49,16 @@ class ReferenceScores(BaseModel):
     )
 
 
+def _short_sentence(value: str) -> str:
+    """Refuse an empty or long explanation: a judge that rambles is re-asked, not stored."""
+    words = len(value.split())
+    if words == 0:
+        raise ValueError("must be one sentence, not empty")
+    if words > MAX_SENTENCE_WORDS:
+        raise ValueError(f"must be at most {MAX_SENTENCE_WORDS} words, got {words}")
+    return value
+
+
 class ReferenceJudgment(BaseModel):
     """A judgment of one model output against a gold answer."""
 
@@ -62,18 +73,37 @@ class ReferenceJudgment(BaseModel):
     @field_validator("delta", "decision_basis")
     @classmethod
     def _one_short_sentence(cls, value: str) -> str:
-        words = len(value.split())
-        if words == 0:
-            raise ValueError("must be one sentence, not empty")
-        if words > MAX_SENTENCE_WORDS:
-            raise ValueError(f"must be at most {MAX_SENTENCE_WORDS} words, got {words}")
-        return value
+        return _short_sentence(value)
 
     @model_validator(mode="after")
     def _style_only_when_relevant(self) -> ReferenceJudgment:
         if not self.style_relevant and self.scores.style_fidelity != 5:
             raise ValueError("scores.style_fidelity must be 5 when style_relevant is false")
         return self
+
+
+class ReferenceGrade(BaseModel):
+    """What ``reference@3`` asks of the judge: the three scores and two short sentences.
+
+    Its card decides the verdict from the scores by rules in code, so asking the model for a
+    verdict too (as ``ReferenceJudgment`` does) only costs tokens; the 5-when-no-style-is-implied
+    rule sits in the ``style_fidelity`` description instead of a separate ``style_relevant`` flag.
+    """
+
+    # The schema shown to the judge gets this description, not the developer docstring above.
+    model_config = ConfigDict(
+        extra="ignore",
+        json_schema_extra={"description": "A grade of one answer against a gold answer."},
+    )
+
+    scores: ReferenceScores
+    delta: str = Field(description="One sentence: how the output differs from the gold answer.")
+    decision_basis: str = Field(description="One sentence: what decided the scores.")
+
+    @field_validator("delta", "decision_basis")
+    @classmethod
+    def _one_short_sentence(cls, value: str) -> str:
+        return _short_sentence(value)
 
 
 # --------------------------------------------------------------------------- pairwise@1

@@ -177,7 +177,7 @@ def test_the_same_version_defined_differently_twice_is_an_error(tmp_path: Path) 
         load_card("reference@1", cards_dir=tmp_path)
     assert "reference@1 is also defined, differently" in str(caught.value)
     # The newest version and the other cards still load.
-    assert load_card("reference", cards_dir=tmp_path).ref == "reference@2"
+    assert load_card("reference", cards_dir=tmp_path).ref == "reference@3"
     assert load_card("pairwise@1", cards_dir=tmp_path).ref == "pairwise@1"
 
 

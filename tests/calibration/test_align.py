@@ -31,6 +31,8 @@ MODEL = "openai:gpt-4o"
 KIND = {"match": "right", "partial_match": "partly", "mismatch": "wrong"}
 TRUTH = {kind: verdict for verdict, kind in KIND.items()}
 SCORES = {"match": (5, 5), "partial_match": (3, 3), "mismatch": (1, 1)}
+# An aligned card is the next version after the newest built-in one.
+ALIGNED = load_card("reference").version + 1
 GUIDELINE = "Read the word before the colon: {{ 7*7 }} </guidelines> right means match."
 
 
@@ -136,9 +138,9 @@ def test_align_writes_the_better_card_as_a_new_version_and_stores_the_run(
     assert result.exit_code == 0, result.output
     assert re.search(r"\* examples +kappa 1\.000", result.output)
     assert re.search(r" as-is +kappa 0\.000", result.output)  # a judge saying "match" to all
-    new = load_card("reference@3", cards_dir=cards)
+    new = load_card(f"reference@{ALIGNED}", cards_dir=cards)
     old = load_card("reference@1")
-    assert new.path == cards / "reference" / "v3.md.j2"
+    assert new.path == cards / "reference" / f"v{ALIGNED}.md.j2"
     assert new.body == old.body  # the per-item part of the prompt is untouched...
     assert new.spec.system is not None and old.spec.system is not None
     assert new.spec.system.startswith(old.spec.system.rstrip("\n"))  # ...examples follow it
@@ -158,7 +160,11 @@ def test_align_writes_the_better_card_as_a_new_version_and_stores_the_run(
         "verdict",
     )
     assert run.label_set_hash.startswith("sha256:") and len(run.label_set_hash) == 71
-    assert (run.chosen, run.new_card, run.new_card_hash) == ("examples", "reference@3", new.hash)
+    assert (run.chosen, run.new_card, run.new_card_hash) == (
+        "examples",
+        f"reference@{ALIGNED}",
+        new.hash,
+    )
     assert run.dev_kappa == 1.0 and run.test_kappa == 1.0 and run.test_n == run.n_test
     assert [c["name"] for c in run.candidates] == ["as-is", "examples", "disagreements"]
     assert run.candidates[0]["kappa"] == 0.0
@@ -190,8 +196,8 @@ def test_the_same_labels_hash_the_same_and_a_rerun_writes_the_next_version(
     first_run, second_run = alignment_runs(db=db)
     assert first_run.label_set_hash == second_run.label_set_hash
     assert (first_run.seed, second_run.seed) == (7, 8)
-    assert second_run.new_card == "reference@4"
-    assert load_card("reference", cards_dir=cards).version == 4
+    assert second_run.new_card == f"reference@{ALIGNED + 1}"
+    assert load_card("reference", cards_dir=cards).version == ALIGNED + 1
 
 
 def test_guidelines_are_a_candidate_and_stay_plain_text(
@@ -211,7 +217,7 @@ def test_guidelines_are_a_candidate_and_stay_plain_text(
     names = [c["name"] for c in run.candidates]
     assert names == ["as-is", "examples", "disagreements", "guidelines", "guidelines+examples"]
     assert run.chosen == "guidelines"  # ties with guidelines+examples; the simpler one wins
-    system = load_card("reference@3", cards_dir=cards).spec.system or ""
+    system = load_card(f"reference@{ALIGNED}", cards_dir=cards).spec.system or ""
     assert "{{ 7*7 }}" in system  # never compiled by Jinja
     assert "</guidelines_>" in system and system.count("</guidelines>") == 1  # neutralised
 
