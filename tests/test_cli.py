@@ -186,6 +186,20 @@ def test_score_end_to_end_with_the_mock(tmp_path: Path) -> None:
     assert result_rows(db) == 4  # re-judged rows replace the old ones
 
 
+def test_score_summary_counts_overrides_only_when_the_judge_gives_a_verdict(tmp_path: Path) -> None:
+    """reference@3's judge gives no verdict of its own: "overrides: 0" would claim a check that
+    never ran."""
+    items = write_items(tmp_path / "items.jsonl", ITEMS)  # type: ignore[arg-type]
+    summaries = {}
+    for card in ("reference@2", "reference@3"):
+        result = run("score", "--card", card, "--model", "mock:judge", "--input", str(items),
+                     "--output", str(tmp_path / f"{card}.jsonl"), "--db", str(tmp_path / "cli.db"))  # fmt: skip
+        assert result.exit_code == 0, result.output
+        summaries[card] = result.stdout
+    assert "verdicts:" in summaries["reference@2"] and "overrides: " in summaries["reference@2"]
+    assert "verdicts:" in summaries["reference@3"] and "overrides: " not in summaries["reference@3"]
+
+
 def test_score_summary_reports_length_against_score(tmp_path: Path) -> None:
     from scipy.stats import spearmanr
 

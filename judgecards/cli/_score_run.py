@@ -52,6 +52,7 @@ class ScoreTally:
         self.verdicts: Counter[str] = Counter()
         self.extracted: Counter[str] = Counter()
         self.overridden = 0
+        self.with_model_verdict = 0  # a card whose judge gives no verdict has nothing to override
         self.axis_sums: dict[str, float] = {}
         self.axis_counts: Counter[str] = Counter()
         self.tokens_in = 0
@@ -108,6 +109,7 @@ class ScoreTally:
         if result.verdict is not None:
             self.verdicts[result.verdict] += 1
         self.overridden += bool(result.verdict_overridden)
+        self.with_model_verdict += result.model_verdict is not None
         extraction = getattr(result, "extraction", None)
         if extraction:
             self.extracted[extraction] += 1
@@ -135,6 +137,7 @@ class ScoreTally:
                 "verdicts:  "
                 + "  ".join(f"{v} {n} ({n / total:.0%})" for v, n in self.verdicts.most_common())
             )
+        if self.with_model_verdict:
             lines.append(
                 f"overrides: {self.overridden} (the rule disagreed with the judge's own verdict)"
             )
