@@ -85,16 +85,20 @@ class OpenAIProvider(SDKProvider):
             if request.native == "json_object":
                 # llama-cpp-python's own form: it refuses "json_schema" but builds a grammar
                 # from a schema given with "json_object".
-                arguments["response_format"] = {
+                response_format: dict[str, Any] = {
                     "type": "json_object", "schema": dict(request.native_schema)
                 }  # fmt: skip
             else:
-                arguments["response_format"] = {
+                response_format = {
                     "type": "json_schema",
                     "json_schema": {
                         "name": SCHEMA_NAME, "strict": True, "schema": dict(request.native_schema)
                     },
                 }  # fmt: skip
+            # The same JSON body, sent as extra_body: the SDK walks a ``response_format``
+            # argument node by node against its TypedDicts on every call (to rename keys it has
+            # none of here), about 0.14 ms a request for a card's schema.
+            arguments["extra_body"] = {"response_format": response_format}
         if request.timeout is not None:
             arguments["timeout"] = request.timeout
         return arguments
