@@ -422,7 +422,8 @@ class Judge:
         state = _Attempts(self, item)
         while (request := state.next_request()) is not None:
             request = self._transport.prepare(request)  # without fields the server rejected
-            completion = self._cached(self._cache_key(request))
+            key = self._cache_key(request)
+            completion = self._cached(key)
             cached = completion is not None
             if completion is None:
                 if self.offline:
@@ -433,9 +434,9 @@ class Judge:
                     )
                 except TransportError as error:
                     return self._failed(state, request, error)
-                completion, request = self._sent(state, sent)
+                completion, request, key = self._sent(state, sent, request, key)
             state.request = request
-            result = state.feed(self._cache_key(request), completion, cached=cached)
+            result = state.feed(key, completion, cached=cached)
             if result is not None:
                 return result, state.entries, self._sent_params(request)
         return state.exhausted(), [], self._sent_params(state.request)
@@ -448,11 +449,12 @@ class Judge:
         state = _Attempts(self, item)
         while (request := state.next_request()) is not None:
             request = self._transport.prepare(request)
+            key = self._cache_key(request)
             completion: Completion | None
             if first is not None:
                 completion, cached, first = first, False, None
             else:
-                completion = self._cached(self._cache_key(request))
+                completion = self._cached(key)
                 cached = completion is not None
             if completion is None:
                 if self.offline:
@@ -467,17 +469,22 @@ class Judge:
                     )  # fmt: skip
                 except TransportError as error:
                     return self._failed(state, request, error)
-                completion, request = self._sent(state, sent)
+                completion, request, key = self._sent(state, sent, request, key)
             state.request = request
-            result = state.feed(self._cache_key(request), completion, cached=cached)
+            result = state.feed(key, completion, cached=cached)
             if result is not None:
                 return result, state.entries, self._sent_params(request)
         return state.exhausted(), [], self._sent_params(state.request)
 
-    @staticmethod
-    def _sent(state: _Attempts, sent: Sent) -> tuple[Completion, CompletionRequest]:
+    def _sent(
+        self, state: _Attempts, sent: Sent, request: CompletionRequest, key: str
+    ) -> tuple[Completion, CompletionRequest, str]:
+        """The reply, the request as finally sent and its cache key (hashed again only when
+        the request changed on the way: a field the server rejected was dropped)."""
         state.transport_retries += sent.retries
-        return sent.completion, sent.request
+        if sent.request is not request:
+            key = self._cache_key(sent.request)
+        return sent.completion, sent.request, key
 
     def _failed(self, state: _Attempts, request: CompletionRequest, error: TransportError) -> _Run:
         if error.stops_batch:  # bad credentials or a wrong URL: every other item would fail too

@@ -42,11 +42,10 @@ def register_secret(value: str | None) -> None:
 def _configured() -> list[str]:
     with _lock:
         secrets = set(_registered)
-    secrets.update(
-        value
-        for name, value in os.environ.items()
-        if name.upper().endswith("API_KEY") and len(value) >= _MIN_SECRET_LENGTH
-    )
+    # Names first: reading every variable's value (os.environ decodes each) cost more than
+    # the rest of `redact`, which runs on every stored reply.
+    values = (os.environ.get(name, "") for name in os.environ if name.upper().endswith("API_KEY"))
+    secrets.update(value for value in values if len(value) >= _MIN_SECRET_LENGTH)
     # Longest first, so a key that contains another is replaced whole.
     return sorted(secrets, key=len, reverse=True)
 
