@@ -10,9 +10,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 __all__ = [
     "DEFAULT_CRITERIA",
@@ -59,6 +67,19 @@ def _short_sentence(value: str) -> str:
     return value
 
 
+# The two explanations every reference card asks for, checked the same way in each version.
+Delta = Annotated[
+    str,
+    Field(description="One sentence: how the output differs from the gold answer."),
+    AfterValidator(_short_sentence),
+]
+DecisionBasis = Annotated[
+    str,
+    Field(description="One sentence: what decided the scores."),
+    AfterValidator(_short_sentence),
+]
+
+
 class ReferenceJudgment(BaseModel):
     """A judgment of one model output against a gold answer."""
 
@@ -67,13 +88,8 @@ class ReferenceJudgment(BaseModel):
     scores: ReferenceScores
     style_relevant: bool = Field(description="Whether the question implies a format or style.")
     verdict: Literal["match", "partial_match", "mismatch"]
-    delta: str = Field(description="One sentence: how the output differs from the gold answer.")
-    decision_basis: str = Field(description="One sentence: what decided the scores.")
-
-    @field_validator("delta", "decision_basis")
-    @classmethod
-    def _one_short_sentence(cls, value: str) -> str:
-        return _short_sentence(value)
+    delta: Delta
+    decision_basis: DecisionBasis
 
     @model_validator(mode="after")
     def _style_only_when_relevant(self) -> ReferenceJudgment:
@@ -97,13 +113,8 @@ class ReferenceGrade(BaseModel):
     )
 
     scores: ReferenceScores
-    delta: str = Field(description="One sentence: how the output differs from the gold answer.")
-    decision_basis: str = Field(description="One sentence: what decided the scores.")
-
-    @field_validator("delta", "decision_basis")
-    @classmethod
-    def _one_short_sentence(cls, value: str) -> str:
-        return _short_sentence(value)
+    delta: Delta
+    decision_basis: DecisionBasis
 
 
 # --------------------------------------------------------------------------- pairwise@1
