@@ -3,7 +3,8 @@
 One item's life: render the card (inputs are data) → look up the response cache → call the
 provider under the transport retry policy → parse and validate → on invalid output re-ask with
 the problems, up to ``max_attempts`` → decide the verdict in code → write the result (and, if it
-succeeded, the replies that produced it to the cache) in one transaction. Failures end as error
+succeeded, the replies that produced it to the cache) in one transaction (shared with the items
+of a stream that finish in the same turn, `judgecards.grouped_saves`). Failures end as error
 records; only an authentication failure, which would fail every other item too, stops a batch.
 
 The re-ask loop is written once (`judgecards.judge_attempts`) and driven either synchronously
@@ -36,6 +37,7 @@ from judgecards.errors import (
     RenderError,
     TransportError,
 )
+from judgecards.grouped_saves import GroupedSaves
 from judgecards.judge_attempts import _Attempts as _Attempts
 from judgecards.judge_attempts import _Item as _Item
 from judgecards.judge_attempts import _Run as _Run
@@ -332,12 +334,15 @@ class Judge:
         if progress is not None and total is None:
             raise ValueError("progress needs total= when the items have no length")
         limiter = self.rates.for_run(None if pool else concurrency)
+        saves = GroupedSaves(self.store)  # items finishing together share a transaction
 
         async def work(item: _Item) -> JudgeResult:
             if (refused := self._over_budget(item)) is not None:
                 return refused
             result, entries, params = await self._run_async(item, limiter=limiter)
-            self._save(item, result, entries, params)
+            await saves.save(result, inputs=item.inputs, params=params, cache_entries=entries)
+            if self.budget is not None:
+                self.budget.settle(item.key, result.cost_usd)
             return result
 
         return stream_judgments(

@@ -1,7 +1,8 @@
 """The SQLite store: results, the response cache, comparisons and (through `calibration`) labels.
 
 One embedded database file: ``--db`` / ``JUDGECARDS_DB`` / ``db=``, default ``./judgecards.db``.
-WAL journal, one transaction per finished item, so a run killed at any moment (even SIGKILL)
+WAL journal, each finished item committed before it is reported (`judgecards.grouped_saves`:
+items finishing together share a transaction), so a run killed at any moment (even SIGKILL)
 keeps every item it finished and a re-run redoes only the rest. The schema is created and
 migrated by ordered, named, atomic sqlite-utils migrations, never by hand.
 
@@ -33,6 +34,7 @@ __all__ = [
     "DB_ENV",
     "DEFAULT_DB",
     "CacheEntry",
+    "Save",
     "Store",
     "Transaction",
     "card_filter",
@@ -80,6 +82,65 @@ class CacheEntry(NamedTuple):
     provider: str
     model: str
     completion: Completion
+
+
+class Save(NamedTuple):
+    """One finished item for `Store.save_many`: the arguments of `Store.save`."""
+
+    result: JudgeResult
+    inputs: Mapping[str, Any]
+    params: Mapping[str, Any]
+    cache_entries: Sequence[CacheEntry] = ()
+
+
+def _save_rows(
+    result: JudgeResult,
+    inputs: Mapping[str, Any],
+    params: Mapping[str, Any],
+    cache_entries: Sequence[CacheEntry],
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The results row and the response-cache rows of one finished item."""
+    row = {
+        "id": result.id, "item_id": result.item_id, "card": result.card,
+        "card_hash": result.card_hash, "model": result.model, "status": result.status,
+        "verdict": result.verdict, "model_verdict": result.model_verdict,
+        "verdict_overridden": int(result.verdict_overridden),
+        "scores": json.dumps(result.scores), "output": _json_or_none(result.output),
+        "inputs": json.dumps(inputs, default=str), "params": json.dumps(params, sort_keys=True),
+        # Defensive: a key echoed into error text or quoted by the model is never stored.
+        "raw_reply": _redacted(result.raw_reply, key_shaped=False),
+        "error_kind": result.error_kind, "error": _redacted(result.error),
+        "attempts": result.attempts, "transport_retries": result.transport_retries,
+        "input_tokens": result.usage.input_tokens, "output_tokens": result.usage.output_tokens,
+        "cost_usd": result.cost_usd, "latency_s": result.latency_s,
+        "cached": int(result.cached), "via": result.via, "extraction": result.extraction,
+        "created_at": result.created_at.isoformat(),
+        "cache_read_tokens": result.usage.cache_read_tokens,
+        "cache_write_tokens": result.usage.cache_write_tokens,
+    }  # fmt: skip
+    now = result.created_at.isoformat()
+    cache_rows = [
+        {
+            "key": entry.key, "provider": entry.provider, "model": entry.model,
+            "text": entry.completion.text, "reply_model": entry.completion.model,
+            "finish_reason": entry.completion.finish_reason,
+            "input_tokens": entry.completion.usage.input_tokens,
+            "output_tokens": entry.completion.usage.output_tokens,
+            "logprobs": _logprobs_json(entry.completion.logprobs), "created_at": now,
+            "cache_read_tokens": entry.completion.usage.cache_read_tokens,
+            "cache_write_tokens": entry.completion.usage.cache_write_tokens,
+        }
+        for entry in cache_entries
+    ]  # fmt: skip
+    return row, cache_rows
+
+
+def _write_rows(tx: Transaction, row: Mapping[str, Any], cache_rows: list[dict[str, Any]]) -> None:
+    tx.execute(insert_sql("results", _RESULT_COLUMNS, verb="INSERT OR REPLACE"), row)
+    if cache_rows:
+        tx.executemany(
+            insert_sql("response_cache", _CACHE_COLUMNS, verb="INSERT OR REPLACE"), cache_rows
+        )
 
 
 def default_db_path() -> Path:
@@ -168,45 +229,17 @@ class Store(Database):
         cache_entries: Sequence[CacheEntry] = (),
     ) -> None:
         """Write one finished item (and the replies that produced it) in one transaction."""
-        row = {
-            "id": result.id, "item_id": result.item_id, "card": result.card,
-            "card_hash": result.card_hash, "model": result.model, "status": result.status,
-            "verdict": result.verdict, "model_verdict": result.model_verdict,
-            "verdict_overridden": int(result.verdict_overridden),
-            "scores": json.dumps(result.scores), "output": _json_or_none(result.output),
-            "inputs": json.dumps(inputs, default=str), "params": json.dumps(params, sort_keys=True),
-            # Defensive: a key echoed into error text or quoted by the model is never stored.
-            "raw_reply": _redacted(result.raw_reply, key_shaped=False),
-            "error_kind": result.error_kind, "error": _redacted(result.error),
-            "attempts": result.attempts, "transport_retries": result.transport_retries,
-            "input_tokens": result.usage.input_tokens, "output_tokens": result.usage.output_tokens,
-            "cost_usd": result.cost_usd, "latency_s": result.latency_s,
-            "cached": int(result.cached), "via": result.via, "extraction": result.extraction,
-            "created_at": result.created_at.isoformat(),
-            "cache_read_tokens": result.usage.cache_read_tokens,
-            "cache_write_tokens": result.usage.cache_write_tokens,
-        }  # fmt: skip
-        now = result.created_at.isoformat()
-        cache_rows = [
-            {
-                "key": entry.key, "provider": entry.provider, "model": entry.model,
-                "text": entry.completion.text, "reply_model": entry.completion.model,
-                "finish_reason": entry.completion.finish_reason,
-                "input_tokens": entry.completion.usage.input_tokens,
-                "output_tokens": entry.completion.usage.output_tokens,
-                "logprobs": _logprobs_json(entry.completion.logprobs), "created_at": now,
-                "cache_read_tokens": entry.completion.usage.cache_read_tokens,
-                "cache_write_tokens": entry.completion.usage.cache_write_tokens,
-            }
-            for entry in cache_entries
-        ]  # fmt: skip
+        row, cache_rows = _save_rows(result, inputs, params, cache_entries)
         with self.transaction(f"save result {result.id}") as tx:
-            tx.execute(insert_sql("results", _RESULT_COLUMNS, verb="INSERT OR REPLACE"), row)
-            if cache_rows:
-                tx.executemany(
-                    insert_sql("response_cache", _CACHE_COLUMNS, verb="INSERT OR REPLACE"),
-                    cache_rows,
-                )
+            _write_rows(tx, row, cache_rows)
+
+    def save_many(self, saves: Sequence[Save]) -> None:
+        """Write several finished items in one transaction: all of them, or none (an error
+        names no single result; `save` each to find which one fails)."""
+        rows = [_save_rows(*save) for save in saves]
+        with self.transaction(f"save {len(rows)} results") as tx:
+            for row, cache_rows in rows:
+                _write_rows(tx, row, cache_rows)
 
     def cached_completion(self, key: str) -> Completion | None:
         """The cached reply under ``key``, or ``None``."""
