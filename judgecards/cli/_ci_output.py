@@ -18,9 +18,7 @@ no broken tables), annotations with GitHub's workflow-command escaping.
 from __future__ import annotations
 
 import os
-import platform
 import re
-import xml.etree.ElementTree as ET
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -47,12 +45,14 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 Outcome = Literal["passed", "failure", "error", "skipped"]
 
+# Patterns, compiled (and cached by `re`) when first used: every run imports this module, few
+# write CI outputs, and compiling these ranges was a tenth of the module's import.
 # XML 1.0 allows tab, LF, CR and these ranges only; anything else (NUL, ESC, lone surrogates
 # from a JSON "\ud800") would make the file unreadable, so it is dropped.
-_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+_NOT_XML = "[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
 # Control characters other than tab, LF and CR: kept out of Markdown and terminal annotations.
-_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
-_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
+_CONTROL = "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]"
+_PUNCTUATION = r"([!-/:-@\[-`{-~])"
 
 _DETAILS_CHARS = 4000
 _CELL_CHARS = 200
@@ -113,7 +113,7 @@ class CiRun:
 
 
 def _xml_text(text: str, limit: int | None = None) -> str:
-    clean = _NOT_XML.sub("", text)
+    clean = re.sub(_NOT_XML, "", text)
     if limit is not None and len(clean) > limit:
         clean = clean[:limit] + f" … ({len(clean) - limit} more characters)"
     return clean
@@ -132,6 +132,9 @@ def junit_xml(run: CiRun, *, timestamp: datetime | None = None) -> str:
     ``<failure>`` or ``<skipped>`` (``message`` and ``type`` attributes, details as text) when it
     did not pass.
     """
+    import platform
+    import xml.etree.ElementTree as ET
+
     when = timestamp or datetime.now(timezone.utc)
     classname = "judgecards." + run.command.replace(" ", ".")
     root = ET.Element("testsuites", {"name": "judgecards"})
@@ -177,10 +180,10 @@ def junit_xml(run: CiRun, *, timestamp: datetime | None = None) -> str:
 
 def _md(text: str, limit: int = _CELL_CHARS) -> str:
     """Literal text in a Markdown table cell: one line, no HTML, no markup, no ``|``."""
-    clean = _one_line(_CONTROL.sub(" ", text))
+    clean = _one_line(re.sub(_CONTROL, " ", text))
     if len(clean) > limit:
         clean = clean[:limit] + "…"
-    return _PUNCTUATION.sub(r"\\\1", clean)
+    return re.sub(_PUNCTUATION, r"\\\1", clean)
 
 
 def markdown_summary(run: CiRun) -> str:
@@ -222,7 +225,7 @@ def _escape_property(text: str) -> str:
 
 
 def _annotation(level: str, title: str, message: str) -> str:
-    title, message = (_CONTROL.sub(" ", text) for text in (title, message))
+    title, message = (re.sub(_CONTROL, " ", text) for text in (title, message))
     return f"::{level} title={_escape_property(title)}::{_escape_data(message)}"
 
 
