@@ -1,0 +1,72 @@
+"""The CLI pauses the garbage collector while a command's modules are imported and until a score
+run's first result (start-up, issue 10 §5): it must hand the collector back as it found it,
+whatever the run does, since tests and programs call the CLI inside their own process."""
+
+from __future__ import annotations
+
+import gc
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from judgecards.cli import cli
+from tests.fakes.server import FakeRequest, FakeServer
+
+ITEM = {"id": "a", "question": "Capital of Peru?", "gold_answer": "Lima.", "model_output": "Lima."}
+
+
+@pytest.fixture
+def collector() -> Iterator[None]:
+    enabled = gc.isenabled()
+    yield
+    if enabled:
+        gc.enable()
+    else:
+        gc.disable()
+
+
+def score(tmp_path: Path, *model: str, env: dict[str, Any] | None = None) -> int:
+    items = tmp_path / "items.jsonl"
+    items.write_text(json.dumps(ITEM) + "\n")
+    result = CliRunner(env=env).invoke(
+        cli,
+        ["score", "--card", "reference", "--model", *model, "--input", str(items),
+         "--output", str(tmp_path / "out.jsonl"), "--db", str(tmp_path / "run.db")],
+    )  # fmt: skip
+    return result.exit_code
+
+
+@pytest.mark.usefixtures("collector")
+def test_a_score_run_leaves_the_collector_on(tmp_path: Path) -> None:
+    gc.enable()
+    assert score(tmp_path, "mock:judge") == 0
+    assert gc.isenabled()
+
+
+@pytest.mark.usefixtures("collector")
+def test_a_score_run_leaves_a_collector_the_caller_turned_off_off(tmp_path: Path) -> None:
+    gc.disable()
+    assert score(tmp_path, "mock:judge") == 0
+    assert not gc.isenabled()
+
+
+@pytest.mark.usefixtures("collector")
+def test_a_run_that_stops_before_its_first_result_turns_the_collector_back_on(
+    tmp_path: Path, serve: Callable[..., FakeServer]
+) -> None:
+    def refuse(request: FakeRequest) -> tuple[int, dict[str, Any]]:
+        return 401, {"error": {"message": "bad key", "type": "invalid_request_error"}}
+
+    server = serve(fault=refuse)
+    gc.enable()
+    exit_code = score(
+        tmp_path,
+        "openai:judge",
+        env={"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test-not-a-real-key"},
+    )
+    assert exit_code != 0
+    assert gc.isenabled()
