@@ -156,9 +156,9 @@ class LazyGroup(click.Group):
         if name not in COMMANDS:
             return None
         module, attribute, _ = COMMANDS[name]
-        # The process is ours: sqlite-utils without the pandas/numpy it would import (~0.7 s).
-        import_without_dataframe_libraries()
         with _collector_paused():
+            # The process is ours: sqlite-utils without the pandas/numpy it would import (~0.7 s).
+            import_without_dataframe_libraries()
             command: click.Command = getattr(importlib.import_module(module), attribute)
         return command
 
