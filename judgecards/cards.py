@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from jinja2 import Template, TemplateSyntaxError, meta
 from jinja2.exceptions import SecurityError
@@ -457,13 +457,15 @@ class CardLibrary:
         self._cards: dict[str, Card] | None = None
         self._broken: list[BrokenCard] = []
 
-    def _load(self, name: str | None = None) -> dict[str, Card]:
-        """Every card, or only those named ``name`` (what `get` needs: parsing every card's
-        template and schema is a large part of a run's start-up)."""
+    def _load(
+        self, name: str | None = None, version: int | Literal["newest"] | None = None
+    ) -> dict[str, Card]:
+        """Every card, or those named ``name`` (of them only ``version``, when given)."""
         if self._cards is not None:
             return self._cards
         cards: dict[str, Card] = {}
         self._broken = []
+        found: list[tuple[Path, dict[str, str], CardError | None, int | None]] = []
         for directory in self.directories:
             lock_error: CardError | None = None
             try:
@@ -471,25 +473,31 @@ class CardLibrary:
             except CardError as error:
                 lock, lock_error = {}, error
             for path in sorted(directory.rglob(f"*{CARD_SUFFIX}")):
-                if name is not None and _identity(path)[0] != name:
-                    continue
-                try:
-                    card = parse_card_file(path, locked=lock)
-                except CardError as error:
-                    self._broken.append(BrokenCard(path, error, *_identity(path)))
-                    continue
-                existing = cards.get(card.ref)
-                problem = lock_error
-                if problem is None and existing is not None and existing.sha256 != card.sha256:
-                    problem = CardValidationError(
-                        f"{card.ref} is also defined, differently, in {existing.path}",
-                        file=path,
-                        field="version",
-                    )
-                if problem is not None:
-                    self._broken.append(BrokenCard(path, problem, card.name, card.version))
-                    continue
-                cards.setdefault(card.ref, card)
+                card_name, card_version = _identity(path) if name is not None else (None, None)
+                if card_name == name:
+                    found.append((path, lock, lock_error, card_version))
+        if version is not None:  # a lookup parses one card; one whose version is unknown, too
+            known = [entry[3] for entry in found if entry[3] is not None]
+            wanted = max(known, default=None) if version == "newest" else version
+            found = [entry for entry in found if entry[3] in (wanted, None)]
+        for path, locked, lock_problem, _ in found:
+            try:
+                card = parse_card_file(path, locked=locked)
+            except CardError as error:
+                self._broken.append(BrokenCard(path, error, *_identity(path)))
+                continue
+            existing = cards.get(card.ref)
+            problem = lock_problem
+            if problem is None and existing is not None and existing.sha256 != card.sha256:
+                problem = CardValidationError(
+                    f"{card.ref} is also defined, differently, in {existing.path}",
+                    file=path,
+                    field="version",
+                )
+            if problem is not None:
+                self._broken.append(BrokenCard(path, problem, card.name, card.version))
+                continue
+            cards.setdefault(card.ref, card)
         for broken in self._broken:
             # Both definitions of a conflicting version are unusable: which one is meant?
             cards.pop(broken.ref, None)
@@ -517,7 +525,7 @@ class CardLibrary:
         latest = not version or version == "latest"
         if not latest and not version.isdigit():
             raise CardNotFound(f"card version must be a number in {ref!r}", field="card")
-        cards = self._load(name)
+        cards = self._load(name, "newest" if latest else int(version))
         candidates = [c for c in cards.values() if c.name == name]
         newest = max((c.version for c in candidates), default=0)
         for broken in self._broken:
@@ -529,6 +537,8 @@ class CardLibrary:
                 broken.version > newest if latest else broken.version == int(version)
             ):
                 raise broken.error
+        if not candidates:  # not the version asked for: read them all to say which there are
+            candidates = [c for c in self._load(name).values() if c.name == name]
         if not candidates:
             known = ", ".join(sorted({c.name for c in self._load().values()})) or "none"
             raise CardNotFound(f"no card named {name!r} (known: {known})", field="card")
