@@ -49,13 +49,14 @@ def first_request(
     """
     schema: dict[str, Any] | None = None
     shown: str | None = None
-    if card.spec.output.format == "json":
-        schema = item_schema(card.output_model, inputs)
-        shown = None if schema is None else schema_text(schema)
-        schema = schema or json.loads(card.output_schema)
     native_schema = None
-    if native and schema is not None:
-        native_schema = _strict(json.dumps(schema), card.body)
+    if card.spec.output.format == "json":
+        per_item = item_schema(card.output_model, inputs)
+        shown = None if per_item is None else schema_text(per_item)
+        schema = per_item or json.loads(card.output_schema)
+        if native:  # `_strict` is cached by schema text: the card's own text is one already
+            text = json.dumps(per_item) if per_item else card.output_schema
+            native_schema = _strict(text, card.body)
     hidden = native_schema is not None and guards_schema(card.body)
     fallback: tuple[Message, ...] | None = None
     if hidden and can_fall_back:

@@ -25,11 +25,11 @@ import hashlib
 import json
 import math
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from judgecards.providers.base import CompletionRequest
@@ -64,7 +64,21 @@ def native_schema_text(request: CompletionRequest) -> str:
     """The schema a native request carries, as the compact JSON counted for it ("" if none)."""
     if request.native is None or request.native_schema is None:
         return ""
-    return json.dumps(request.native_schema, separators=(",", ":"), ensure_ascii=False)
+    schema = request.native_schema
+    # A run's requests share one schema object (`judgecards.judge_requests`), counted for the
+    # rate limiter on every request: dumped once. The entry holds the object, so its id is not
+    # reused while it is cached; schemas are never changed once built.
+    known = _SCHEMA_TEXTS.get(id(schema))
+    if known is not None and known[0] is schema:
+        return known[1]
+    text = json.dumps(schema, separators=(",", ":"), ensure_ascii=False)
+    if len(_SCHEMA_TEXTS) >= 64:
+        _SCHEMA_TEXTS.clear()
+    _SCHEMA_TEXTS[id(schema)] = (schema, text)
+    return text
+
+
+_SCHEMA_TEXTS: dict[int, tuple[Mapping[str, Any], str]] = {}
 
 
 def _texts(request: CompletionRequest) -> list[str]:
