@@ -182,3 +182,33 @@ def test_score_shows_the_transport_retries_it_made(
     assert server.requests == 2
     final = [line for line in result.stderr.splitlines() if line.startswith("judging ")][-1]
     assert final.startswith("judging 1/1 (100%)  ok 1  errors 0  retries 1  ")
+
+
+def test_a_cascade_shows_each_judge_on_a_line_of_its_own_counting_from_zero(
+    tmp_path: Path, capsys: Any
+) -> None:
+    """One reporter for the whole cascade showed the second judge's ``2/2`` beside the first
+    judge's ``ok 5``: the counts must start again with each judge, named on its line."""
+    from judgecards import Judge
+    from judgecards.cli._progress import StagedProgress, reporting
+
+    items = [{"id": f"q{i}", "question": f"Q{i}?", "answer": f"A{i}."} for i in range(5)]
+    db = tmp_path / "cascade.db"
+    with (
+        Judge("single@1", "mock:cheap", db=db) as cheap,
+        Judge("single@1", "mock:strong", db=db) as strong,
+    ):
+        with reporting(StagedProgress([cheap, strong]), where=str(db)) as progress:
+            cheap.score_many(items, progress=progress)
+            strong.score_many(items[:2], progress=progress)
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("judging")]
+    cheap_lines = [line for line in lines if line.startswith("judging with mock:cheap ")]
+    strong_lines = [line for line in lines if line.startswith("judging with mock:strong ")]
+    assert lines == cheap_lines + strong_lines  # the first judge's, then the second's
+    assert cheap_lines[-1].startswith("judging with mock:cheap 5/5 (100%)  ok 5  errors 0")
+    assert strong_lines[0].startswith("judging with mock:strong 1/2 (50%)  ok 1  errors 0")
+    assert strong_lines[-1].startswith("judging with mock:strong 2/2 (100%)  ok 2  errors 0")
+    assert strong_lines[-1].endswith("done")
+    assert progress.interrupted_text(where="x.db").startswith(
+        "Interrupted: 7 items finished in this run and saved in x.db, by 2 of 2 judges."
+    )

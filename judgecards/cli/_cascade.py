@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from judgecards.cli._common import mock_banner
-from judgecards.cli._progress import for_judge, reporting
+from judgecards.cli._progress import StagedProgress, reporting
 
 if TYPE_CHECKING:
     from calibration.cascade import CascadeRun
@@ -103,7 +103,7 @@ def score_cascade(
             err=True,
         )
         started = time.perf_counter()
-        with reporting(for_judge(judges[0]), where=str(db)) as progress:
+        with reporting(StagedProgress(judges), where=str(db)) as progress:
             run = cascade.run(items, concurrency=concurrency, progress=progress)
         elapsed = time.perf_counter() - started
     results = [decision.annotated() for decision in run.decisions]

@@ -21,7 +21,7 @@ import click
 from judgecards.cli._cascade import cascade_judges
 from judgecards.cli._ci_runs import compare_run
 from judgecards.cli._common import ErrorBudget, finish_run, mock_banner
-from judgecards.cli._progress import for_judge, reporting
+from judgecards.cli._progress import StagedProgress, reporting
 
 if TYPE_CHECKING:
     from judgecards.cards import Card
@@ -102,7 +102,7 @@ def compare_cascade(
             err=True,
         )
         started = time.perf_counter()
-        reporter = for_judge(judges[0], "judging (both orders)", unit="judgments")
+        reporter = StagedProgress(judges, "judging (both orders)", unit="judgments")
         with reporting(reporter, where=str(db)) as progress:
             run = cascade.run(pairs, concurrency=concurrency, progress=progress)
         elapsed = time.perf_counter() - started

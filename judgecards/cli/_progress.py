@@ -16,13 +16,13 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO, TypeVar
 
 import click
 
-__all__ = ["INTERVAL_ENV", "ProgressReporter", "for_judge", "reporting"]
+__all__ = ["INTERVAL_ENV", "ProgressReporter", "StagedProgress", "for_judge", "reporting"]
 
 INTERVAL_ENV = "JUDGECARDS_PROGRESS_SECONDS"
 """Seconds between progress lines when stderr is not a terminal (default 5)."""
@@ -239,6 +239,57 @@ def for_judge(judge: Any, label: str = "judging", *, unit: str = "items") -> Pro
     )
 
 
+class StagedProgress:
+    """One progress line per judge of a cascade, its counts starting afresh with each judge.
+
+    A cascade calls each judge's batch in turn with the same callback, and each batch counts
+    from 0 to what it was sent: one reporter for all would show the second judge's ``5/40``
+    beside the first judge's ``ok 200``. Results say which model judged them, so the stage
+    changes when a result comes from another judge.
+    """
+
+    def __init__(
+        self, judges: Sequence[Any], label: str = "judging", *, unit: str = "items"
+    ) -> None:
+        self._judges = {judge.model: judge for judge in judges}
+        self._label = label
+        self._unit = unit
+        self._stages: list[ProgressReporter] = []
+
+    def __call__(self, done: int, total: int, result: Any) -> None:
+        model = result.model
+        if not self._stages or self._stages[-1].label != self._stage_label(model):
+            if self._stages:
+                self._stages[-1].close()
+            judge = self._judges[model]
+            self._stages.append(for_judge(judge, self._stage_label(model), unit=self._unit))
+        self._stages[-1](done, total, result)
+
+    def _stage_label(self, model: str) -> str:
+        return f"{self._label} with {model}"
+
+    def close(self) -> None:
+        for stage in self._stages:
+            stage.close()
+
+    def interrupted_text(self, *, where: str) -> str:
+        """What the judges finished before the interrupt, and how to go on."""
+        if not self._stages:
+            return ProgressReporter(self._label, unit=self._unit, ticker=False).interrupted_text(
+                where=where
+            )
+        finished = sum(stage.fresh for stage in self._stages)
+        stored = sum(stage.cached for stage in self._stages)
+        lines = [
+            f"Interrupted: {finished} {self._unit} finished in this run and saved in {where}"
+            + (f" ({stored} were already stored)" if stored else "")
+            + f", by {len(self._stages)} of {len(self._judges)} judges.",
+            "Run the same command again to resume: saved results are not judged again "
+            "(error records are retried).",
+        ]
+        return "\n".join(lines)
+
+
 def _isatty(stream: TextIO) -> bool:
     try:
         return stream.isatty()
@@ -246,8 +297,19 @@ def _isatty(stream: TextIO) -> bool:
         return False
 
 
+class Reporter(Protocol):
+    """What `reporting` needs of a progress display (`ProgressReporter`, `StagedProgress`)."""
+
+    def __call__(self, done: int, total: int, result: Any) -> None: ...
+    def close(self) -> None: ...
+    def interrupted_text(self, *, where: str) -> str: ...
+
+
+R = TypeVar("R", bound=Reporter)
+
+
 @contextmanager
-def reporting(reporter: ProgressReporter, *, where: str) -> Iterator[ProgressReporter]:
+def reporting(reporter: R, *, where: str) -> Iterator[R]:
     """Run a batch under ``reporter``; on Ctrl-C say what was saved and exit 130.
 
     Every finished item is already in the database when its callback runs, so the counts
