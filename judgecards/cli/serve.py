@@ -17,14 +17,17 @@ import json
 import logging
 import re
 import signal
+from datetime import timedelta
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 import click
 
 from judgecards.cli._common import db_option
 from judgecards.errors import JudgecardsError
-from judgecards.serve.tokens import ROLES, Tokens, login_link
+from judgecards.serve.repository import TokenRow
+from judgecards.serve.tokens import ROLES, Tokens, expired, login_link
 from judgecards.store import Store
 
 __all__ = ["serve"]
@@ -128,6 +131,37 @@ def _has_tokens(db: Path) -> bool:
         return Tokens(store).any_live()
 
 
+def _state(row: TokenRow) -> str:
+    if row.revoked_at:
+        return f"revoked {row.revoked_at}"
+    if row.expires_at is None:
+        return "live"
+    return f"expired {row.expires_at}" if expired(row) else f"live, expires {row.expires_at}"
+
+
+_LIFETIME = re.compile(r"(\d+(?:\.\d+)?)([mhd])")
+_LIFETIME_UNITS = {"m": "minutes", "h": "hours", "d": "days"}
+
+
+class Lifetime(click.ParamType[timedelta]):
+    """A token's lifetime: a positive number and a unit, ``m``, ``h`` or ``d`` (``30d``)."""
+
+    name = "duration"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> timedelta:
+        if isinstance(value, timedelta):
+            return value
+        match = _LIFETIME.fullmatch(str(value).strip().lower())
+        if match is None or float(match.group(1)) == 0:
+            self.fail(f"{value!r} is not a duration like 90m, 12h or 30d", param, ctx)
+        try:
+            return timedelta(**{_LIFETIME_UNITS[match.group(2)]: float(match.group(1))})
+        except OverflowError:
+            self.fail(f"{value!r} is too long", param, ctx)
+
+
 @serve.group()
 def token() -> None:
     """Create, list and revoke access tokens (stored hashed; shown once)."""
@@ -142,23 +176,32 @@ def token() -> None:
     show_default=True,
     help="The server's address as people reach it, for the login link.",
 )
+@click.option(
+    "--expires-in",
+    type=Lifetime(),
+    default=None,
+    metavar="DURATION",
+    help="Stop working after this long: 90m, 12h, 30d (default: until revoked).",
+)
 @db_option
-def create(role: str, name: str, url: str, db: Path) -> None:
+def create(role: str, name: str, url: str, expires_in: timedelta | None, db: Path) -> None:
     """Print a new token once, and the personal login link that carries it."""
     with Store(db) as store:
-        issued = Tokens(store).create(role, name)
+        issued = Tokens(store).create(role, name, expires_in=expires_in)
     click.echo(f"Token {issued.id} for {issued.name} ({issued.role}), shown only now:")
     click.echo(f"  {issued.secret}")
     click.echo("Personal login link (opens a session in the browser; keep it private):")
     click.echo(f"  {login_link(url, issued.secret)}")
     click.echo("Scripts send it as: Authorization: Bearer <token>")
+    if issued.expires_at is not None:
+        click.echo(f"It expires {issued.expires_at.isoformat(timespec='seconds')}.")
 
 
 @token.command("list")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per token.")
 @db_option
 def list_tokens(as_json: bool, db: Path) -> None:
-    """List tokens: id, role, name, created, revoked (never the token itself)."""
+    """List tokens: id, role, name, created, revoked or expiry (never the token itself)."""
     with Store(db) as store:
         rows = Tokens(store).list()
     for row in rows:
@@ -169,10 +212,11 @@ def list_tokens(as_json: bool, db: Path) -> None:
                 "name": row.name,
                 "created_at": row.created_at,
                 "revoked_at": row.revoked_at,
+                "expires_at": row.expires_at,
             }
             click.echo(json.dumps(fields))
         else:
-            state = f"revoked {row.revoked_at}" if row.revoked_at else "live"
+            state = _state(row)
             click.echo(f"{row.id}  {row.role:<8} {row.name}  created {row.created_at}  {state}")
     if not rows and not as_json:
         click.echo("No tokens (judgecards serve token create --role ROLE --name NAME).")

@@ -13,6 +13,7 @@ paste the token into. A login POST from another origin is refused (login CSRF).
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +105,8 @@ def login(request: Request, token: str = Form(default="", max_length=200)) -> Re
         samesite="strict",
         path="/",
         secure=request.url.scheme == "https",
+        # The browser drops the session when the token expires (the server refuses it anyway).
+        expires=datetime.fromisoformat(row.expires_at) if row.expires_at else None,
     )
     return response
 

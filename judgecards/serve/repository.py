@@ -8,7 +8,8 @@ they take the store's lock like every other use of the shared connection.
 Tables::
 
     serve_tokens  one access token: its sha256 (the token itself is never stored), role, the
-                  person's name, when it was created and (once revoked) when it was revoked
+                  person's name, when it was created, when it expires (NULL: never) and
+                  (once revoked) when it was revoked
 """
 
 from __future__ import annotations
@@ -44,7 +45,13 @@ def m001_tokens(db: sqlite_utils.Database) -> None:
     )
 
 
-_COLUMNS = ("id", "token_hash", "role", "name", "created_at", "revoked_at")
+@migrations()
+def m002_token_expiry(db: sqlite_utils.Database) -> None:
+    """Tokens may expire; those created before could not, so theirs stays NULL."""
+    db.table("serve_tokens").add_column("expires_at", str)
+
+
+_COLUMNS = ("id", "token_hash", "role", "name", "created_at", "revoked_at", "expires_at")
 
 
 @dataclass(frozen=True)
@@ -57,6 +64,7 @@ class TokenRow:
     name: str
     created_at: str
     revoked_at: str | None
+    expires_at: str | None = None  # ISO 8601, UTC; None: never
 
 
 class TokenRepository:
@@ -71,7 +79,7 @@ class TokenRepository:
             tx.insert("serve_tokens", {column: getattr(row, column) for column in _COLUMNS})
 
     def by_hash(self, token_hash: str) -> TokenRow | None:
-        """The live (unrevoked) token with this hash, or ``None``."""
+        """The unrevoked token with this hash, or ``None`` (expiry is `Tokens.check`'s call)."""
         rows = self.store.query(
             f"SELECT {', '.join(_COLUMNS)} FROM serve_tokens "
             "WHERE token_hash = ? AND revoked_at IS NULL",

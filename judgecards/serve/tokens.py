@@ -10,14 +10,23 @@ from __future__ import annotations
 import hashlib
 import secrets
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Literal, get_args
 
 from judgecards.errors import JudgecardsError
 from judgecards.serve.repository import TokenRepository, TokenRow
 from judgecards.store import Store
 
-__all__ = ["ROLES", "IssuedToken", "Role", "TokenError", "Tokens", "login_link", "token_hash"]
+__all__ = [
+    "ROLES",
+    "IssuedToken",
+    "Role",
+    "TokenError",
+    "Tokens",
+    "expired",
+    "login_link",
+    "token_hash",
+]
 
 Role = Literal["admin", "labeler"]
 ROLES: tuple[Role, ...] = get_args(Role)
@@ -36,6 +45,7 @@ class IssuedToken:
     role: Role
     name: str
     secret: str
+    expires_at: datetime | None = None
 
 
 def token_hash(secret: str) -> str:
@@ -51,8 +61,19 @@ def login_link(base_url: str, secret: str) -> str:
     return f"{base_url.rstrip('/')}/login#token={secret}"
 
 
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _stamp(moment: datetime) -> str:
+    return moment.isoformat(timespec="seconds")
+
+
+def expired(row: TokenRow, now: datetime | None = None) -> bool:
+    """Whether ``row`` has passed its expiry (a token without one never expires)."""
+    if row.expires_at is None:
+        return False
+    return datetime.fromisoformat(row.expires_at) <= (now or _now())
 
 
 class Tokens:
@@ -61,33 +82,51 @@ class Tokens:
     def __init__(self, store: Store) -> None:
         self._repository = TokenRepository(store)
 
-    def create(self, role: str, name: str) -> IssuedToken:
+    def create(self, role: str, name: str, *, expires_in: timedelta | None = None) -> IssuedToken:
+        """A new token; with ``expires_in`` it stops working (and logs its holder out) then."""
         if role not in ROLES:
             raise TokenError(f"unknown role {role!r}: use one of {', '.join(ROLES)}")
         name = name.strip()
         if not name or len(name) > 100 or not name.isprintable():
             raise TokenError("a token needs a name of 1-100 printable characters (who holds it)")
+        if expires_in is not None and expires_in <= timedelta(0):
+            raise TokenError("a token's lifetime must be positive")
         secret = _PREFIX + secrets.token_urlsafe(32)
-        issued = IssuedToken(id=secrets.token_hex(4), role=role, name=name, secret=secret)
+        now = _now()
+        # Whole seconds, as stored and as a cookie's Expires states it.
+        expires_at = None if expires_in is None else (now + expires_in).replace(microsecond=0)
+        issued = IssuedToken(
+            id=secrets.token_hex(4), role=role, name=name, secret=secret, expires_at=expires_at
+        )
         self._repository.insert(
-            TokenRow(issued.id, token_hash(secret), role, name, _now(), revoked_at=None)
+            TokenRow(
+                issued.id,
+                token_hash(secret),
+                role,
+                name,
+                _stamp(now),
+                revoked_at=None,
+                expires_at=None if expires_at is None else _stamp(expires_at),
+            )
         )
         return issued
 
     def check(self, secret: str) -> TokenRow | None:
-        """The live token presented as ``secret``, or ``None`` (unknown, revoked, malformed)."""
+        """The live token presented as ``secret``, or ``None`` (unknown, revoked, expired,
+        malformed)."""
         if not secret.startswith(_PREFIX) or len(secret) > 200:
             return None
-        return self._repository.by_hash(token_hash(secret))
+        row = self._repository.by_hash(token_hash(secret))
+        return None if row is None or expired(row) else row
 
     def list(self) -> list[TokenRow]:
         return self._repository.all()
 
     def any_live(self) -> bool:
-        return any(row.revoked_at is None for row in self._repository.all())
+        return any(row.revoked_at is None and not expired(row) for row in self._repository.all())
 
     def revoke(self, token_id: str) -> None:
-        if not self._repository.revoke(token_id, _now()):
+        if not self._repository.revoke(token_id, _stamp(_now())):
             raise TokenError(
                 f"no live token with id {token_id!r} (see: judgecards serve token list)"
             )

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import sqlite3
+import time
+from datetime import datetime, timedelta, timezone
+from email.utils import parsedate_to_datetime
 
 import httpx
 import pytest
 
-from judgecards.serve.tokens import TokenError, Tokens, token_hash
+from judgecards.serve.tokens import TokenError, Tokens, expired, token_hash
 from judgecards.store import Store
 from tests.serve.conftest import ServedApp
 
@@ -72,6 +75,32 @@ def test_login_sets_a_strict_httponly_cookie_and_refuses_other_origins(
         assert cross.status_code == 403 and "set-cookie" not in cross.headers
 
 
+def test_an_expired_token_is_refused_by_bearer_cookie_and_login(served_app: ServedApp) -> None:
+    tokens: Tokens = served_app.app.state.tokens
+    lasting = tokens.create("labeler", "bob").secret
+    brief = tokens.create("labeler", "cy", expires_in=timedelta(seconds=3))
+    assert brief.expires_at is not None
+    with httpx.Client(base_url=served_app.url) as client:
+        assert client.get("/", headers=served_app.headers(brief.secret)).status_code == 200
+        login = client.post("/login", data={"token": brief.secret})
+        assert login.status_code == 303
+        # The session cookie ends with the token, not when the browser closes.
+        stated = login.headers["set-cookie"].split("expires=")[1].split(";")[0]
+        assert parsedate_to_datetime(stated) == brief.expires_at
+        assert client.get("/").status_code == 200
+        time.sleep(max(0.0, (brief.expires_at - datetime.now(timezone.utc)).total_seconds()) + 0.2)
+        assert client.get("/").status_code == 401  # the cookie: the server refuses it
+    with httpx.Client(base_url=served_app.url) as client:
+        assert client.get("/", headers=served_app.headers(brief.secret)).status_code == 401
+        assert client.post("/login", data={"token": brief.secret}).status_code == 401
+        assert client.get("/", headers=served_app.headers(lasting)).status_code == 200
+    assert tokens.any_live()  # bob's never expires
+    [row] = [row for row in tokens.list() if row.name == "cy"]
+    assert expired(row) and not expired(row, now=brief.expires_at - timedelta(seconds=1))
+    with pytest.raises(TokenError, match="positive"):
+        tokens.create("labeler", "dee", expires_in=timedelta(0))
+
+
 def test_cookie_requests_that_change_state_need_the_csrf_token(served_app: ServedApp) -> None:
     secret = served_app.token("labeler", "bob")
     with httpx.Client(base_url=served_app.url) as client:
@@ -107,3 +136,28 @@ def test_the_personal_link_logs_in_and_leaves_no_token_in_the_url(
     cookies = {cookie["name"]: cookie for cookie in page.context.cookies()}
     assert cookies["jc_session"]["httpOnly"] and cookies["jc_session"]["sameSite"] == "Strict"
     assert aborted_requests == []
+
+
+def test_tokens_made_before_expiry_existed_keep_working(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A database whose token table predates expiry (serve migration m001 only) gains the
+    column when opened, and its tokens stay live: NULL means never."""
+    from sqlite_utils import Migrations
+
+    from judgecards.serve import repository
+
+    first_only = Migrations("judgecards.serve")
+    first_only()(repository.m001_tokens)
+    secret = "jc_" + "x" * 43
+    with Store(tmp_path / "old.db") as store:
+        store.migrate(first_only)
+        with store.transaction("an old token") as tx:
+            tx.insert(
+                "serve_tokens",
+                {"id": "old1", "token_hash": token_hash(secret), "role": "admin", "name": "ann",
+                 "created_at": "2026-01-01T00:00:00+00:00"},
+            )  # fmt: skip
+    with Store(tmp_path / "old.db") as store:
+        tokens = Tokens(store)  # applies the pending migration
+        row = tokens.check(secret)
+        assert row is not None and row.name == "ann" and row.expires_at is None
+        assert tokens.any_live()

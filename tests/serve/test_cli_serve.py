@@ -3,6 +3,7 @@ stopping cleanly on SIGTERM with everything answered stored; ``serve token`` com
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -12,7 +13,9 @@ import sys
 import threading
 import time
 from contextlib import closing
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -56,6 +59,41 @@ def test_token_commands_create_list_and_revoke(tmp_path: Path) -> None:
         cli, ["serve", "token", "create", "--role", "root", "--name", "x", "--db", str(db)]
     )
     assert bad.exit_code == 2
+
+
+def test_a_token_can_be_given_a_lifetime_and_a_bad_one_is_refused(tmp_path: Path) -> None:
+    db = tmp_path / "t.db"
+
+    def create(*extra: str) -> Any:
+        return CliRunner().invoke(
+            cli, ["serve", "token", "create", "--role", "labeler", "--name", "bob", *extra,
+                  "--db", str(db)],
+        )  # fmt: skip
+
+    made = create("--expires-in", "12h")
+    assert made.exit_code == 0, made.output
+    [stated] = [line for line in made.output.splitlines() if line.startswith("It expires ")]
+    expires = datetime.fromisoformat(stated.removeprefix("It expires ").rstrip("."))
+    assert abs(expires - datetime.now(timezone.utc) - timedelta(hours=12)) < timedelta(minutes=1)
+    listed = CliRunner().invoke(cli, ["serve", "token", "list", "--db", str(db)])
+    assert f"live, expires {expires.isoformat()}" in listed.output
+    [row] = [
+        json.loads(line)
+        for line in CliRunner()
+        .invoke(cli, ["serve", "token", "list", "--json", "--db", str(db)])
+        .output.splitlines()
+    ]
+    assert row["expires_at"] == expires.isoformat()
+    for bad in ("0d", "-3h", "12", "3w", "1e400d"):
+        refused = create("--expires-in", bad)
+        assert refused.exit_code == 2, (bad, refused.output)
+        assert "Invalid value for '--expires-in'" in refused.output
+    assert (
+        len(
+            CliRunner().invoke(cli, ["serve", "token", "list", "--db", str(db)]).output.splitlines()
+        )
+        == 1
+    )
 
 
 def test_an_exposed_address_is_refused_while_no_token_exists(tmp_path: Path) -> None:
