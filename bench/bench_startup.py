@@ -4,7 +4,10 @@ Both are timed as fresh processes, from launch to exit, on the same N items agai
 fake OpenAI server (latency L per request, C requests in flight), so what differs is everything a
 real user pays for besides the calls: imports, reading and checking the input, the database,
 writing the output and the summary. The bare script is the least any tool must do: read the JSONL,
-``AsyncOpenAI`` + a semaphore, parse each reply's JSON, write a JSONL.
+``AsyncOpenAI`` + a semaphore, parse each reply's JSON, write a JSONL. The server's scores vary
+with the answer (`tests.fakes.server.varied_reply`) and the answers' lengths vary, as in a real
+run, so the summary's length-vs-score correlations are computed (identical scores or lengths
+would skip them, and the import of ``scipy.special`` their p-values need).
 
 Both run from compiled bytecode, as an installed package does (pip compiles it at install): the
 processes get a bytecode cache of their own (``PYTHONPYCACHEPREFIX`` in the temporary directory)
@@ -81,7 +84,9 @@ def write_items(path: Path, n: int, tag: str) -> None:
                 "id": f"{tag}-{i}",
                 "question": f"What is the capital of country number {i}?",
                 "gold_answer": f"City {i}.",
-                "model_output": f"I believe it is City {i}, on the river {i % 7}.",
+                # Lengths vary, as real answers' do: the summary correlates length with score.
+                "model_output": f"I believe it is City {i}, on the river {i % 7}."
+                + " It is a large city." * (i % 4),
             }
             handle.write(json.dumps(item) + "\n")
 
@@ -124,7 +129,7 @@ def main() -> None:
         return [sys.executable, str(bare), str(source), str(output), base_url, str(concurrency)]
 
     # Untimed: fills the bytecode cache for both (see the module docstring).
-    server, base_url = start_server(0.0)
+    server, base_url = start_server(0.0, varied=True)
     try:
         write_items(tmp / "compile.jsonl", 8, "compile")
         timed(bare_script(tmp / "compile.jsonl", tmp / "warm.jsonl", base_url), env)
@@ -133,7 +138,7 @@ def main() -> None:
         server.terminate()
 
     def one_run(index: int) -> list[Measure]:
-        server, base_url = start_server(latency)
+        server, base_url = start_server(latency, varied=True)
         try:
             source = tmp / f"items{index}.jsonl"
             write_items(source, n, f"run{index}")

@@ -77,6 +77,24 @@ def card_reply(prompt: str) -> str:
     return DEFAULT_REPLY
 
 
+def varied_reply(prompt: str) -> str:
+    """`card_reply`, but a ``reference`` judgment's scores vary with the answer judged (from its
+    sha256), as a real judge's do: a run's summary then has correlations and p-values to compute,
+    which identical scores skip."""
+    answer = tagged(prompt, "model_output")
+    if answer is None:
+        return card_reply(prompt)
+    digest = hashlib.sha256(answer.encode()).digest()
+    correctness, completeness = 1 + digest[0] % 5, 1 + digest[1] % 5
+    return json.dumps({
+        "scores": {"correctness": correctness, "completeness": completeness, "style_fidelity": 5},
+        "style_relevant": False,
+        "verdict": "match" if correctness == 5 and completeness >= 4 else "mismatch",
+        "delta": "Some facts differ from the gold answer.",
+        "decision_basis": "The scores follow the facts the answer gets right.",
+    })  # fmt: skip
+
+
 @dataclass(frozen=True)
 class FakeRequest:
     """One request as the fake server read it (header names lower-cased)."""
@@ -244,13 +262,19 @@ class FakeServer:
 
 
 def spawn(
-    latency: float = 0.0, *, capacity: int | None = None, retry_after: bool = True
+    latency: float = 0.0,
+    *,
+    capacity: int | None = None,
+    retry_after: bool = True,
+    varied: bool = False,
 ) -> tuple[subprocess.Popen[str], str]:
     """Start the fake server in its own process (so it does not share the client's event loop);
-    returns the process, to terminate, and the base URL to point the SDKs at."""
+    returns the process, to terminate, and the base URL to point the SDKs at. ``varied``: reply
+    with `varied_reply`."""
     repo = Path(__file__).resolve().parents[2]
     limits = [] if capacity is None else ["--capacity", str(capacity)]
     limits += [] if retry_after else ["--no-retry-after"]
+    limits += ["--varied"] if varied else []
     command = [sys.executable, "-m", "tests.fakes.server", "--latency", str(latency), *limits]
     process = subprocess.Popen(
         command,
@@ -269,9 +293,11 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.0)
     parser.add_argument("--capacity", type=int, default=None)
     parser.add_argument("--no-retry-after", action="store_true")
+    parser.add_argument("--varied", action="store_true", help="reference scores vary by answer")
     args = parser.parse_args()
     server = FakeServer(
         latency=args.latency,
+        reply=varied_reply if args.varied else card_reply,
         port=args.port,
         capacity=args.capacity,
         retry_after=not args.no_retry_after,
