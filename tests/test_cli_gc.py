@@ -105,3 +105,27 @@ def test_a_run_imports_what_its_summary_needs_while_it_waits_on_the_network(
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     assert done.stdout.strip() == str(imported)
+
+
+@pytest.mark.usefixtures("collector")
+def test_a_cli_run_inside_another_process_freezes_nothing(tmp_path: Path) -> None:
+    """Frozen objects are never freed: a test suite or a service calling the CLI in-process
+    would keep every run's garbage for good."""
+    frozen = gc.get_freeze_count()
+    assert score(tmp_path, "mock:judge") == 0
+    assert gc.get_freeze_count() == frozen
+
+
+def test_the_judgecards_program_freezes_its_import_time_heap(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    check = (
+        "import gc, sys\n"
+        "from judgecards.cli import main\n"
+        "sys.argv = ['judgecards', 'cards', 'list']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print(gc.get_freeze_count() > 0, file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, check=True)
+    assert done.stderr.strip().splitlines()[-1] == "True"

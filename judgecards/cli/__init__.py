@@ -125,14 +125,17 @@ def _one_line_warnings() -> Iterator[None]:
 @contextmanager
 def _collector_paused() -> Iterator[None]:
     """No garbage collection while a command's modules are imported, and what they made frozen
-    afterwards: an import allocates objects that live as long as the process and no garbage, and
-    the collector re-scanned them some twenty times during a run's start-up (~30 ms)."""
+    afterwards (`freeze_heap`): an import allocates objects that live as long as the process and
+    no garbage, and the collector re-scanned them some twenty times during a run's start-up
+    (~30 ms)."""
+    from judgecards.cli._common import freeze_heap
+
     collecting = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
-        gc.freeze()
+        freeze_heap()
         if collecting:
             gc.enable()
 
@@ -179,4 +182,10 @@ def cli() -> None:
 
 
 def main(argv: list[str] | None = None) -> Any:
+    """The ``judgecards`` program (`python -m judgecards`, the console script): without ``argv``
+    the process is the command's, and ends with it."""
+    if argv is None:
+        from judgecards.cli._common import claim_process
+
+        claim_process()
     return cli.main(args=argv, prog_name="judgecards")

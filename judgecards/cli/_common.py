@@ -3,6 +3,7 @@ behind the exit status of a run, and the warnings a run prints once."""
 
 from __future__ import annotations
 
+import gc
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -14,8 +15,10 @@ import click
 __all__ = [
     "ErrorBudget",
     "cards_dir_option",
+    "claim_process",
     "db_option",
     "finish_run",
+    "freeze_heap",
     "input_limit",
     "max_errors_option",
     "max_input_chars_option",
@@ -216,3 +219,28 @@ def mock_banner(model: str) -> None:
 
         line = "=" * len(MOCK_BANNER)
         click.secho(f"{line}\n{MOCK_BANNER}\n{line}", fg="yellow", bold=True, err=True)
+
+
+@dataclass
+class _Process:
+    """Whether this process ends when the command does (the ``judgecards`` entry point)."""
+
+    owned: bool = False
+
+
+_PROCESS = _Process()
+
+
+def claim_process() -> None:
+    """Called by the entry point: the process ends with the command it runs."""
+    _PROCESS.owned = True
+
+
+def freeze_heap() -> None:
+    """Hide what was allocated so far from the collector (`gc.freeze`), when the process ends
+    with the command: imports build hundreds of thousands of objects that live until exit, and
+    the collector re-scanned them over and over. Frozen objects are never freed, which a caller
+    running the CLI inside its own process (tests, a service) could not afford: there it does
+    nothing."""
+    if _PROCESS.owned:
+        gc.freeze()

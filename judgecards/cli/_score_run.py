@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from judgecards.cli._common import freeze_heap
 from judgecards.cli._output import OutputFile
 
 if TYPE_CHECKING:
@@ -236,7 +237,7 @@ def stream_to_file(
         frozen = False
         async for result in stream:
             if not frozen:  # the provider's SDK is imported by now (on the first call): freeze it
-                gc.freeze()
+                freeze_heap()
                 if collecting:
                     gc.enable()
                 frozen = True
@@ -256,7 +257,7 @@ def stream_to_file(
     # of a short run's CPU). Frozen objects are never freed, which a command that exits can afford.
     # Until the first result the collector is off: the SDK's import (on the first call) would
     # otherwise be scanned over and over while it allocates (~50 ms), for no garbage.
-    gc.freeze()
+    freeze_heap()
     collecting = gc.isenabled()
     gc.disable()
     try:
