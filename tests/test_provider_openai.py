@@ -635,7 +635,7 @@ def test_bounded_concurrency_and_input_order() -> None:
         user = messages(request)[1]["content"]
         number = int(user.split("Answer number ")[1].split(":")[0])
         # Earlier items take longer, so they finish after later ones.
-        await asyncio.sleep(0.002 * (12 - number))
+        await asyncio.sleep(0.02 * (12 - number))  # 20 ms apart: order shows under load
         in_flight -= 1
         return openai_chat(reference_judgment(5, 1 + number % 5, verdict="partial_match"))
 
