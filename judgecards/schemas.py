@@ -57,14 +57,18 @@ class ReferenceScores(BaseModel):
     )
 
 
-def _short_sentence(value: str) -> str:
+def _within_words(value: str, limit: int, empty: str) -> str:
     """Refuse an empty or long explanation: a judge that rambles is re-asked, not stored."""
     words = len(value.split())
     if words == 0:
-        raise ValueError("must be one sentence, not empty")
-    if words > MAX_SENTENCE_WORDS:
-        raise ValueError(f"must be at most {MAX_SENTENCE_WORDS} words, got {words}")
+        raise ValueError(empty)
+    if words > limit:
+        raise ValueError(f"must be at most {limit} words, got {words}")
     return value
+
+
+def _short_sentence(value: str) -> str:
+    return _within_words(value, MAX_SENTENCE_WORDS, "must be one sentence, not empty")
 
 
 # The two explanations every reference card asks for, checked the same way in each version.
@@ -248,12 +252,7 @@ class CriterionScore(BaseModel):
     @field_validator("reason")
     @classmethod
     def _short_reason(cls, value: str) -> str:
-        words = len(value.split())
-        if words == 0:
-            raise ValueError("must give a reason, not an empty string")
-        if words > MAX_REASON_WORDS:
-            raise ValueError(f"must be at most {MAX_REASON_WORDS} words, got {words}")
-        return value
+        return _within_words(value, MAX_REASON_WORDS, "must give a reason, not an empty string")
 
 
 class RubricJudgment(BaseModel):
