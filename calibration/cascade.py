@@ -38,6 +38,7 @@ from calibration.cascade_stages import (
     DecisionRecord,
     EarlierQueue,
     RunRecord,
+    StageWalk,
     calibration_labels,
     check_cascade,
     majority,
@@ -56,7 +57,6 @@ from judgecards.results import JudgeResult
 
 if TYPE_CHECKING:
     from judgecards.judge import Judge, Progress
-    from judgecards.store import Store
 
 __all__ = ["Cascade", "CascadeDecision", "CascadeRun", "CascadeStage", "minimum_labels"]
 
@@ -249,53 +249,37 @@ class Cascade:
         escalation = walk.escalate(
             queue=queue, card=self.card, result_id=lambda r: r.id, queue_units=self._queue
         )
-        decisions = {
-            i: CascadeDecision(
-                result.item_id,
-                result,
-                self.judges[stage].model,
-                stage,
-                walk.stages[stage].threshold,
-                conf,
-            )
-            for i, (stage, result, conf) in walk.decided.items()
-        }
-        for i in walk.remaining:
-            seen = walk.last.get(i)
-            decisions[i] = CascadeDecision(
-                _item_id(items[i]) if seen is None else seen[0].item_id,
-                None if seen is None else seen[0], None, None, None,
-                None if seen is None else seen[1], escalation.in_audit.get(i),
-            )  # fmt: skip
+        decisions = walk.decisions(
+            self.judges, escalation, CascadeDecision,
+            unit_id=lambda result: result.item_id, unseen_id=lambda i: _item_id(items[i]),
+        )  # fmt: skip
         run = CascadeRun(
-            tuple(decisions[i] for i in range(len(items))), walk.stages, self.field,
+            decisions, walk.stages, self.field,
             self.target, self.delta, escalation.audit_id, escalation.earlier,
         )  # fmt: skip
-        self._record(run, walk.made)
+        self._record(run, walk)
         return run
 
-    def _record(
-        self, run: CascadeRun, made: Sequence[tuple[int, int, JudgeResult, float, bool]]
-    ) -> None:
+    def _record(self, run: CascadeRun, walk: StageWalk[JudgeResult]) -> None:
         """Every result the run made: did it decide its item, who did, at what threshold."""
         now = datetime.now(timezone.utc).isoformat()
-        by_store: dict[int, tuple[Store, list[dict[str, Any]]]] = {}
-        for i, stage_index, result, conf, decides in made:
+
+        def row(
+            i: int, stage_index: int, result: JudgeResult, conf: float, decides: bool
+        ) -> dict[str, Any] | None:
             if result.status == "not_judged":
-                continue  # never stored
+                return None  # never stored
             decision = run.decisions[i]
-            store = self.judges[stage_index].store
-            by_store.setdefault(id(store), (store, []))[1].append(
-                {
-                    "result_id": result.id, "item_id": result.item_id, "card": self.card.ref,
-                    "card_hash": self.card.hash, "model": result.model, "stage": stage_index,
-                    "threshold": run.stages[stage_index].threshold, "confidence": conf,
-                    "trusted": int(decides), "decided_by": decision.decided_by or "human",
-                    "audit_id": decision.audit_id, "target": self.target, "delta": self.delta,
-                    "created_at": now,
-                }
-            )  # fmt: skip
-        for store, rows in by_store.values():
+            return {
+                "result_id": result.id, "item_id": result.item_id, "card": self.card.ref,
+                "card_hash": self.card.hash, "model": result.model, "stage": stage_index,
+                "threshold": run.stages[stage_index].threshold, "confidence": conf,
+                "trusted": int(decides), "decided_by": decision.decided_by or "human",
+                "audit_id": decision.audit_id, "target": self.target, "delta": self.delta,
+                "created_at": now,
+            }  # fmt: skip
+
+        for store, rows in walk.rows_by_store(self.judges, row):
             save_cascade_result_decisions(store, rows)
 
     def _queue(self, judge: Judge, results: Sequence[JudgeResult]) -> int:

@@ -25,6 +25,7 @@ from judgecards.errors import AuditError
 if TYPE_CHECKING:
     from judgecards.cards import Card
     from judgecards.judge import Judge
+    from judgecards.store import Store
 
 __all__ = [
     "CascadeStage",
@@ -47,6 +48,7 @@ __all__ = [
 ]
 
 Unit = TypeVar("Unit")
+Decision = TypeVar("Decision")
 """What a cascade judges at once: a `JudgeResult` (an item) or a `ComparisonResult` (a pair)."""
 
 
@@ -245,6 +247,48 @@ class StageWalk(Generic[Unit]):
             result_ids={i: result_id(self.last[i][0]) for i in self.to_people},
             queue=lambda new: queue_units(judge, [self.last[i][0] for i in new]),
         )  # fmt: skip
+
+    def decisions(
+        self,
+        judges: Sequence[Judge],
+        escalation: Escalation,
+        make: Callable[..., Decision],
+        *,
+        unit_id: Callable[[Unit], str | None],
+        unseen_id: Callable[[int], str | None],
+    ) -> tuple[Decision, ...]:
+        """One decision per unit, in input order: ``make(id, judgment, decided_by, stage,
+        threshold, confidence, audit_id)``, by the judge that decided it, else by people with
+        the last judge's judgment (``unseen_id`` names a unit no judge saw)."""
+        made: dict[int, Decision] = {
+            i: make(
+                unit_id(unit), unit, judges[stage].model, stage, self.stages[stage].threshold, conf
+            )
+            for i, (stage, unit, conf) in self.decided.items()
+        }
+        for i in self.remaining:
+            seen = self.last.get(i)
+            made[i] = make(
+                unseen_id(i) if seen is None else unit_id(seen[0]),
+                None if seen is None else seen[0], None, None, None,
+                None if seen is None else seen[1], escalation.in_audit.get(i),
+            )  # fmt: skip
+        return tuple(made[i] for i in range(len(made)))
+
+    def rows_by_store(
+        self,
+        judges: Sequence[Judge],
+        row: Callable[[int, int, Unit, float, bool], dict[str, Any] | None],
+    ) -> list[tuple[Store, list[dict[str, Any]]]]:
+        """``row`` of every judgment the walk made (None: not recorded), grouped by the
+        database of the judge that made it."""
+        grouped: dict[int, tuple[Store, list[dict[str, Any]]]] = {}
+        for i, stage, unit, conf, decides in self.made:
+            recorded = row(i, stage, unit, conf, decides)
+            if recorded is not None:
+                store = judges[stage].store
+                grouped.setdefault(id(store), (store, []))[1].append(recorded)
+        return list(grouped.values())
 
 
 def walk_stages(

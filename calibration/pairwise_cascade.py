@@ -38,6 +38,7 @@ from calibration.cascade_stages import (
     DecisionRecord,
     EarlierQueue,
     RunRecord,
+    StageWalk,
     calibration_labels,
     check_cascade,
     majority,
@@ -328,31 +329,17 @@ class PairwiseCascade:
             queue=queue, card=self.card, result_id=lambda c: c.first_order.result_id,
             queue_units=self._queue,
         )  # fmt: skip
-        decisions = {
-            i: PairDecision(
-                comparison.pair_id,
-                comparison,
-                self.judges[stage].model,
-                stage,
-                walk.stages[stage].threshold,
-                conf,
-            )
-            for i, (stage, comparison, conf) in walk.decided.items()
-        }
-        for i in walk.remaining:
-            seen = walk.last.get(i)
-            pair_id = pairs[i].get("id")
-            decisions[i] = PairDecision(
-                (None if pair_id is None else str(pair_id)) if seen is None else seen[0].pair_id,
-                None if seen is None else seen[0], None, None, None,
-                None if seen is None else seen[1], escalation.in_audit.get(i),
-            )  # fmt: skip
+        decisions = walk.decisions(
+            self.judges, escalation, PairDecision,
+            unit_id=lambda comparison: comparison.pair_id,
+            unseen_id=lambda i: None if pairs[i].get("id") is None else str(pairs[i]["id"]),
+        )  # fmt: skip
         run = PairwiseCascadeRun(
-            tuple(decisions[i] for i in range(len(pairs))), walk.stages, self.target,
+            decisions, walk.stages, self.target,
             self.delta, escalation.audit_id, tuple(c for _, _, c, _, _ in walk.made),
             earlier=escalation.earlier,
         )  # fmt: skip
-        self._record(run, walk.made)
+        self._record(run, walk)
         return run
 
     def _queue(self, judge: Judge, comparisons: Sequence[ComparisonResult]) -> int:
@@ -377,32 +364,28 @@ class PairwiseCascade:
             items,
         )  # fmt: skip
 
-    def _record(
-        self,
-        run: PairwiseCascadeRun,
-        made: Sequence[tuple[int, int, ComparisonResult, float, bool]],
-    ) -> None:
+    def _record(self, run: PairwiseCascadeRun, walk: StageWalk[ComparisonResult]) -> None:
         """Every stored comparison the run made: did it decide its pair, who did, at what
         threshold (a comparison left by a ``max_cost`` is not stored, so not recorded)."""
         now = _now()
-        by_store: dict[int, tuple[Store, list[dict[str, Any]]]] = {}
-        for i, stage_index, comparison, conf, decides in made:
+
+        def row(
+            i: int, stage_index: int, comparison: ComparisonResult, conf: float, decides: bool
+        ) -> dict[str, Any] | None:
             if comparison.status == "not_judged":
-                continue
+                return None
             decision = run.decisions[i]
-            store = self.judges[stage_index].store
-            by_store.setdefault(id(store), (store, []))[1].append(
-                {
-                    "comparison_id": comparison.id, "pair_id": comparison.pair_id,
-                    "card": self.card.ref, "card_hash": self.card.hash,
-                    "model": comparison.model, "stage": stage_index,
-                    "threshold": run.stages[stage_index].threshold, "confidence": conf,
-                    "trusted": int(decides), "decided_by": decision.decided_by or "human",
-                    "audit_id": decision.audit_id, "target": self.target, "delta": self.delta,
-                    "created_at": now,
-                }
-            )  # fmt: skip
-        for store, rows in by_store.values():
+            return {
+                "comparison_id": comparison.id, "pair_id": comparison.pair_id,
+                "card": self.card.ref, "card_hash": self.card.hash,
+                "model": comparison.model, "stage": stage_index,
+                "threshold": run.stages[stage_index].threshold, "confidence": conf,
+                "trusted": int(decides), "decided_by": decision.decided_by or "human",
+                "audit_id": decision.audit_id, "target": self.target, "delta": self.delta,
+                "created_at": now,
+            }  # fmt: skip
+
+        for store, rows in walk.rows_by_store(self.judges, row):
             save_cascade_decisions(store, rows)
 
 
