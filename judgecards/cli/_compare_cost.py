@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from judgecards.cli._rate import EXIT_NOT_JUDGED
+from judgecards.cli._rate import EXIT_NOT_JUDGED, max_cost_option
 
 if TYPE_CHECKING:
     from judgecards.judge import Judge
@@ -30,16 +30,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def compare_cost_options(function: F) -> F:
     """``--plan`` and ``--max-cost``: keyword arguments ``plan`` and ``max_cost``."""
-    function = click.option(
-        "--max-cost",
-        "max_cost",
-        type=click.FloatRange(min=0),
-        default=None,
-        metavar="USD",
-        help="Never start a pair whose projected cost (both orders, the --plan estimate at "
-        "max_tokens) would take this run's spend past USD; pairs left are 'not judged' (exit 1), "
-        "and a re-run with a higher cap judges just them. Needs the model's price.",
-    )(function)
+    function = max_cost_option("a pair", "pairs", "both orders, the --plan estimate at max_tokens")(
+        function
+    )
     return click.option(
         "--plan",
         is_flag=True,

@@ -11,6 +11,7 @@ import click
 __all__ = [
     "budget_lines",
     "finish_budget",
+    "max_cost_option",
     "rate_judge_options",
     "rate_limit_options",
     "rate_options",
@@ -23,17 +24,25 @@ EXIT_NOT_JUDGED = 1  # the README's exit table: the run finished, not every item
 
 def rate_options(function: F) -> F:
     """``--rpm``, ``--tpm`` and ``--max-cost``: keyword arguments ``rpm``, ``tpm``, ``max_cost``."""
-    function = click.option(
+    function = max_cost_option("an item", "items", "the --plan estimate at its max_tokens")(
+        function
+    )
+    return rate_limit_options(function)
+
+
+def max_cost_option(one: str, many: str, estimate: str) -> Callable[[F], F]:
+    """``--max-cost USD`` (keyword argument ``max_cost``) for a run of ``many`` (``one`` at a
+    time), whose projected cost is ``estimate``."""
+    return click.option(
         "--max-cost",
         "max_cost",
         type=click.FloatRange(min=0),
         default=None,
         metavar="USD",
-        help="Never start an item whose projected cost (the --plan estimate at its max_tokens) "
-        "would take this run's spend past USD; items left are 'not judged' (exit 1), and a "
-        "re-run with a higher cap judges just them. Needs the model's price.",
-    )(function)
-    return rate_limit_options(function)
+        help=f"Never start {one} whose projected cost ({estimate}) would take this run's spend "
+        f"past USD; {many} left are 'not judged' (exit 1), and a re-run with a higher cap judges "
+        "just them. Needs the model's price.",
+    )
 
 
 def rate_limit_options(function: F) -> F:
