@@ -91,6 +91,7 @@ def native_schema_tokens(card: str, item: dict[str, str], model: str) -> int:
 
 def run(items: list[dict[str, str]]) -> list[Measure]:
     measures: list[Measure] = []
+    versions = cards()
     counts = {
         label: model
         for label, model in COUNTED_BY.items()
@@ -98,18 +99,18 @@ def run(items: list[dict[str, str]]) -> list[Measure]:
     }
     for label, model in counts.items():
         baseline = tokens_per_judgment("reference@1", "prompt", items, model)[0]
-        for card in cards():
+        for card in versions:
             for mode in ("prompt", "native"):
                 tokens, seconds, _ = tokens_per_judgment(card, mode, items, model)
                 name = f"{card} {mode} ({label})"
-                target = "<= 0.50" if (card, mode) == (cards()[-1], "native") else ""
+                target = "<= 0.50" if (card, mode) == (versions[-1], "native") else ""
                 measures.append(Measure(f"{name}: input tokens/judgment", tokens, "", 0))
                 measures.append(
                     Measure(f"{name}: share of v1 prompt", tokens / baseline, "", 3, target)
                 )
                 if label == "chars/4":
                     measures.append(Measure(f"{name}: plan render", seconds * 1000, " ms", 0))
-        for card in cards():
+        for card in versions:
             sent = native_schema_tokens(card, items[0], model)
             measures.append(Measure(f"{card} native schema sent ({label})", sent, "", 0))
     return measures

@@ -154,18 +154,19 @@ def cache_run(items: list[dict[str, str]], concurrency: int, latency: float) -> 
 
 def run(items: list[dict[str, str]], concurrency: int, latency: float) -> list[Measure]:
     measures: list[Measure] = []
+    versions = cards()
     for label, model in COUNTED_BY.items():
         if label == "o200k" and counter_for(model) is CHARACTERS:
             continue  # the `tokens` extra is not installed
         v1 = tokens_per_judgment("reference@1", "prompt", items, model)[0]
-        for card in cards():
+        for card in versions:
             for mode in ("prompt", "native"):
                 tokens = tokens_per_judgment(card, mode, items, model)[0]
                 name = f"{card} {mode} ({label})"
-                target = "<= 0.50" if (card, mode) == (cards()[-1], "native") else ""
+                target = "<= 0.50" if (card, mode) == (versions[-1], "native") else ""
                 measures.append(Measure(f"{name}: input tokens/judgment", tokens, "", 0))
                 measures.append(Measure(f"{name}: share of v1", tokens / v1, "", 3, target))
-    for card in cards():
+    for card in versions:
         for mode in ("prompt", "native"):
             share = static_share(card, mode == "native", items)
             measures.append(Measure(f"{card} {mode}: static share of the prompt", share, "", 3))
