@@ -62,7 +62,7 @@ from calibration.audit_report import (
     FieldAgreement,
     Flip,
     GateCheck,
-    _gate,
+    gate_check,
 )
 from calibration.audit_sampling import AuditSample, Stratify, draw, since_timestamp
 from calibration.confidence import judgment_confidence
@@ -417,7 +417,7 @@ class Audit:
                 if i != base_index:
                     delta = self._measures.delta_vs(current, base, seed=seed)
                 summaries[i] = replace(current, baseline_id=base.audit.id, vs_baseline=delta)
-            checks.append(_gate(summaries[labelled[-1]], summaries[base_index], min_kappa))
+            checks.append(gate_check(summaries[labelled[-1]], summaries[base_index], min_kappa))
         judges = [(s.audit.card, s.audit.model) for s in summaries if s.n_labeled]
         estimates, more = audit_estimates(self.store, judges, seed=seed)
         return AuditReport(

@@ -31,6 +31,7 @@ __all__ = [
     "Disagreement",
     "FieldAgreement",
     "Flip",
+    "gate_check",
     "GateCheck",
 ]
 
@@ -287,7 +288,9 @@ class AuditReport:
 # --------------------------------------------------------------------------- the gate and rendering
 
 
-def _gate(newest: AuditSummary, base: AuditSummary, min_kappa: float) -> GateCheck:
+def gate_check(newest: AuditSummary, base: AuditSummary, min_kappa: float) -> GateCheck:
+    """The gate on `newest`: kappa at least `min_kappa`, and no significant drop from `base`
+    (the 95% interval of the change lies wholly below 0)."""
     kappa = newest.kappa
     assert kappa is not None
     reasons: list[str] = []
