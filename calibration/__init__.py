@@ -40,6 +40,8 @@ Trustworthy numbers once labels exist:
   model (mean score per axis, share of each verdict, win rate per model pair).
 * `selective_threshold` (`SelectiveThreshold`, `ThresholdTest`) — the confidence above which a
   judge's agreement with people is guaranteed (fixed-sequence testing); the rest is escalated.
+* `cascade_thresholds` — one threshold per judge of a cascade, each calibrated only on the
+  items no earlier judge trusts (Trust or Escalate), so every stage keeps its guarantee.
 * `Cascade` (`CascadeRun`, `CascadeDecision`, `CascadeStage`) — judges from cheap to strong,
   each deciding only above its own threshold, the rest queued for people; confidence per
   judgment from `judgment_confidence` (G-Eval), `order_consistency` (pairwise),
@@ -126,6 +128,7 @@ _EXPORTS: dict[str, str] = {
     "align": "calibration.alignment",
     "alignment_runs": "calibration.alignment",
     "calibrate": "calibration.report",
+    "cascade_thresholds": "calibration.selective",
     "comparison_confidence": "calibration.pairwise_cascade",
     "corrected_estimate": "calibration.ppi",
     "corrected_mean": "calibration.ppi",
@@ -210,6 +213,7 @@ __all__ = [
     "align",
     "alignment_runs",
     "calibrate",
+    "cascade_thresholds",
     "comparison_confidence",
     "corrected_estimate",
     "corrected_mean",
@@ -304,7 +308,12 @@ if TYPE_CHECKING:
     )
     from calibration.records import AlignmentRun, AnchorSet
     from calibration.report import AgreementReport, ClassScores, calibrate
-    from calibration.selective import SelectiveThreshold, ThresholdTest, selective_threshold
+    from calibration.selective import (
+        SelectiveThreshold,
+        ThresholdTest,
+        cascade_thresholds,
+        selective_threshold,
+    )
     from calibration.status import CalibrationStatus, latest_calibration, warn_if_uncalibrated
     from calibration.uncertainty_sampling import draw_pps, inclusion_probabilities
     from judgecards.errors import AlignmentError, AuditError, EstimateError, LabelImportError
