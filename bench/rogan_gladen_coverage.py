@@ -75,9 +75,10 @@ def run(reps: int, sizes: tuple[int, ...], seed: int) -> None:
                     share = (gold[labelled] == 1).mean()
                     human_widths.append(_wilson_width(float(share), n))
                 done = reps - refused
+                cover = f"{covered / done:.1%}" if done else "-"
                 print(
                     f"{name:<27} {judge:<8} {len(gold):>4} {n:>4} {rates.tpr.value:>5.2f} "
-                    f"{rates.tnr.value:>5.2f} {covered / max(done, 1):>6.1%} {refused:>7} "
+                    f"{rates.tnr.value:>5.2f} {cover:>6} {refused:>7} "
                     f"{np.mean(widths) if widths else float('nan'):>6.3f} "
                     f"{np.mean(human_widths) if human_widths else float('nan'):>6.3f}"
                 )
