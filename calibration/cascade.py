@@ -1,9 +1,11 @@
 """A cascade of judges, cheap to strong, each trusted only where its agreement is guaranteed.
 
 "Trust or Escalate" (Jung, Brahman and Choi, ICLR 2025): every judge gets its own confidence
-threshold, calibrated by `calibration.selective_threshold` on the human labels stored for
-(card@version, that judge's model) — a calibration item agrees when the judge's answer on the
-label field equals the labelers' majority. An item goes to the first judge; when that judge's
+threshold, calibrated by `calibration.cascade_thresholds` on the human labels stored for the
+card version — a calibration item agrees when the judge's answer on the label field equals the
+labelers' majority — using only the labelled items no earlier judge trusts, since those are the
+items it will decide (calibrated on all of them, a later judge fell below target on what it
+decided far more often than δ). Items are matched across judges by their ``id``. An item goes to the first judge; when that judge's
 confidence (`calibration.confidence.judgment_confidence`) is below its threshold, or its
 result is an error record, the item goes to the next judge, and so on. Items no judge trusts go
 to people: they become one audit of kind ``escalated`` (the newest result of each, by the last

@@ -2,8 +2,9 @@
 
 The pairwise twin of `calibration.cascade` ("Trust or Escalate", Jung, Brahman and Choi, ICLR
 2025). Every judge — a pairwise card on one model — gets its own confidence threshold,
-calibrated by `calibration.selective_threshold` on the human labels stored for (pairwise
-card@version, that model): a labelled comparison agrees when the judge's two-order outcome
+calibrated by `calibration.cascade_thresholds` on the human labels stored for the pairwise
+card version, using only the labelled pairs no earlier judge trusts (matched by pair ``id``):
+a labelled comparison agrees when the judge's two-order outcome
 (A only if A won both orders, B only if B won both, else a tie) equals the labelers' majority
 ``winner``. People label the order results (an ``audit sample`` of a pairwise card draws them),
 naming positions as that order showed them, so a label on the B-first result is mapped back.
