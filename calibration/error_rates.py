@@ -222,14 +222,13 @@ def rogan_gladen(
 
 
 def _corrected(p: Any, tpr: Any, tnr: Any) -> Any:
-    """``(p + TNR − 1) / (TPR + TNR − 1)`` clipped to [0, 1]; an uninformative draw (J ≤ 0)
-    gives whichever end its sign points at."""
+    """``(p + TNR − 1) / (TPR + TNR − 1)`` clipped to [0, 1]; a draw with TPR + TNR = 1 exactly
+    (no information) goes to the end its numerator points at."""
     youden = np.asarray(tpr + tnr - 1.0, dtype=np.float64)
     numerator = np.asarray(p + tnr - 1.0, dtype=np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(youden > 0, numerator / np.where(youden > 0, youden, 1.0), np.nan)
-    fallback = np.where(numerator > 0, 0.0, 1.0)  # J ≤ 0: the ratio's sign flips
-    return np.clip(np.where(np.isnan(ratio), fallback, ratio), 0.0, 1.0)
+    zero = youden == 0.0
+    ratio = numerator / np.where(zero, 1.0, youden)
+    return np.clip(np.where(zero, np.where(numerator > 0, 1.0, 0.0), ratio), 0.0, 1.0)
 
 
 def _proportion(k: int, n: int, alpha: float, method: str) -> Estimate:
