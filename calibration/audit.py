@@ -447,6 +447,11 @@ class Audit:
             )
             if view is not None:
                 summaries[i] = replace(s, pass_fail=view)
+        if positive is not None and all(s.pass_fail is None for s in summaries if s.n_labeled):
+            more.append(
+                f"no pass/fail view: positive {positive!r} is not a value of any labelled "
+                "audit's two-valued primary field"
+            )
         return AuditReport(
             tuple(summaries), tuple(checks), min_kappa, (*notes, *more), tuple(estimates)
         )

@@ -67,9 +67,12 @@ def test_audit_report_shows_tpr_tnr_readiness_and_the_corrected_share(tmp_path: 
         )
         audit.ingest(tmp_path / "s.jsonl", labeler="ann")
         report = audit.report(card="pass-fail", min_tpr=0.6, min_tnr=0.95)
+        unknown = audit.report(card="pass-fail", positive="maybe")
         items = audit.repository.audit_items(drawn.audit.id)
         labelled = {item.result_id for item in items}
         stored = {r.id: r.verdict for r, _ in store.results(card="pass-fail@1")}
+    assert unknown.audits[0].pass_fail is None
+    assert any("positive 'maybe' is not a value" in note for note in unknown.notes)
     view = report.audits[0].pass_fail
     assert view is not None and view.field == "verdict" and view.rule == "two-valued"
     people = [human[rid] for rid in sorted(labelled)]
