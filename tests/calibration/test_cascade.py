@@ -333,6 +333,20 @@ def test_a_judge_without_a_threshold_decides_nothing_and_is_never_called(
     assert run.stages[0].sent == 0 and "decides nothing, not called" in run.summary()
 
 
+def test_labels_on_one_judges_results_calibrate_every_judge_of_the_item(
+    store: Store, tmp_path: Path
+) -> None:
+    # People labelled the cheap judge's results only; the strong judge judged the same items
+    # (matched by id), so those labels are its reference too.
+    cheap, strong, _, _ = judges(store)
+    items = calibration_items()
+    label(store, tmp_path, cheap.score_many(items), "cheap")
+    strong.score_many(items)
+    stages = Cascade([cheap, strong], target=0.85, delta=0.1).calibrate()
+    assert [s.threshold for s in stages] == [pytest.approx(0.95), pytest.approx(0.99)]
+    assert [s.n_labels for s in stages] == [60, 35]
+
+
 def test_too_few_labels_is_an_error_naming_what_to_label_before_any_call(
     store: Store, tmp_path: Path
 ) -> None:
