@@ -14,6 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from calibration.pass_fail import PassFailView
 from judgecards.metrics.stats import Estimate
 from judgecards.pricing import format_cost
 from judgecards.report import plots
@@ -274,7 +275,34 @@ def _latest(judge: JudgeReport, anchor: str, pct: str) -> list[Part]:
             "fields", f"Per field: judge vs people beside the human ceiling (audit #{latest.audit.id})",
             lead, (Plot("fields", "Kappa per field", svg, table),),
         ))  # fmt: skip
+    view = latest.pass_fail
+    if view is not None:
+        parts.append(_pass_fail(view, latest.audit.id, pct))
     return parts
+
+
+def _pass_fail(view: PassFailView, audit_id: int, pct: str) -> Part:
+    """The primary field read as a binary judge: TPR, TNR, the readiness line, the share."""
+    rates = view.rates
+    positive = rates.positive
+    rows = [
+        (f"TPR: people {positive}, judge {positive}", _interval(rates.tpr), str(rates.tpr.n)),
+        (f"TNR: people not {positive}, judge not", _interval(rates.tnr), str(rates.tnr.n)),
+    ]
+    if view.corrected is not None:
+        share = view.corrected
+        rows.append((f"share {positive}: Rogan–Gladen", _interval(share), str(share.n)))
+    if view.ppi is not None:
+        rows.append((f"share {rates.positive}: PPI", _interval(view.ppi), str(view.ppi.n)))
+    lead = (view.readiness(), *((view.note,) if view.note else ()))
+    table = Table(
+        ("rate", f"value ({pct}; Wilson for TPR/TNR)", "n"),
+        tuple(rows),
+        f"{view.field}: {view.rule}; positive {rates.positive}",
+    )
+    return Part(
+        "pass-fail", f"Pass/fail view: audit #{audit_id}, {view.field}", lead, tables=(table,)
+    )
 
 
 def _pairwise(judge: JudgeReport, anchor: str, pct: str, *, corrected: bool) -> Part:
