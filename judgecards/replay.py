@@ -59,8 +59,9 @@ class ReplayOnlyProvider:
         pass
 
 
-def replay_stand_in(model: str) -> Provider:
-    """A `ReplayOnlyProvider` named like the provider of ``model`` (``provider:model``).
+def replay_stand_in(model: str, *, base_url: str | None = None) -> Provider:
+    """A `ReplayOnlyProvider` named like the provider of ``model`` (``provider:model``), with
+    the endpoint that provider would call given ``base_url`` (cache keys include it).
 
     Raises:
         ProviderConfigError: the provider part is unknown, as it would be online.
@@ -74,9 +75,14 @@ def replay_stand_in(model: str) -> Provider:
         )
     # It takes the same output mode as the real provider, so its requests have the same keys.
     module, attribute, _ = _FACTORIES[prefix]
-    native = bool(getattr(getattr(importlib.import_module(module), attribute), "native_output", 0))
+    real = getattr(importlib.import_module(module), attribute)
+    native = bool(getattr(real, "native_output", 0))
+    endpoint_for = getattr(real, "endpoint_for", None)
+    endpoint = endpoint_for(base_url) if endpoint_for is not None else ""
     stand_in = type(
-        f"ReplayOnly[{prefix}]", (ReplayOnlyProvider,), {"name": prefix, "native_output": native}
+        f"ReplayOnly[{prefix}]",
+        (ReplayOnlyProvider,),
+        {"name": prefix, "native_output": native, "endpoint": endpoint},
     )
     provider: Provider = stand_in(name)
     return provider
