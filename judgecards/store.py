@@ -501,6 +501,9 @@ def _logprobs_from_json(text: str | None) -> tuple[TokenLogprob, ...] | None:
 
 
 def _result_from_row(row: Mapping[str, Any], *, served_from_store: bool = False) -> JudgeResult:
+    # A provider batch's results reach the user only from the store (the run after `batch
+    # collect` writes them): they carry what the batch billed, or no output would ever show it.
+    free = served_from_store and row["via"] != "batch"
     return JudgeResult(
         id=row["id"],
         item_id=row["item_id"],
@@ -517,14 +520,14 @@ def _result_from_row(row: Mapping[str, Any], *, served_from_store: bool = False)
         # A result served from the store cost nothing this time (JudgeResult.usage's contract);
         # the tokens it was billed once stay in its row, as do its transport retries.
         usage=TokenUsage()
-        if served_from_store
+        if free
         else TokenUsage(
             input_tokens=row["input_tokens"] or 0,
             output_tokens=row["output_tokens"] or 0,
             cache_read_tokens=row["cache_read_tokens"] or 0,
             cache_write_tokens=row["cache_write_tokens"] or 0,
         ),
-        cost_usd=0.0 if served_from_store else row["cost_usd"],
+        cost_usd=0.0 if free else row["cost_usd"],
         latency_s=row["latency_s"] or 0.0,
         attempts=row["attempts"] or 0,
         transport_retries=0 if served_from_store else row["transport_retries"] or 0,
