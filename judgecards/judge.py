@@ -391,6 +391,11 @@ class Judge:
         # and items answered from the store are never rendered at all.
         return _Item(key=key, item_id=item_id, inputs=card_inputs)
 
+    def _key_before_endpoints(self, item: _Item) -> str:
+        """The key `_prepare` gave ``item`` before keys named the endpoint: a batch submitted
+        then carries it as its custom ids, and is still collected under it."""
+        return _digest([self.card.hash, self.model, self.params, item.item_id, item.inputs])[:32]
+
     def _first_request(self, item: _Item) -> CompletionRequest:
         return first_request(
             self.card, item.inputs, model=self.provider.model, temperature=self.temperature,

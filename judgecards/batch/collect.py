@@ -25,7 +25,7 @@ import json
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -353,6 +353,8 @@ def _ingest(
             states[key] = (outcome.state, outcome.error)
             continue
         item = judge._prepare(row.inputs, item_id=row.item_id)
+        if item.key != key and judge._key_before_endpoints(item) == key:
+            item = replace(item, key=key)  # submitted before keys named the endpoint
         if item.key != key:
             raise BatchError(
                 f"batch {job.id}: item {row.item_id or key} no longer has the key it was "
