@@ -221,3 +221,28 @@ def test_the_output_written_after_collect_carries_what_the_batch_billed(
     assert re.search(
         r"cost: +\$0\.0+ this run, 3 served from cache", written.stderr + written.stdout
     )
+
+
+def test_compare_after_collect_reports_no_spend_for_batch_judgments(
+    fake: BatchFake, tmp_path: Path
+) -> None:
+    """Batch judgments served from the store carry their bill (issue 22 item 23), and the run
+    that writes them still says it paid nothing."""
+    for side, text in (("a", "Paris."), ("b", "The capital of France is Paris, a large city.")):
+        lines = [json.dumps({"id": f"q{k}", "question": f"Capital of France ({k})?",
+                             "answer": f"{text} {k}", "model": f"model-{side}"})
+                 for k in range(2)]  # fmt: skip
+        (tmp_path / f"{side}.jsonl").write_text("\n".join(lines) + "\n")
+    db = str(tmp_path / "j.db")
+    args = ["compare", "--card", "pairwise@1", "--model", "openai:gpt-4o-mini",
+            "--a", str(tmp_path / "a.jsonl"), "--b", str(tmp_path / "b.jsonl"),
+            "--output", str(tmp_path / "cmp.jsonl"), "--db", db]  # fmt: skip
+    assert judgecards(fake, *args, "--batch").returncode == 0
+    assert (
+        judgecards(fake, "batch", "collect", "--wait", "--poll", "0.05", "--db", db).returncode == 0
+    )
+    again = judgecards(fake, *args, "--json")
+    assert again.returncode == 0, again.stderr
+    summary = json.loads(again.stdout[again.stdout.index("{\n") :])
+    assert summary["judgments_served_without_call"] == 4 and summary["cost_usd"] == 0
+    assert fake.counts["live"] == 0
