@@ -63,8 +63,8 @@ COMPARISON_COLUMNS = (
 _CHUNK = 500  # below SQLite's bound-parameter limit
 
 
-def _redacted(text: str | None, *, key_shaped: bool = True) -> str | None:
-    return None if text is None else redact(text, key_shaped=key_shaped)
+def _redacted(text: str | None) -> str | None:
+    return None if text is None else redact(text)
 
 
 class CacheEntry(NamedTuple):
@@ -107,8 +107,9 @@ def _save_rows(
         "verdict_overridden": int(result.verdict_overridden),
         "scores": json.dumps(result.scores), "output": _json_or_none(result.output),
         "inputs": json.dumps(inputs, default=str), "params": json.dumps(params, sort_keys=True),
-        # Defensive: a key echoed into error text or quoted by the model is never stored.
-        "raw_reply": _redacted(result.raw_reply, key_shaped=False),
+        # Configured keys are scrubbed from every value by the write path (`database`); error
+        # text also loses anything key-shaped. Replies keep such text: it may be judged text.
+        "raw_reply": result.raw_reply,
         "error_kind": result.error_kind, "error": _redacted(result.error),
         "attempts": result.attempts, "transport_retries": result.transport_retries,
         "input_tokens": result.usage.input_tokens, "output_tokens": result.usage.output_tokens,
