@@ -58,17 +58,23 @@ class ReplayOnlyProvider:
         pass
 
 
-def replay_stand_in(model: str) -> Provider:
-    """A `ReplayOnlyProvider` named like the provider of ``model`` (``provider:model``).
+def replay_stand_in(model: str, *, base_url: str | None = None) -> Provider:
+    """A `ReplayOnlyProvider` named like the provider of ``model`` (``provider:model``), with
+    the endpoint that provider would call given ``base_url`` (cache keys include it).
 
     Raises:
         ProviderConfigError: the provider part is unknown, as it would be online.
     """
     prefix, name = split_model(model)
     # It takes the same output mode as the real provider, so its requests have the same keys.
-    native = bool(getattr(provider_class(model), "native_output", 0))
+    real = provider_class(model)
+    native = bool(getattr(real, "native_output", 0))
+    endpoint_for = getattr(real, "endpoint_for", None)
+    endpoint = endpoint_for(base_url) if endpoint_for is not None else ""
     stand_in = type(
-        f"ReplayOnly[{prefix}]", (ReplayOnlyProvider,), {"name": prefix, "native_output": native}
+        f"ReplayOnly[{prefix}]",
+        (ReplayOnlyProvider,),
+        {"name": prefix, "native_output": native, "endpoint": endpoint},
     )
     provider: Provider = stand_in(name)
     return provider
