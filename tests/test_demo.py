@@ -21,6 +21,11 @@ import pytest
 from click.testing import CliRunner
 
 from judgecards.cli import cli
+from tests.serve import conftest as serve_fixtures
+
+# Headless Chromium and the screenshot folder of the browser tests in tests/serve.
+browser = serve_fixtures.browser
+screenshot_dir = serve_fixtures.screenshot_dir
 
 # (evaluator, subset) -> (correct_average %, equal %), Vanilla prompt.
 PUBLISHED_LLMBAR = {
@@ -132,3 +137,36 @@ def test_no_report_with_open_is_a_usage_error(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "--no-report cannot be combined" in result.output
     assert not (tmp_path / "d.db").exists()
+
+
+@pytest.mark.browser
+def test_the_demo_report_opens_offline_in_chromium(
+    demo_run: tuple[dict[str, Any], Path], browser: Any, screenshot_dir: Path
+) -> None:
+    report = Path(demo_run[0]["report"])
+    context = browser.new_context(offline=True)
+    requests: list[str] = []
+
+    def only_the_file(route: Any) -> None:
+        if route.request.url == report.as_uri():
+            route.continue_()
+        else:
+            route.abort()
+
+    context.route("**/*", only_the_file)
+    page = context.new_page()
+    page.on("request", lambda r: requests.append(r.url))
+    try:
+        page.goto(report.as_uri())
+        boxes = page.eval_on_selector_all(
+            "figure.plot svg",
+            "els => els.map(e => { const r = e.getBoundingClientRect(); return [r.width, r.height]; })",
+        )
+        assert len(boxes) >= 7  # at least one plot per judge
+        assert all(w > 50 and h > 50 for w, h in boxes), boxes
+        text = page.inner_text("main")
+        assert "llmbar:GPT-4" in text and "mt-bench:gpt-4" in text
+        page.screenshot(path=str(screenshot_dir / "demo-report.png"), full_page=True)
+    finally:
+        context.close()
+    assert requests == [report.as_uri()]

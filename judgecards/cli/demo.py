@@ -166,12 +166,15 @@ def _text(f: dict[str, Any]) -> str:
         f"other {k['pairs']}; guarantee: agreement ≥ {100 * k['target']:.0f}%",
         f"   on the pairs each judge decides, with probability ≥ {1 - k['delta']:.0%}",
     ]
+    if k.get("error"):
+        out.append(f"   {k['error']}")
     for stage in k["stages"]:
         if stage["threshold"] is None:
             out.append(f"   {stage['model']:<20} no threshold meets the target: never called")
         else:
             out.append(
-                f"   {stage['model']:<20} decides when confidence ≥ {stage['threshold']:.2f}: "
+                f"   {stage['model']:<20} decides when confidence ≥ {stage['threshold']:.2f}"
+                f"{' (both orders agree)' if stage['threshold'] == 1 else ''}: "
                 f"{stage['decided']} of {stage['sent']} pairs"
             )
     agreed = k["agreement_on_decided"]

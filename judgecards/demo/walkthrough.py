@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from calibration import (
+    Audit,
     PairwiseCascade,
     agreement,
     corrected_estimate,
@@ -51,6 +52,7 @@ from judgecards.demo.datasets import (
     mt_bench_comparisons,
 )
 from judgecards.demo.recorded import Recorded, RecordedProvider
+from judgecards.errors import AuditError
 from judgecards.judge import Judge
 from judgecards.metrics.stats import Estimate
 from judgecards.pairwise.compare import compare_many
@@ -123,30 +125,66 @@ def _gold(item: LLMBarItem) -> str:
     return "A" if item.label == 1 else "B"
 
 
+def _write_jsonl(path: Path, rows: Sequence[Mapping[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
 def _import(store: Store, rows: Sequence[Mapping[str, Any]], labeler: str) -> int:
     """Store human labels the way ``judgecards labels import`` does, from a JSONL file."""
     with tempfile.TemporaryDirectory(prefix="judgecards-demo-") as tmp:
-        path = Path(tmp) / "labels.jsonl"
-        path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+        path = _write_jsonl(Path(tmp) / "labels.jsonl", rows)
         report = import_labels(path, labeler=labeler, db=store, replace=True)
     return report.labels_written
 
 
+def _audit(store: Store, model: str, rows: Sequence[Mapping[str, Any]], labeler: str) -> int:
+    """People label every judged result in an audit, as ``judgecards audit sample`` then
+    ``audit ingest`` record it: the report's agreement sections read audits."""
+    with Audit(store) as audits, tempfile.TemporaryDirectory(prefix="judgecards-demo-") as tmp:
+        results = {str(row["result_id"]) for row in rows}
+        sample = audits.sample(card=CARD, model=model, n=len(results), seed=0)
+        audit_id = sample.audit.id
+        sheet = _write_jsonl(
+            Path(tmp) / "sheet.jsonl", [{"audit_id": audit_id, **row} for row in rows]
+        )
+        report = audits.ingest(sheet, labeler=labeler, audit_id=audit_id, replace=True)
+    return report.labels_written
+
+
 def _load_llmbar(
-    card: Card, items: Sequence[LLMBarItem], evaluators: Sequence[str], store: Store
+    card: Card,
+    items: Sequence[LLMBarItem],
+    evaluators: Sequence[str],
+    store: Store,
+    *,
+    audited: bool,
 ) -> None:
     gold = {item.id: _gold(item) for item in items}
     for evaluator in evaluators:
         with _llmbar_judge(card, evaluator, items, store) as judge:
             comparisons = compare_many(judge, _pairs(items), concurrency=8)
-        _import(
-            store,
-            [
+        if not audited:
+            rows = [
                 {"result_id": c.first_order.result_id, "winner": gold[str(c.pair_id)]}
                 for c in comparisons
-            ],
-            labeler="llmbar-gold",
-        )
+            ]
+            _import(store, rows, labeler="llmbar-gold")
+            continue
+        # Every judged order result is labelled in an audit (the B-first order names positions,
+        # so its label is the gold swapped); an A-first order with no verdict gets its label
+        # outside the audit, so that every pair keeps its gold label.
+        in_audit, outside = [], []
+        for c in comparisons:
+            winner = gold[str(c.pair_id)]
+            for order, label in ((c.first_order, winner), (c.second_order, _SWAP[winner])):
+                if order.status == "ok":
+                    in_audit.append({"result_id": order.result_id, "winner": label})
+            if c.first_order.status != "ok":
+                outside.append({"result_id": c.first_order.result_id, "winner": winner})
+        _audit(store, llmbar_model(evaluator), in_audit, labeler="llmbar-gold")
+        if outside:
+            _import(store, outside, labeler="llmbar-gold")
 
 
 def _mt_bench_inputs(c: MTBenchComparison) -> dict[str, Any]:
@@ -174,7 +212,7 @@ def _load_mt_bench(card: Card, comparisons: Sequence[MTBenchComparison], store: 
         for r, c in zip(results, comparisons)
         for k, vote in enumerate(c.votes)
     ]
-    _import(store, rows, labeler="expert")
+    _audit(store, MT_BENCH_JUDGE, rows, labeler="expert")
 
 
 # --------------------------------------------------------------------------- figures
@@ -311,11 +349,27 @@ def _cascade(
     held_out = [items[i] for i in sorted(order[len(items) // 2 :])]
     evaluators = [m.split(":", 1)[1] for m in CASCADE]
     with Store(cascade_db) as store:
-        _load_llmbar(card, calibration, evaluators, store)
+        _load_llmbar(card, calibration, evaluators, store, audited=False)
         judges = [_llmbar_judge(card, e, items, store) for e in evaluators]
         try:
             cascade = PairwiseCascade(judges, target=CASCADE_TARGET, delta=CASCADE_DELTA)
             run = cascade.run(_pairs(held_out), concurrency=8)
+        except AuditError as error:
+            # No judge can meet the target: nothing is judged and every pair is for people.
+            # That is an answer too, so the demo says it instead of stopping.
+            return {
+                "target": CASCADE_TARGET,
+                "delta": CASCADE_DELTA,
+                "pairs": len(held_out),
+                "calibration_pairs": len(calibration),
+                "stages": [],
+                "decided": 0,
+                "escalated": len(held_out),
+                "coverage": 0.0,
+                "agreement_on_decided": None,
+                "db": str(cascade_db),
+                "error": str(error),
+            }
         finally:
             for judge in judges:
                 judge.close()
@@ -387,7 +441,7 @@ def run_demo(
     run = DemoRun(db=db, cascade_db=cascade_db, report=report)
     with Store(db) as store:
         say(f"storing {len(LLMBAR_EVALUATORS)} LLMBar judges × {len(items)} pairs × 2 orders")
-        _load_llmbar(card, items, LLMBAR_EVALUATORS, store)
+        _load_llmbar(card, items, LLMBAR_EVALUATORS, store, audited=True)
         say(f"storing GPT-4's verdicts on {len(comparisons)} MT-Bench comparisons")
         _load_mt_bench(card, comparisons, store)
         say("computing agreement, kappa and position consistency")
