@@ -14,6 +14,9 @@ against the published ones.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -170,3 +173,26 @@ def test_the_demo_report_opens_offline_in_chromium(
     finally:
         context.close()
     assert requests == [report.as_uri()]
+
+
+HIDE_MATPLOTLIB = """
+import sys
+sys.modules["matplotlib"] = None  # as if not installed: find_spec gives None, import fails
+from judgecards.cli import main
+main(sys.argv[1:])
+"""
+
+
+def test_without_matplotlib_the_error_names_the_extra_and_creates_nothing(tmp_path: Path) -> None:
+    db = tmp_path / "new" / "demo.db"
+    done = subprocess.run(
+        [sys.executable, "-c", HIDE_MATPLOTLIB, "demo", "--db", str(db)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+    )
+    assert done.returncode == 2, done.stderr
+    assert "pip install 'judgecards[serve]'" in done.stderr
+    assert "--no-report" in done.stderr
+    assert not db.parent.exists()

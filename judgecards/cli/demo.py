@@ -69,12 +69,12 @@ def demo(
 
     if no_report and (open_report or report_path is not None):
         raise click.UsageError("--no-report cannot be combined with --report or --open")
+    if not no_report:
+        _require_matplotlib()  # before anything is created
     if db is None:
         db = Path(tempfile.mkdtemp(prefix="judgecards-demo-")) / "demo.db"
     db.parent.mkdir(parents=True, exist_ok=True)
     report = None if no_report else (report_path or db.with_name(f"{db.stem}-report.html"))
-    if report is not None:
-        _require_matplotlib()
     run = run_demo(
         db, report=report, resamples=resamples, progress=lambda line: click.echo(line, err=True)
     )
