@@ -282,23 +282,29 @@ def _majority(votes: Sequence[str]) -> str:
     return counts[0][0]
 
 
-def _mt_bench_votes(store: Store) -> tuple[list[str], list[list[str]], list[str]]:
-    """GPT-4's stored verdict, the stored votes and the item's model pair, per comparison."""
+def _mt_bench_votes(
+    store: Store, comparisons: Sequence[MTBenchComparison]
+) -> tuple[list[str], list[list[str]], list[tuple[str, str]]]:
+    """GPT-4's stored verdict, the stored votes and the model pair, per comparison, in the
+    data's order (so the labelled sample drawn from them is the same on every run)."""
     labels = _labels(store, MT_BENCH_JUDGE)
+    stored = {
+        str(result.item_id): result
+        for result, _ in store.results(card=CARD, model=MT_BENCH_JUDGE, status="ok")
+    }
     verdicts, votes, pairs = [], [], []
-    for result, inputs in store.results(card=CARD, model=MT_BENCH_JUDGE, status="ok"):
+    for c in comparisons:
+        result = stored[c.id]
         verdicts.append(str(result.verdict))
         votes.append(labels.get(result.id, []))
-        pairs.append(
-            f"{inputs['answer_a'].split(chr(39))[0]}|{inputs['answer_b'].split(chr(39))[0]}"
-        )
+        pairs.append((c.model_a, c.model_b))
     return verdicts, votes, pairs
 
 
 def _mt_bench_figures(
-    store: Store, resamples: int, seed: int
+    store: Store, comparisons: Sequence[MTBenchComparison], resamples: int, seed: int
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    verdicts, votes, pairs = _mt_bench_votes(store)
+    verdicts, votes, pairs = _mt_bench_votes(store, comparisons)
     voted = [i for i, v in enumerate(votes) if v]
     judge = [verdicts[i] for i in voted]
     human = [votes[i] for i in voted]
@@ -314,7 +320,7 @@ def _mt_bench_figures(
     # GPT-4's win rate as GPT-4 judges it, corrected with a uniform sample of the votes.
     judge_points, human_points = [], []
     for i in voted:
-        model_a, model_b = pairs[i].split("|")
+        model_a, model_b = pairs[i]
         if ESTIMATED_MODEL not in (model_a, model_b):
             continue
         flip = model_b == ESTIMATED_MODEL
@@ -446,7 +452,9 @@ def run_demo(
         _load_mt_bench(card, comparisons, store)
         say("computing agreement, kappa and position consistency")
         run.figures["llmbar"] = _llmbar_figures(store, items, LLMBAR_EVALUATORS, resamples)
-        run.figures["mt_bench"], run.figures["estimate"] = _mt_bench_figures(store, resamples, seed)
+        run.figures["mt_bench"], run.figures["estimate"] = _mt_bench_figures(
+            store, comparisons, resamples, seed
+        )
         say("fitting a jury of the six LLMBar judges (held out, 5 folds × 10)")
         run.figures["jury"] = _jury(store, items, LLMBAR_EVALUATORS)
         say("calibrating a cascade on half of LLMBar and running it on the other half")
