@@ -196,3 +196,19 @@ def test_without_matplotlib_the_error_names_the_extra_and_creates_nothing(tmp_pa
     assert "pip install 'judgecards[serve]'" in done.stderr
     assert "--no-report" in done.stderr
     assert not db.parent.exists()
+
+
+def test_a_second_run_on_the_same_database_gives_the_same_figures(
+    demo_run: tuple[dict[str, Any], Path],
+) -> None:
+    first, where = demo_run
+    result = CliRunner().invoke(
+        cli, ["demo", "--db", str(where / "demo.db"), "--json", "--no-report"]
+    )
+    assert result.exit_code == 0, result.output
+    again = json.loads(result.stdout)
+    # Judgments are served from the store and the labels are not stored a second time.
+    assert again["mt_bench"] == first["mt_bench"]
+    assert again["llmbar"] == first["llmbar"]
+    assert again["estimate"] == first["estimate"]
+    assert again["jury"] == first["jury"]

@@ -138,6 +138,12 @@ def _import(store: Store, rows: Sequence[Mapping[str, Any]], labeler: str) -> in
     return report.labels_written
 
 
+def _labelled(store: Store, model: str) -> bool:
+    """Whether people's labels of this judge are stored already (labelling twice would count
+    every label twice, in a second audit)."""
+    return bool(read_labels(store, card=CARD, model=model))
+
+
 def _audit(store: Store, model: str, rows: Sequence[Mapping[str, Any]], labeler: str) -> int:
     """People label every judged result in an audit, as ``judgecards audit sample`` then
     ``audit ingest`` record it: the report's agreement sections read audits."""
@@ -164,6 +170,8 @@ def _load_llmbar(
     for evaluator in evaluators:
         with _llmbar_judge(card, evaluator, items, store) as judge:
             comparisons = compare_many(judge, _pairs(items), concurrency=8)
+        if _labelled(store, llmbar_model(evaluator)):
+            continue  # a re-run on the same database: the stored labels stand
         if not audited:
             rows = [
                 {"result_id": c.first_order.result_id, "winner": gold[str(c.pair_id)]}
@@ -206,6 +214,8 @@ def _load_mt_bench(card: Card, comparisons: Sequence[MTBenchComparison], store: 
     provider = RecordedProvider("gpt-4", recorded, tags=card.tags, source=MT_BENCH_SOURCE)
     with Judge(card, MT_BENCH_JUDGE, provider=provider, db=store, max_attempts=1) as judge:
         results = judge.score_many(inputs, concurrency=8)
+    if _labelled(store, MT_BENCH_JUDGE):
+        return  # a re-run on the same database: the stored labels stand
     # The votes are anonymous counts: vote k of a comparison is stored as labeler "expert-vote-k".
     rows = [
         {"result_id": r.id, "winner": vote, "labeler": f"expert-vote-{k + 1}"}
