@@ -51,7 +51,14 @@ PUBLISHED_LLMBAR = {
 def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path]:
     """One real run of the command (report included), shared by the checks below."""
     where = tmp_path_factory.mktemp("demo")
-    result = CliRunner().invoke(cli, ["demo", "--db", str(where / "demo.db"), "--json"])
+    # --open runs the desktop's opener; a stand-in xdg-open records what it was asked to open.
+    opener = where / "bin" / "xdg-open"
+    opener.parent.mkdir()
+    opener.write_text(f'#!/bin/sh\necho "$1" >> {where / "opened.txt"}\n', encoding="utf-8")
+    opener.chmod(0o755)
+    result = CliRunner(env={"PATH": f"{opener.parent}{os.pathsep}{os.environ['PATH']}"}).invoke(
+        cli, ["demo", "--db", str(where / "demo.db"), "--json", "--open"]
+    )
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout), where
 
@@ -131,6 +138,8 @@ def test_the_report_is_written_beside_the_database(demo_run: tuple[dict[str, Any
     assert report == where / "demo-report.html"
     html = report.read_text(encoding="utf-8")
     assert "llmbar:GPT-4" in html and "mt-bench:gpt-4" in html
+    # --open handed the report to the desktop's opener, once.
+    assert (where / "opened.txt").read_text(encoding="utf-8").splitlines() == [str(report)]
 
 
 def test_no_report_with_open_is_a_usage_error(tmp_path: Path) -> None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import math
 import tempfile
-import webbrowser
 from pathlib import Path
 from typing import Any
 
@@ -85,7 +84,8 @@ def demo(
     else:
         click.echo(_text(figures))
     if report is not None and open_report:
-        webbrowser.open(report.resolve().as_uri())
+        # The desktop's opener (xdg-open, open, start), waited for: it returns once launched.
+        click.launch(str(report.resolve()), wait=True)
 
 
 def _require_matplotlib() -> None:
