@@ -221,3 +221,14 @@ def test_a_second_run_on_the_same_database_gives_the_same_figures(
     assert again["llmbar"] == first["llmbar"]
     assert again["estimate"] == first["estimate"]
     assert again["jury"] == first["jury"]
+
+
+def test_the_wheel_ships_the_data_with_its_licences() -> None:
+    from hatchling.builders.wheel import WheelBuilder
+
+    root = Path(__file__).resolve().parents[1]
+    shipped = {f.distribution_path for f in WheelBuilder(str(root)).recurse_included_files()}
+    data = "judgecards/demo/data/"
+    for name in ("llmbar.jsonl", "mt_bench.csv", "ATTRIBUTION.md", "LICENSE-LLMBar"):
+        assert data + name in shipped
+    assert data + "LICENSE-MT-Bench" in shipped
