@@ -27,6 +27,7 @@ LLMBAR_EVALUATORS = ("GPT-4", "PaLM2", "ChatGPT-0301", "ChatGPT", "LLaMA2", "Fal
 paper ranks them on LLMBar-Natural."""
 
 Side = Literal["1", "2"]
+Winner = Literal["A", "B", "tie"]
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,7 @@ class MTBenchComparison:
     votes_a: int
     votes_b: int
     votes_tie: int
-    gpt4_winner: Literal["A", "B", "tie"]
+    gpt4_winner: Winner
     gpt4_inconsistent: bool
 
     @property
@@ -82,6 +83,15 @@ class MTBenchComparison:
     def votes(self) -> list[str]:
         """One entry per expert vote: ``A``, ``B`` or ``tie``."""
         return ["A"] * self.votes_a + ["B"] * self.votes_b + ["tie"] * self.votes_tie
+
+
+_WINNERS: dict[str, Winner] = {"A": "A", "B": "B", "tie": "tie"}
+
+
+def _winner(value: str, line: int) -> Winner:
+    if value not in _WINNERS:
+        raise ValueError(f"mt_bench.csv line {line}, gpt4_winner: {value!r} is not A, B or tie")
+    return _WINNERS[value]
 
 
 def _text(name: str) -> str:
@@ -120,8 +130,8 @@ def mt_bench_comparisons() -> list[MTBenchComparison]:
             int(row["n_human_a"]),
             int(row["n_human_b"]),
             int(row["n_human_ties"]),
-            row["gpt4_winner"],  # type: ignore[arg-type]
+            _winner(row["gpt4_winner"], line),
             row["gpt4_inconsistent_order"] == "True",
         )
-        for row in rows
+        for line, row in enumerate(rows, start=2)  # line 1 is the header
     ]

@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -92,7 +92,7 @@ def llmbar_model(evaluator: str) -> str:
     return f"llmbar:{evaluator}"
 
 
-def _position(verdict: str | None, *, swapped: bool) -> str | None:
+def _position(verdict: str | None, *, swapped: bool) -> Literal["A", "B"] | None:
     """LLMBar's "1"/"2" (original numbering) as the position the judge chose in that order."""
     if verdict is None:
         return None
@@ -105,10 +105,10 @@ def _llmbar_judge(card: Card, evaluator: str, items: Sequence[LLMBarItem], store
     for item in items:
         false_order, true_order = item.verdicts[evaluator]
         recorded.append(
-            (item.input, item.output_1, item.output_2, _position(false_order, swapped=False))  # type: ignore[arg-type]
+            (item.input, item.output_1, item.output_2, _position(false_order, swapped=False))
         )
         recorded.append(
-            (item.input, item.output_2, item.output_1, _position(true_order, swapped=True))  # type: ignore[arg-type]
+            (item.input, item.output_2, item.output_1, _position(true_order, swapped=True))
         )
     provider = RecordedProvider(evaluator, recorded, tags=card.tags, source=LLMBAR_SOURCE)
     return Judge(card, llmbar_model(evaluator), provider=provider, db=store, max_attempts=1)
