@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from calibration.label_fields import label_fields
+from calibration.label_fields import LabelField, label_fields
 from calibration.label_files import Format, LabelRow, format_of, read_rows
 from calibration.migrations import open_store, opened
 from calibration.records import NewLabel
@@ -80,6 +80,8 @@ class _Resolver:
     cards_dir: CardsDir
     cards: dict[str, Card | JudgecardsError] = field(default_factory=dict)
     results: dict[str, tuple[str | None, str, str] | None] = field(default_factory=dict)
+    # Building a card's label fields renders its output schema (~3 ms): once per card, not per row.
+    fields_of: dict[str, dict[str, LabelField]] = field(default_factory=dict)
 
     def result(self, result_id: str) -> tuple[str | None, str, str] | None:
         if result_id not in self.results:
@@ -96,6 +98,11 @@ class _Resolver:
             except JudgecardsError as error:
                 self.cards[ref] = error
         return self.cards[ref]
+
+    def fields(self, card: Card) -> dict[str, LabelField]:
+        if card.ref not in self.fields_of:
+            self.fields_of[card.ref] = label_fields(card)
+        return self.fields_of[card.ref]
 
 
 def import_labels(
@@ -274,7 +281,7 @@ def _validate_row(
             f"cannot load card {card_ref} to check the labels ({card}); pass --cards-dir", "card"
         )
         return [], problems
-    fields = label_fields(card)
+    fields = resolver.fields(card)
     note = text("note")
     created_at = now
     raw_time = text("created_at")
