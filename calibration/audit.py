@@ -374,6 +374,7 @@ class Audit:
         min_kappa: float = 0.6,
         baseline: int | None = None,
         seed: int | None = 0,
+        revisions: bool = False,
     ) -> AuditReport:
         """Every audit (of ``card`` / ``model``) over time, with the gate; see the module docs.
 
@@ -384,6 +385,9 @@ class Audit:
             baseline: the audit to compare the newest with (default: the first labelled audit
                 of each series).
             seed: bootstrap seed.
+            revisions: use the corrections labelers made after the judge's answer was shown
+                instead of their blind labels (default: never; the blind label is the
+                measurement).
 
         Raises:
             AuditError: no audits match, or ``baseline`` is unknown.
@@ -394,7 +398,11 @@ class Audit:
             raise AuditError(f"no audits{' of ' + scope if scope else ''} in {self.store.path}")
         if baseline is not None and all(r.id != baseline for r in records):
             raise AuditError(f"baseline audit #{baseline} is not among the audits reported")
-        summaries, notes = self._measures.summaries(records, seed=seed)
+        summaries, notes = self._measures.summaries(records, seed=seed, revisions=revisions)
+        if revisions:
+            notes.append(
+                "labels corrected after the judge's answer was shown are used (--with-revisions)"
+            )
         series: dict[tuple[str, str], list[int]] = defaultdict(list)
         for index, s in enumerate(summaries):
             # A cascade's escalated items were chosen for being hard: not the judge's kappa.

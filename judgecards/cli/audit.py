@@ -225,14 +225,19 @@ def ingest_command(
     type=click.IntRange(0),
     help="Disagreements to list per audit.",
 )
+@click.option(
+    "--with-revisions",
+    is_flag=True,
+    help="Use labels people corrected after seeing the judge's answer (default: blind labels).",
+)
 @_resamples_option
 @ci_output_options
 @db_option
 @cards_dir_option
 def report_command(
     card: str | None, model: str | None, min_kappa: float, baseline: int | None, as_json: bool,
-    show: int, resamples: int, junit: Path | None, summary_md: Path | None, output_format: str,
-    db: Path, cards_dirs: tuple[Path, ...],
+    show: int, with_revisions: bool, resamples: int, junit: Path | None,
+    summary_md: Path | None, output_format: str, db: Path, cards_dirs: tuple[Path, ...],
 ) -> None:  # fmt: skip
     """Agreement and kappa per audit over time, and a gate for CI or cron.
 
@@ -244,7 +249,13 @@ def report_command(
     ci = CiOutputs(junit, summary_md, output_format)
     ci.check(as_json=as_json, others=[db])
     with _audit(db, cards_dirs, resamples) as api:
-        result = api.report(card=card, model=model, min_kappa=min_kappa, baseline=baseline)
+        result = api.report(
+            card=card,
+            model=model,
+            min_kappa=min_kappa,
+            baseline=baseline,
+            revisions=with_revisions,
+        )
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2, default=str))
     else:
