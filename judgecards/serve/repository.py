@@ -14,6 +14,9 @@ Tables::
     serve_sessions  one browser login: the sha256 of its session id (the cookie's value; the id
                   itself is never stored), the token it was opened with, when it was opened,
                   when it expires (with its token) and (once logged out) when it was revoked
+    serve_address  one row: the address ``judgecards serve`` last listened on for this
+                  database (its real port, also with ``--port 0``), for the login links
+                  ``serve token create`` prints
 """
 
 from __future__ import annotations
@@ -70,6 +73,14 @@ def m003_sessions(db: sqlite_utils.Database) -> None:
         pk="session_hash",
         not_null={"token_id", "created_at"},
         foreign_keys=[("token_id", "serve_tokens", "id")],
+    )
+
+
+@migrations()
+def m004_server_address(db: sqlite_utils.Database) -> None:
+    """Where the server listens, so ``token create`` prints links with its real port."""
+    db.table("serve_address").create(
+        {"id": int, "url": str, "started_at": str}, pk="id", not_null={"url", "started_at"}
     )
 
 
@@ -142,10 +153,12 @@ class TokenRepository:
             tx.insert(
                 "serve_sessions",
                 {
-                    "session_hash": row.session_hash, "token_id": row.token_id,
-                    "created_at": row.created_at, "expires_at": row.expires_at,
+                    "session_hash": row.session_hash,
+                    "token_id": row.token_id,
+                    "created_at": row.created_at,
+                    "expires_at": row.expires_at,
                 },
-            )  # fmt: skip
+            )
 
     def session_token(self, session_hash: str) -> TokenRow | None:
         """The unrevoked token behind an unrevoked session, or ``None`` (expiry is the caller's)."""
@@ -167,3 +180,20 @@ class TokenRepository:
                 (when, session_hash),
             )
             return cursor.rowcount == 1
+
+    def set_address(self, url: str, when: str) -> None:
+        with self.store.transaction("record the server's address") as tx:
+            tx.execute(
+                "INSERT INTO serve_address (id, url, started_at) VALUES (1, ?, ?) "
+                "ON CONFLICT (id) DO UPDATE SET url = excluded.url, "
+                "started_at = excluded.started_at",
+                (url, when),
+            )
+
+    def address(self) -> tuple[str, str] | None:
+        """``(url, started_at)`` the server last recorded, or ``None``."""
+        rows = self.store.query(
+            "SELECT url, started_at FROM serve_address WHERE id = 1",
+            doing="read the server's address",
+        )
+        return (str(rows[0][0]), str(rows[0][1])) if rows else None

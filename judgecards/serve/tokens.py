@@ -156,3 +156,11 @@ class Tokens:
     def close_session(self, session: str) -> bool:
         """Log one browser session out; ``False`` when it was not live."""
         return self._repository.revoke_session(token_hash(session), _stamp(_now()))
+
+    def record_address(self, url: str) -> None:
+        """Remember where the server listens (``serve`` calls it once it is bound)."""
+        self._repository.set_address(url.rstrip("/"), _stamp(_now()))
+
+    def address(self) -> tuple[str, str] | None:
+        """``(url, since)`` the server last recorded for this database, or ``None``."""
+        return self._repository.address()

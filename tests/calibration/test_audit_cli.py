@@ -316,18 +316,39 @@ def test_a_sheet_round_trips_a_lone_carriage_return_and_an_id_starting_with_tab(
     with open_store(run.db) as store:
         for i in range(10):
             result = JudgeResult(
-                id=f"r{i:03d}", item_id="\tid0" if i == 0 else f"=i{i}", status="ok",
-                verdict="match", model_verdict="match",
+                id=f"r{i:03d}",
+                item_id="\tid0" if i == 0 else f"=i{i}",
+                status="ok",
+                verdict="match",
+                model_verdict="match",
                 scores={"correctness": 5, "completeness": 5, "style_fidelity": 5},
-                output={"delta": "d", "decision_basis": "b"}, card=card.ref, card_hash=card.hash,
-                model=MODEL, created_at=datetime(2025, 5, 1, tzinfo=timezone.utc) + timedelta(seconds=i),
-            )  # fmt: skip
-            inputs = {"question": f"Q{i}?\rsecond line", "gold_answer": "\rG",
-                      "model_output": f"a\r\n{i}\r"}  # fmt: skip
+                output={"delta": "d", "decision_basis": "b"},
+                card=card.ref,
+                card_hash=card.hash,
+                model=MODEL,
+                created_at=datetime(2025, 5, 1, tzinfo=timezone.utc) + timedelta(seconds=i),
+            )
+            inputs = {
+                "question": f"Q{i}?\rsecond line",
+                "gold_answer": "\rG",
+                "model_output": f"a\r\n{i}\r",
+            }
             store.save(result, inputs=inputs, params={})
     sheet = tmp_path / "sheet.csv"
-    sampled = run("audit", "sample", "--card", "reference@1", "--model", MODEL, "--n", 10,
-                  "--seed", 1, "--sheet", sheet)  # fmt: skip
+    sampled = run(
+        "audit",
+        "sample",
+        "--card",
+        "reference@1",
+        "--model",
+        MODEL,
+        "--n",
+        10,
+        "--seed",
+        1,
+        "--sheet",
+        sheet,
+    )
     assert sampled.exit_code == 0, sampled.output
     with sheet.open(encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle, strict=True))

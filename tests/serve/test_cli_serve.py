@@ -66,9 +66,20 @@ def test_a_token_can_be_given_a_lifetime_and_a_bad_one_is_refused(tmp_path: Path
 
     def create(*extra: str) -> Any:
         return CliRunner().invoke(
-            cli, ["serve", "token", "create", "--role", "labeler", "--name", "bob", *extra,
-                  "--db", str(db)],
-        )  # fmt: skip
+            cli,
+            [
+                "serve",
+                "token",
+                "create",
+                "--role",
+                "labeler",
+                "--name",
+                "bob",
+                *extra,
+                "--db",
+                str(db),
+            ],
+        )
 
     made = create("--expires-in", "12h")
     assert made.exit_code == 0, made.output
@@ -223,3 +234,58 @@ def test_a_missing_extra_names_the_install_command(
     assert result.exit_code == 2
     assert "uvicorn" in result.output and "pip install 'judgecards[serve]'" in result.output
     assert not db.exists()
+
+
+def test_token_links_carry_the_port_the_server_really_listens_on(tmp_path: Path) -> None:
+    """Issue 22 item 22: ``token create`` printed ``:8000`` links whatever port was served."""
+    db = tmp_path / "port.db"
+    _token(db, "admin", "ann")  # before any server ran: the documented default, :8000
+    process = subprocess.Popen(
+        [sys.executable, "-m", "judgecards", "serve", "--db", str(db), "--port", "0"],
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        assert process.stderr is not None
+        lines: list[str] = []
+        # uvicorn's own line says where it listens (the port --port 0 got).
+        while not (lines and "Uvicorn running on http://127.0.0.1:" in lines[-1]):
+            line = process.stderr.readline()
+            assert line, "the server ended before it listened: " + "".join(lines)
+            lines.append(line)
+        port = int(lines[-1].split("http://127.0.0.1:")[1].split()[0])
+        assert port not in (0, 8000)
+        made = CliRunner().invoke(
+            cli, ["serve", "token", "create", "--role", "labeler", "--name", "bob", "--db", str(db)]
+        )
+        assert made.exit_code == 0, made.output
+        link = made.output.splitlines()[3].strip()
+        assert link.startswith(f"http://127.0.0.1:{port}/login#token=jc_")
+        assert "the address judgecards serve listened on" in made.output
+        assert httpx.get(link.split("#")[0], timeout=10).status_code == 200
+        explicit = CliRunner().invoke(
+            cli,
+            [
+                "serve",
+                "token",
+                "create",
+                "--role",
+                "labeler",
+                "--name",
+                "cy",
+                "--url",
+                "https://label.example/",
+                "--db",
+                str(db),
+            ],
+        )
+        assert explicit.output.splitlines()[3].strip().startswith("https://label.example/login#")
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        if process.stderr:
+            process.stderr.close()

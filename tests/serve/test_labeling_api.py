@@ -285,8 +285,10 @@ def test_a_label_given_before_the_reveal_stays_and_corrections_are_marked_revisi
             )
             assert revised.status_code == 201, revised.text
             assert revised.json() == {
-                "position": position, "stored": 4, "revised_after_reveal": True,
-            }  # fmt: skip
+                "position": position,
+                "stored": 4,
+                "revised_after_reveal": True,
+            }
         # A revision before any reveal is refused: that is what undo is for.
         other = served_app.headers(served_app.token("labeler", "cy"))
         early = client.post(

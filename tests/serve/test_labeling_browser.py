@@ -86,9 +86,10 @@ def test_ten_items_labelled_with_the_keyboard_give_audit_reports_kappa(
     admin = served_app.token("admin", "ann")
     labeler = served_app.token("labeler", "bob")
     created = httpx.post(
-        f"{served_app.url}/v1/audits", headers=served_app.headers(admin),
+        f"{served_app.url}/v1/audits",
+        headers=served_app.headers(admin),
         json={"card": "reference@1", "model": MODEL, "n": 10, "seed": 3},
-    )  # fmt: skip
+    )
     assert created.status_code == 201, created.text
     audit_id = created.json()["audit_id"]
 
@@ -200,10 +201,24 @@ def test_ten_items_labelled_with_the_keyboard_give_audit_reports_kappa(
     )
 
     report = subprocess.run(
-        [sys.executable, "-m", "judgecards", "audit", "report", "--db", str(served_app.db_path),
-         "--json", "--min-kappa", "0", "--resamples", "200"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "judgecards",
+            "audit",
+            "report",
+            "--db",
+            str(served_app.db_path),
+            "--json",
+            "--min-kappa",
+            "0",
+            "--resamples",
+            "200",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert report.returncode == 0, report.stderr
     audits = json.loads(report.stdout)["audits"]
     verdict = next(a for a in audits if a["id"] == audit_id)["fields"]["verdict"]
@@ -218,9 +233,10 @@ def test_hostile_outputs_stay_text_and_the_layout_holds(
     seed_results(served_app.db_path)
     admin = served_app.token("admin", "ann")
     created = httpx.post(
-        f"{served_app.url}/v1/audits", headers=served_app.headers(admin),
+        f"{served_app.url}/v1/audits",
+        headers=served_app.headers(admin),
         json={"card": "reference@1", "model": MODEL, "n": 10, "seed": 3},
-    )  # fmt: skip
+    )
     audit_id = created.json()["audit_id"]
     dialogs: list[str] = []
     page.on("dialog", lambda dialog: record_dialog(dialogs, dialog))
@@ -303,9 +319,10 @@ def test_the_form_shows_the_cards_anchors_and_the_reveal_comes_into_view(
     seed_results(served_app.db_path)
     admin = served_app.token("admin", "ann")
     created = httpx.post(
-        f"{served_app.url}/v1/audits", headers=served_app.headers(admin),
+        f"{served_app.url}/v1/audits",
+        headers=served_app.headers(admin),
         json={"card": "reference@1", "model": MODEL, "n": 10, "seed": 3},
-    )  # fmt: skip
+    )
     audit_id = created.json()["audit_id"]
     page.set_viewport_size({"width": 1280, "height": 900})
     page.goto(served_app.login_url(served_app.token("labeler", "dee")))
