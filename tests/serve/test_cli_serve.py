@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import signal
 import socket
 import sqlite3
@@ -246,15 +247,25 @@ def test_token_links_carry_the_port_the_server_really_listens_on(tmp_path: Path)
         text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
+    lines: queue.Queue[str] = queue.Queue()
+    reader = threading.Thread(target=lambda: [lines.put(x) for x in process.stderr or ()])
+    reader.daemon = True
+    reader.start()
     try:
         assert process.stderr is not None
-        lines: list[str] = []
-        # uvicorn's own line says where it listens (the port --port 0 got).
-        while not (lines and "Uvicorn running on http://127.0.0.1:" in lines[-1]):
-            line = process.stderr.readline()
-            assert line, "the server ended before it listened: " + "".join(lines)
-            lines.append(line)
-        port = int(lines[-1].split("http://127.0.0.1:")[1].split()[0])
+        # uvicorn's own line says where it listens (the port --port 0 got)...
+        seen = ""
+        while "Uvicorn running on http://127.0.0.1:" not in seen:
+            seen = lines.get(timeout=60)
+        port = int(seen.split("http://127.0.0.1:")[1].split()[0])
+        # ...and the server's next line that it recorded that address (the readiness signal;
+        # the timeout only bounds a failure).
+        recorded = ""
+        while not recorded.startswith("Listening on port "):
+            try:
+                recorded = lines.get(timeout=30)
+            except queue.Empty:
+                break
         assert port not in (0, 8000)
         made = CliRunner().invoke(
             cli, ["serve", "token", "create", "--role", "labeler", "--name", "bob", "--db", str(db)]
@@ -287,5 +298,6 @@ def test_token_links_carry_the_port_the_server_really_listens_on(tmp_path: Path)
         if process.poll() is None:
             process.kill()
             process.wait()
+        reader.join(timeout=30)  # it ends at the closed pipe's end; then the pipe is closed
         if process.stderr:
             process.stderr.close()
