@@ -162,7 +162,14 @@ def test_sigterm_stops_the_server_cleanly_after_answering_what_it_was_doing(
 
         thread = threading.Thread(target=post)
         thread.start()
-        time.sleep(0.1)  # the request is in flight (or already answered) when the signal lands
+        # The signal lands once the request is being worked on (some of its results stored)
+        # or answered: a readiness signal, not a sleep (a fixed 0.1 s lost the race on a busy
+        # machine, and the request then met a closed port).
+        with closing(sqlite3.connect(db)) as watch:
+            while thread.is_alive():
+                if watch.execute("SELECT count(*) FROM results").fetchone()[0] > 1:
+                    break
+                time.sleep(0.01)
         process.send_signal(signal.SIGTERM)
         thread.join(timeout=30)
         assert process.wait(timeout=30) == 0
