@@ -380,6 +380,7 @@ class Audit:
         positive: str | None = None,
         min_tpr: float | None = None,
         min_tnr: float | None = None,
+        revisions: bool = False,
     ) -> AuditReport:
         """Every audit (of ``card`` / ``model``) over time, with the gate; see the module docs.
 
@@ -394,6 +395,9 @@ class Audit:
                 (default: ``fail``, else see `calibration.pass_fail`).
             min_tpr / min_tnr: thresholds the pass/fail view's readiness line checks the
                 lower bounds of TPR and TNR against (``None``: not checked).
+            revisions: use the corrections labelers made after the judge's answer was shown
+                instead of their blind labels (default: never; the blind label is the
+                measurement).
 
         Raises:
             AuditError: no audits match, or ``baseline`` is unknown.
@@ -404,7 +408,11 @@ class Audit:
             raise AuditError(f"no audits{' of ' + scope if scope else ''} in {self.store.path}")
         if baseline is not None and all(r.id != baseline for r in records):
             raise AuditError(f"baseline audit #{baseline} is not among the audits reported")
-        summaries, notes = self._measures.summaries(records, seed=seed)
+        summaries, notes = self._measures.summaries(records, seed=seed, revisions=revisions)
+        if revisions:
+            notes.append(
+                "labels corrected after the judge's answer was shown are used (--with-revisions)"
+            )
         series: dict[tuple[str, str], list[int]] = defaultdict(list)
         for index, s in enumerate(summaries):
             # A cascade's escalated items were chosen for being hard: not the judge's kappa.

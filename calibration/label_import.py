@@ -361,6 +361,9 @@ def _resolve(
     """(result_id, item_id, card, model) of the stored result a row is about, or None."""
     result_id = text("result_id")
     item_id = text("item_id")
+    raw_item = row.values.get("item_id")
+    if item_id is not None and isinstance(raw_item, str):
+        item_id = raw_item  # an id is kept exactly: it may start with a tab or a space
     card = text("card")
     model = text("model")
     if scope is not None:
@@ -384,7 +387,9 @@ def _resolve(
         if "@" not in card:
             problem(f"card must be name@version as stored with the results, got {card!r}", "card")
             return None
-        ids = resolver.by_item(item_id, card, model)
+        ids = resolver.by_item(item_id, card, model) or resolver.by_item(
+            item_id.strip(), card, model
+        )
         if not ids:
             problem(
                 f"unknown item: no stored result for item {item_id!r} with {card} and {model}",
@@ -412,7 +417,8 @@ def _resolve(
         ("card", card, stored_card),
         ("model", model, stored_model),
     ):
-        if given is not None and given != (actual or ""):
+        # Exactly, or but for whitespace around it (a hand-typed id).
+        if given is not None and given.strip() != (actual or "").strip():
             problem(
                 f"does not match the stored result {result_id} ({name} {actual!r}, row says {given!r})",
                 name,

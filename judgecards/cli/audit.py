@@ -240,6 +240,11 @@ def ingest_command(
     type=click.FloatRange(0.0, 1.0),
     help="Readiness: TNR's lower bound must reach this (e.g. 0.8). Reported, not gated.",
 )
+@click.option(
+    "--with-revisions",
+    is_flag=True,
+    help="Use labels people corrected after seeing the judge's answer (default: blind labels).",
+)
 @_resamples_option
 @ci_output_options
 @db_option
@@ -247,8 +252,8 @@ def ingest_command(
 def report_command(
     card: str | None, model: str | None, min_kappa: float, baseline: int | None, as_json: bool,
     show: int, positive: str | None, min_tpr: float | None, min_tnr: float | None,
-    resamples: int, junit: Path | None, summary_md: Path | None, output_format: str,
-    db: Path, cards_dirs: tuple[Path, ...],
+    with_revisions: bool, resamples: int, junit: Path | None, summary_md: Path | None,
+    output_format: str, db: Path, cards_dirs: tuple[Path, ...],
 ) -> None:  # fmt: skip
     """Agreement and kappa per audit over time, and a gate for CI or cron.
 
@@ -272,6 +277,7 @@ def report_command(
             positive=positive,
             min_tpr=min_tpr,
             min_tnr=min_tnr,
+            revisions=with_revisions,
         )
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2, default=str))

@@ -14,6 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from calibration.estimates_report import EstimateRow
 from calibration.pass_fail import PassFailView
 from judgecards.metrics.stats import Estimate
 from judgecards.pricing import format_cost
@@ -127,7 +128,6 @@ def _estimates(judge: JudgeReport, anchor: str, pct: str) -> Part:
             "sample (judgecards audit sample, or judgecards labels import) to correct the judge's "
             "numbers.",
         )  # fmt: skip
-    rows = [row.name for row in report.rows]
     table = Table(
         ("estimate", f"corrected ({pct})", f"human only ({pct})",
          f"judge only, UNCORRECTED ({pct})", "effective n", "labelled"),
@@ -138,15 +138,7 @@ def _estimates(judge: JudgeReport, anchor: str, pct: str) -> Part:
             for row in report.rows
         ),
     )  # fmt: skip
-    svg = plots.forest(
-        rows,
-        [
-            ("corrected", [_point(r.result.corrected) for r in report.rows]),
-            ("human only", [_point(r.result.human_only) for r in report.rows]),
-            ("judge only (uncorrected)", [_point(r.result.judge_only) for r in report.rows]),
-        ],
-        prefix=f"{anchor}-est-", xlabel="estimate",
-    )  # fmt: skip
+    found = _estimate_plots(report.rows, table, anchor)
     designs = dict.fromkeys(row.design for row in report.rows)
     notes = tuple(
         ("labels: " if design.known else "labels (ASSUMPTION): ") + design.description
@@ -165,14 +157,45 @@ def _estimates(judge: JudgeReport, anchor: str, pct: str) -> Part:
         "= the human labels the human-only interval would need to be as narrow.",
         judge.guarantee,
     )
-    plot = Plot("estimates", "Corrected, human-only and judge-only estimates", svg, table)
     return Part(
         "estimates",
         "Corrected estimates",
         intro,
-        (plot,),
+        found,
         (Table(("notes",), tuple((n,) for n in notes)),) if notes else (),
     )
+
+
+def _estimate_plots(rows: Sequence[EstimateRow], table: Table, anchor: str) -> tuple[Plot, ...]:
+    """One plot per scale: shares (verdicts, win rates: 0-1) apart from means of scores (the
+    card's scale, e.g. 1-5), so neither is squeezed onto the other's axis."""
+    shares = [i for i, r in enumerate(rows) if r.kind != "score"]
+    means = [i for i, r in enumerate(rows) if r.kind == "score"]
+    groups: list[tuple[str, str, str, tuple[float, float] | None, list[int]]] = [
+        ("shares", "Shares and win rates (0 to 1)", "share", (0.0, 1.0), shares),
+        ("means", "Means of scores (each on its score scale)", "mean score", None, means),
+    ]
+    found = []
+    for key, title, xlabel, limits, indexes in groups:
+        if not indexes:
+            continue
+        chosen = [rows[i] for i in indexes]
+        svg = plots.forest(
+            [r.name for r in chosen],
+            [
+                ("corrected", [_point(r.result.corrected) for r in chosen]),
+                ("human only", [_point(r.result.human_only) for r in chosen]),
+                ("judge only (uncorrected)", [_point(r.result.judge_only) for r in chosen]),
+            ],
+            prefix=f"{anchor}-est-{key}-",
+            xlabel=xlabel,
+            limits=limits,
+        )
+        part = Table(table.header, tuple(table.rows[i] for i in indexes))
+        found.append(
+            Plot(f"estimates-{key}", f"{title}: corrected, human only, judge only", svg, part)
+        )
+    return tuple(found)
 
 
 def _over_time(judge: JudgeReport, anchor: str, min_kappa: float, pct: str) -> Part:
@@ -265,6 +288,7 @@ def _latest(judge: JudgeReport, anchor: str, pct: str) -> list[Part]:
             series,
             prefix=f"{anchor}-axes-",
             xlabel="kappa (score axes: quadratic-weighted)",
+            limits=(0.0, 1.0),
         )
         lead = ("The human ceiling is how well the labelers agree with each other on the items two "
                 "or more of them labelled: a judge is not expected to beat it.",)  # fmt: skip
