@@ -65,7 +65,13 @@ Trustworthy numbers once labels exist:
 Every measure warns with `SmallSampleWarning` below 30 items. Intervals come from
 `judgecards.metrics.stats.bootstrap_ci` and are returned as `judgecards.metrics.stats.Estimate`.
 `AuditError`, `AlignmentError` and `LabelImportError` are defined in `judgecards.errors`, in the
-one exception tree under `judgecards.JudgecardsError`. The calibration tables' SQL is all in
+one exception tree under `judgecards.JudgecardsError`, and imported from there.
+
+``__all__`` holds the functions and the classes a caller builds; the result types named in
+parentheses above are returned by them and imported, when a caller needs to name one, from the
+module that defines them (``from calibration.report import AgreementReport``). Importing one from
+``calibration`` itself still works in this release, with a `DeprecationWarning` that names its
+module. The calibration tables' SQL is all in
 `calibration.repository`.
 """
 
@@ -73,61 +79,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from judgecards._lazy import lazy_exports
+from judgecards._lazy import lazy_exports, public_names
 
 # Names are imported on first use (PEP 562): the command line imports `calibration.status` on
-# every run, and that must not pay for numpy, scipy and scikit-learn. To add a name,
-# add it here (and to the TYPE_CHECKING imports below); `__all__` lists the same names, sorted.
+# every run, and that must not pay for numpy, scipy and scikit-learn. This table is the face:
+# `__all__` is derived from it. To add a name, add it here and to the TYPE_CHECKING imports below
+# (tests/test_faces.py checks they match). Result types stay importable from their modules.
 _EXPORTS: dict[str, str] = {
-    "AgreementReport": "calibration.report",
-    "AlignmentError": "judgecards.errors",
-    "AlignmentResult": "calibration.align_run",
-    "AlignmentRun": "calibration.records",
-    "AnchorSet": "calibration.records",
     "Audit": "calibration.audit",
-    "AuditError": "judgecards.errors",
-    "AuditReport": "calibration.audit_report",
-    "AuditSummary": "calibration.audit_report",
-    "CalibrationStatus": "calibration.status",
-    "CandidateScore": "calibration.align_run",
     "Cascade": "calibration.cascade",
-    "CascadeDecision": "calibration.cascade",
-    "CascadeJudge": "calibration.cascade_history",
-    "CascadeRun": "calibration.cascade",
-    "CascadeStage": "calibration.cascade",
-    "ClassScores": "calibration.report",
-    "CorrectedEstimate": "calibration.ppi",
-    "DawidSkeneResult": "calibration.dawid_skene_model",
-    "EarlierQueue": "calibration.cascade_stages",
-    "EstimateError": "judgecards.errors",
-    "EstimateRow": "calibration.estimates",
-    "EstimatesReport": "calibration.estimates",
-    "FittedJury": "calibration.jury",
-    "InterAnnotatorReport": "calibration.interrater",
-    "JudgeRates": "calibration.error_rates",
-    "JudgeReliability": "calibration.jury",
-    "JurorReliability": "calibration.jury_run",
     "Jury": "calibration.jury_run",
-    "JuryEvaluation": "calibration.jury",
-    "JuryRun": "calibration.jury_run",
-    "JuryVerdict": "calibration.jury_run",
-    "LabelImportError": "judgecards.errors",
-    "LabelImportReport": "calibration.labels",
     "LabelQueue": "calibration.label_queue",
-    "LabelQueueError": "calibration.queue_records",
-    "MajorityVote": "calibration.jury",
-    "PairDecision": "calibration.pairwise_cascade",
-    "PairwiseAgreement": "calibration.pairwise",
     "PairwiseCascade": "calibration.pairwise_cascade",
-    "PairwiseCascadeRun": "calibration.pairwise_cascade",
-    "PositionPreference": "calibration.queue_records",
-    "QueueItem": "calibration.queue_records",
-    "QueueSettings": "calibration.queue_records",
-    "RaterPair": "calibration.interrater",
-    "SelectiveThreshold": "calibration.selective",
     "SmallSampleWarning": "calibration._core",
-    "StoredCascadeRun": "calibration.cascade_history",
-    "ThresholdTest": "calibration.selective",
     "agreement": "calibration.agreement_measures",
     "align": "calibration.alignment",
     "alignment_runs": "calibration.alignment",
@@ -166,164 +130,101 @@ _EXPORTS: dict[str, str] = {
     "warn_if_uncalibrated": "calibration.status",
 }
 
-__all__ = [
-    "AgreementReport",
-    "AlignmentError",
-    "AlignmentResult",
-    "AlignmentRun",
-    "AnchorSet",
-    "Audit",
-    "AuditError",
-    "AuditReport",
-    "AuditSummary",
-    "CalibrationStatus",
-    "CandidateScore",
-    "Cascade",
-    "CascadeDecision",
-    "CascadeJudge",
-    "CascadeRun",
-    "CascadeStage",
-    "ClassScores",
-    "CorrectedEstimate",
-    "DawidSkeneResult",
-    "EarlierQueue",
-    "EstimateError",
-    "EstimateRow",
-    "EstimatesReport",
-    "FittedJury",
-    "InterAnnotatorReport",
-    "JudgeRates",
-    "JudgeReliability",
-    "JurorReliability",
-    "Jury",
-    "JuryEvaluation",
-    "JuryRun",
-    "JuryVerdict",
-    "LabelImportError",
-    "LabelImportReport",
-    "LabelQueue",
-    "LabelQueueError",
-    "MajorityVote",
-    "PairDecision",
-    "PairwiseAgreement",
-    "PairwiseCascade",
-    "PairwiseCascadeRun",
-    "PositionPreference",
-    "QueueItem",
-    "QueueSettings",
-    "RaterPair",
-    "SelectiveThreshold",
-    "SmallSampleWarning",
-    "StoredCascadeRun",
-    "ThresholdTest",
-    "agreement",
-    "align",
-    "alignment_runs",
-    "calibrate",
-    "cascade_thresholds",
-    "comparison_confidence",
-    "corrected_estimate",
-    "corrected_mean",
-    "corrected_rate",
-    "dawid_skene",
-    "draw_pps",
-    "estimate",
-    "evaluate_jury",
-    "export_labels",
-    "fit_jury",
-    "fleiss_kappa",
-    "import_labels",
-    "inclusion_probabilities",
-    "inter_annotator",
-    "judge_rates",
-    "judgment_confidence",
-    "kappa",
-    "krippendorff_alpha",
-    "latest_calibration",
-    "majority_vote",
-    "order_consistency",
-    "pairwise_agreement",
-    "pairwise_human_agreement",
-    "read_labels",
-    "rogan_gladen",
-    "sample_agreement",
-    "selective_threshold",
-    "stored_cascade_runs",
-    "stratified_corrected_mean",
-    "stratified_corrected_rate",
-    "warn_if_uncalibrated",
-]
+# Names dropped from the face: they resolve, with a DeprecationWarning naming their new home,
+# for one release. Not part of `__all__` and not in the TYPE_CHECKING block.
+_MOVED: dict[str, str] = {
+    "AgreementReport": "calibration.report",
+    "AlignmentError": "judgecards.errors",
+    "AlignmentResult": "calibration.align_run",
+    "AlignmentRun": "calibration.records",
+    "AnchorSet": "calibration.records",
+    "AuditError": "judgecards.errors",
+    "AuditReport": "calibration.audit_report",
+    "AuditSummary": "calibration.audit_report",
+    "CalibrationStatus": "calibration.status",
+    "CandidateScore": "calibration.align_run",
+    "CascadeDecision": "calibration.cascade",
+    "CascadeJudge": "calibration.cascade_history",
+    "CascadeRun": "calibration.cascade",
+    "CascadeStage": "calibration.cascade",
+    "ClassScores": "calibration.report",
+    "CorrectedEstimate": "calibration.ppi",
+    "DawidSkeneResult": "calibration.dawid_skene_model",
+    "EarlierQueue": "calibration.cascade_stages",
+    "EstimateError": "judgecards.errors",
+    "EstimateRow": "calibration.estimates",
+    "EstimatesReport": "calibration.estimates",
+    "FittedJury": "calibration.jury",
+    "InterAnnotatorReport": "calibration.interrater",
+    "JudgeRates": "calibration.error_rates",
+    "JudgeReliability": "calibration.jury",
+    "JurorReliability": "calibration.jury_run",
+    "JuryEvaluation": "calibration.jury",
+    "JuryRun": "calibration.jury_run",
+    "JuryVerdict": "calibration.jury_run",
+    "LabelImportError": "judgecards.errors",
+    "LabelImportReport": "calibration.labels",
+    "LabelQueueError": "calibration.queue_records",
+    "MajorityVote": "calibration.jury",
+    "PairDecision": "calibration.pairwise_cascade",
+    "PairwiseAgreement": "calibration.pairwise",
+    "PairwiseCascadeRun": "calibration.pairwise_cascade",
+    "PositionPreference": "calibration.queue_records",
+    "QueueItem": "calibration.queue_records",
+    "QueueSettings": "calibration.queue_records",
+    "RaterPair": "calibration.interrater",
+    "SelectiveThreshold": "calibration.selective",
+    "StoredCascadeRun": "calibration.cascade_history",
+    "ThresholdTest": "calibration.selective",
+}
 
+__all__ = public_names(_EXPORTS)
 
-__getattr__, __dir__ = lazy_exports("calibration", globals(), _EXPORTS, __all__)
+__getattr__, __dir__ = lazy_exports("calibration", globals(), _EXPORTS, moved=_MOVED)
 
 
 if TYPE_CHECKING:
-    from calibration._core import SmallSampleWarning
-    from calibration.agreement_measures import agreement, kappa
-    from calibration.align_run import AlignmentResult, CandidateScore
-    from calibration.alignment import align, alignment_runs
-    from calibration.audit import Audit
-    from calibration.audit_report import AuditReport, AuditSummary
-    from calibration.cascade import Cascade, CascadeDecision, CascadeRun, CascadeStage
-    from calibration.cascade_history import CascadeJudge, StoredCascadeRun, stored_cascade_runs
-    from calibration.cascade_stages import EarlierQueue
-    from calibration.confidence import judgment_confidence, order_consistency, sample_agreement
-    from calibration.dawid_skene_model import DawidSkeneResult, dawid_skene
-    from calibration.error_rates import JudgeRates, judge_rates, rogan_gladen
-    from calibration.estimates import EstimateRow, EstimatesReport, estimate
-    from calibration.interrater import (
-        InterAnnotatorReport,
-        RaterPair,
-        fleiss_kappa,
-        inter_annotator,
-        krippendorff_alpha,
-    )
-    from calibration.jury import (
-        FittedJury,
-        JudgeReliability,
-        JuryEvaluation,
-        MajorityVote,
-        evaluate_jury,
-        fit_jury,
-        majority_vote,
-    )
-    from calibration.jury_run import JurorReliability, Jury, JuryRun, JuryVerdict
-    from calibration.label_queue import LabelQueue
-    from calibration.labels import (
-        LabelImportReport,
-        export_labels,
-        import_labels,
-        read_labels,
-    )
-    from calibration.pairwise import PairwiseAgreement, pairwise_agreement, pairwise_human_agreement
-    from calibration.pairwise_cascade import (
-        PairDecision,
-        PairwiseCascade,
-        PairwiseCascadeRun,
-        comparison_confidence,
-    )
-    from calibration.ppi import (
-        CorrectedEstimate,
-        corrected_estimate,
-        corrected_mean,
-        corrected_rate,
-    )
-    from calibration.ppi_stratified import stratified_corrected_mean, stratified_corrected_rate
-    from calibration.queue_records import (
-        LabelQueueError,
-        PositionPreference,
-        QueueItem,
-        QueueSettings,
-    )
-    from calibration.records import AlignmentRun, AnchorSet
-    from calibration.report import AgreementReport, ClassScores, calibrate
-    from calibration.selective import (
-        SelectiveThreshold,
-        ThresholdTest,
-        cascade_thresholds,
-        selective_threshold,
-    )
-    from calibration.status import CalibrationStatus, latest_calibration, warn_if_uncalibrated
-    from calibration.uncertainty_sampling import draw_pps, inclusion_probabilities
-    from judgecards.errors import AlignmentError, AuditError, EstimateError, LabelImportError
+    # The same table for type checkers (`X as X` marks a re-export); tests/test_faces.py keeps
+    # the two in step.
+    from calibration._core import SmallSampleWarning as SmallSampleWarning
+    from calibration.agreement_measures import agreement as agreement
+    from calibration.agreement_measures import kappa as kappa
+    from calibration.alignment import align as align
+    from calibration.alignment import alignment_runs as alignment_runs
+    from calibration.audit import Audit as Audit
+    from calibration.cascade import Cascade as Cascade
+    from calibration.cascade_history import stored_cascade_runs as stored_cascade_runs
+    from calibration.confidence import judgment_confidence as judgment_confidence
+    from calibration.confidence import order_consistency as order_consistency
+    from calibration.confidence import sample_agreement as sample_agreement
+    from calibration.dawid_skene_model import dawid_skene as dawid_skene
+    from calibration.error_rates import judge_rates as judge_rates
+    from calibration.error_rates import rogan_gladen as rogan_gladen
+    from calibration.estimates import estimate as estimate
+    from calibration.interrater import fleiss_kappa as fleiss_kappa
+    from calibration.interrater import inter_annotator as inter_annotator
+    from calibration.interrater import krippendorff_alpha as krippendorff_alpha
+    from calibration.jury import evaluate_jury as evaluate_jury
+    from calibration.jury import fit_jury as fit_jury
+    from calibration.jury import majority_vote as majority_vote
+    from calibration.jury_run import Jury as Jury
+    from calibration.label_queue import LabelQueue as LabelQueue
+    from calibration.labels import export_labels as export_labels
+    from calibration.labels import import_labels as import_labels
+    from calibration.labels import read_labels as read_labels
+    from calibration.pairwise import pairwise_agreement as pairwise_agreement
+    from calibration.pairwise import pairwise_human_agreement as pairwise_human_agreement
+    from calibration.pairwise_cascade import PairwiseCascade as PairwiseCascade
+    from calibration.pairwise_cascade import comparison_confidence as comparison_confidence
+    from calibration.ppi import corrected_estimate as corrected_estimate
+    from calibration.ppi import corrected_mean as corrected_mean
+    from calibration.ppi import corrected_rate as corrected_rate
+    from calibration.ppi_stratified import stratified_corrected_mean as stratified_corrected_mean
+    from calibration.ppi_stratified import stratified_corrected_rate as stratified_corrected_rate
+    from calibration.report import calibrate as calibrate
+    from calibration.selective import cascade_thresholds as cascade_thresholds
+    from calibration.selective import selective_threshold as selective_threshold
+    from calibration.status import latest_calibration as latest_calibration
+    from calibration.status import warn_if_uncalibrated as warn_if_uncalibrated
+    from calibration.uncertainty_sampling import draw_pps as draw_pps
+    from calibration.uncertainty_sampling import inclusion_probabilities as inclusion_probabilities

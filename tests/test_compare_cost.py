@@ -16,9 +16,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from judgecards import Judge, compare_many, plan_comparisons
+from judgecards import Judge, compare_many
 from judgecards.cli import cli
 from judgecards.errors import BudgetError
+from judgecards.pairwise.compare import plan_comparisons
 from tests.conftest import PRICED_MODEL
 from tests.fakes.server import FakeServer
 from tests.test_budget import skipped_cases

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from judgecards import Judge, JudgeCheck, TieredEval
+from judgecards import Judge, TieredEval
 from judgecards.cli import cli
-from judgecards.tiered import LengthCheck
+from judgecards.tiered import JudgeCheck, LengthCheck
 from tests.conftest import PRICED_MODEL
 from tests.fakes.server import FakeServer
 from tests.test_budget import skipped_cases

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from judgecards import InputTooLarge, Judge, RetryPolicy
+from judgecards import Judge, RetryPolicy
+from judgecards.errors import InputTooLarge
 from judgecards.providers.openai import OpenAIProvider
 from judgecards.store import Store
 from tests.fakes.http import Script, Waits, openai_chat

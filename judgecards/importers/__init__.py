@@ -26,4 +26,4 @@ _EXPORTS = {
 
 __all__ = ["Gap", "ImportResult", "import_openai_graders", "import_promptfoo"]
 
-__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS, __all__)
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)

@@ -29,28 +29,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from judgecards._lazy import lazy_exports
+from judgecards._lazy import lazy_exports, public_names
 
 # `rouge` is both a submodule and a function: imported here, before anything can import the
 # submodule, so that the package attribute is the function (a lazy lookup would find the module).
-from judgecards.metrics.rouge import rouge
+from judgecards.metrics.rouge import rouge as rouge
 
+# The face: the metrics, their aggregates and the inputs they take. `__all__` is derived from this
+# table; result types (`WinRate`, `ClassificationReport`, ...) are imported from their modules.
 _EXPORTS: dict[str, str] = {
-    "DEFAULT_READINESS": "judgecards.metrics.agent",
-    "ClassStats": "judgecards.metrics.classification",
-    "ClassificationReport": "judgecards.metrics.classification",
     "Estimate": "judgecards.metrics.stats",
-    "McNemarResult": "judgecards.metrics.stats",
-    "PairedComparison": "judgecards.metrics.stats",
-    "ReadinessLevel": "judgecards.metrics.agent",
-    "Reliability": "judgecards.metrics.agent",
-    "RougeScore": "judgecards.metrics.rouge",
-    "RougeSummary": "judgecards.metrics.rouge",
     "ToolCall": "judgecards.metrics.agent",
-    "ToolCorrectness": "judgecards.metrics.agent",
-    "ToolCorrectnessSummary": "judgecards.metrics.agent",
     "ToolWeights": "judgecards.metrics.agent",
-    "WinRate": "judgecards.metrics.preference",
     "accuracy": "judgecards.metrics.classification",
     "average_precision": "judgecards.metrics.ranking",
     "bootstrap_ci": "judgecards.metrics.stats",
@@ -77,153 +67,83 @@ _EXPORTS: dict[str, str] = {
     "mean_tool_correctness": "judgecards.metrics.agent",
     "mrr": "judgecards.metrics.ranking",
     "ndcg_at_k": "judgecards.metrics.ranking",
-    "normalize_answer": "judgecards.metrics.text",
     "paired_bootstrap": "judgecards.metrics.stats",
     "pass_at_k": "judgecards.metrics.sampling",
     "pass_hat_k": "judgecards.metrics.sampling",
     "precision_at_k": "judgecards.metrics.ranking",
-    "ranked_relevances": "judgecards.metrics.ranking",
     "readiness": "judgecards.metrics.agent",
     "recall_at_k": "judgecards.metrics.ranking",
-    "reciprocal_rank": "judgecards.metrics.ranking",
+    "rouge": "judgecards.metrics.rouge",
     "substring_recall": "judgecards.metrics.text",
     "token_f1": "judgecards.metrics.text",
     "tool_correctness": "judgecards.metrics.agent",
     "win_rate": "judgecards.metrics.preference",
 }
 
-__all__ = [
-    "DEFAULT_READINESS",
-    "ClassStats",
-    "ClassificationReport",
-    "Estimate",
-    "McNemarResult",
-    "PairedComparison",
-    "ReadinessLevel",
-    "Reliability",
-    "RougeScore",
-    "RougeSummary",
-    "ToolCall",
-    "ToolCorrectness",
-    "ToolCorrectnessSummary",
-    "ToolWeights",
-    "WinRate",
-    "accuracy",
-    "average_precision",
-    "bootstrap_ci",
-    "classification_report",
-    "conversation_pass",
-    "conversation_reliability",
-    "dcg_at_k",
-    "exact_match",
-    "mc1",
-    "mc2",
-    "mcnemar",
-    "mean_average_precision",
-    "mean_exact_match",
-    "mean_mc1",
-    "mean_mc2",
-    "mean_ndcg_at_k",
-    "mean_pass_at_k",
-    "mean_pass_hat_k",
-    "mean_precision_at_k",
-    "mean_recall_at_k",
-    "mean_rouge",
-    "mean_substring_recall",
-    "mean_token_f1",
-    "mean_tool_correctness",
-    "mrr",
-    "ndcg_at_k",
-    "normalize_answer",
-    "paired_bootstrap",
-    "pass_at_k",
-    "pass_hat_k",
-    "precision_at_k",
-    "ranked_relevances",
-    "readiness",
-    "recall_at_k",
-    "reciprocal_rank",
-    "rouge",
-    "substring_recall",
-    "token_f1",
-    "tool_correctness",
-    "win_rate",
-]
+# Names dropped from the face: they resolve, with a DeprecationWarning naming their new home,
+# for one release. Not part of `__all__` and not in the TYPE_CHECKING block.
+_MOVED: dict[str, str] = {
+    "DEFAULT_READINESS": "judgecards.metrics.agent",
+    "ClassStats": "judgecards.metrics.classification",
+    "ClassificationReport": "judgecards.metrics.classification",
+    "McNemarResult": "judgecards.metrics.stats",
+    "PairedComparison": "judgecards.metrics.stats",
+    "ReadinessLevel": "judgecards.metrics.agent",
+    "Reliability": "judgecards.metrics.agent",
+    "RougeScore": "judgecards.metrics.rouge",
+    "RougeSummary": "judgecards.metrics.rouge",
+    "ToolCorrectness": "judgecards.metrics.agent",
+    "ToolCorrectnessSummary": "judgecards.metrics.agent",
+    "WinRate": "judgecards.metrics.preference",
+    "normalize_answer": "judgecards.metrics.text",
+    "ranked_relevances": "judgecards.metrics.ranking",
+    "reciprocal_rank": "judgecards.metrics.ranking",
+}
 
+__all__ = public_names(_EXPORTS)
 
-__getattr__, __dir__ = lazy_exports("judgecards.metrics", globals(), _EXPORTS, __all__)
+__getattr__, __dir__ = lazy_exports("judgecards.metrics", globals(), _EXPORTS, moved=_MOVED)
 
 
 if TYPE_CHECKING:
-    from judgecards.metrics.agent import (
-        DEFAULT_READINESS,
-        ReadinessLevel,
-        Reliability,
-        ToolCall,
-        ToolCorrectness,
-        ToolCorrectnessSummary,
-        ToolWeights,
-        conversation_pass,
-        conversation_reliability,
-        mean_tool_correctness,
-        readiness,
-        tool_correctness,
-    )
-    from judgecards.metrics.classification import (
-        ClassificationReport,
-        ClassStats,
-        accuracy,
-        classification_report,
-    )
-    from judgecards.metrics.multiple_choice import (
-        mc1,
-        mc2,
-        mean_mc1,
-        mean_mc2,
-    )
-    from judgecards.metrics.preference import (
-        WinRate,
-        win_rate,
-    )
-    from judgecards.metrics.ranking import (
-        average_precision,
-        dcg_at_k,
-        mean_average_precision,
-        mean_ndcg_at_k,
-        mean_precision_at_k,
-        mean_recall_at_k,
-        mrr,
-        ndcg_at_k,
-        precision_at_k,
-        ranked_relevances,
-        recall_at_k,
-        reciprocal_rank,
-    )
-    from judgecards.metrics.rouge import (
-        RougeScore,
-        RougeSummary,
-        mean_rouge,
-    )
-    from judgecards.metrics.sampling import (
-        mean_pass_at_k,
-        mean_pass_hat_k,
-        pass_at_k,
-        pass_hat_k,
-    )
-    from judgecards.metrics.stats import (
-        Estimate,
-        McNemarResult,
-        PairedComparison,
-        bootstrap_ci,
-        mcnemar,
-        paired_bootstrap,
-    )
-    from judgecards.metrics.text import (
-        exact_match,
-        mean_exact_match,
-        mean_substring_recall,
-        mean_token_f1,
-        normalize_answer,
-        substring_recall,
-        token_f1,
-    )
+    # The same table for type checkers (`X as X` marks a re-export); tests/test_faces.py keeps
+    # the two in step.
+    from judgecards.metrics.agent import ToolCall as ToolCall
+    from judgecards.metrics.agent import ToolWeights as ToolWeights
+    from judgecards.metrics.agent import conversation_pass as conversation_pass
+    from judgecards.metrics.agent import conversation_reliability as conversation_reliability
+    from judgecards.metrics.agent import mean_tool_correctness as mean_tool_correctness
+    from judgecards.metrics.agent import readiness as readiness
+    from judgecards.metrics.agent import tool_correctness as tool_correctness
+    from judgecards.metrics.classification import accuracy as accuracy
+    from judgecards.metrics.classification import classification_report as classification_report
+    from judgecards.metrics.multiple_choice import mc1 as mc1
+    from judgecards.metrics.multiple_choice import mc2 as mc2
+    from judgecards.metrics.multiple_choice import mean_mc1 as mean_mc1
+    from judgecards.metrics.multiple_choice import mean_mc2 as mean_mc2
+    from judgecards.metrics.preference import win_rate as win_rate
+    from judgecards.metrics.ranking import average_precision as average_precision
+    from judgecards.metrics.ranking import dcg_at_k as dcg_at_k
+    from judgecards.metrics.ranking import mean_average_precision as mean_average_precision
+    from judgecards.metrics.ranking import mean_ndcg_at_k as mean_ndcg_at_k
+    from judgecards.metrics.ranking import mean_precision_at_k as mean_precision_at_k
+    from judgecards.metrics.ranking import mean_recall_at_k as mean_recall_at_k
+    from judgecards.metrics.ranking import mrr as mrr
+    from judgecards.metrics.ranking import ndcg_at_k as ndcg_at_k
+    from judgecards.metrics.ranking import precision_at_k as precision_at_k
+    from judgecards.metrics.ranking import recall_at_k as recall_at_k
+    from judgecards.metrics.rouge import mean_rouge as mean_rouge
+    from judgecards.metrics.sampling import mean_pass_at_k as mean_pass_at_k
+    from judgecards.metrics.sampling import mean_pass_hat_k as mean_pass_hat_k
+    from judgecards.metrics.sampling import pass_at_k as pass_at_k
+    from judgecards.metrics.sampling import pass_hat_k as pass_hat_k
+    from judgecards.metrics.stats import Estimate as Estimate
+    from judgecards.metrics.stats import bootstrap_ci as bootstrap_ci
+    from judgecards.metrics.stats import mcnemar as mcnemar
+    from judgecards.metrics.stats import paired_bootstrap as paired_bootstrap
+    from judgecards.metrics.text import exact_match as exact_match
+    from judgecards.metrics.text import mean_exact_match as mean_exact_match
+    from judgecards.metrics.text import mean_substring_recall as mean_substring_recall
+    from judgecards.metrics.text import mean_token_f1 as mean_token_f1
+    from judgecards.metrics.text import substring_recall as substring_recall
+    from judgecards.metrics.text import token_f1 as token_f1

@@ -12,7 +12,9 @@ module                 what it holds
                        `rank_stored`
 =====================  ============================================================================
 
-The public names are exported from `judgecards` itself (``from judgecards import compare_many``).
-This package re-exports nothing, so a function is never confused with the module of the same
+`compare`, `compare_many`, `acompare_many`, `ComparisonResult`, `comparison_report` and
+`rank_stored` are exported from `judgecards` itself (``from judgecards import compare_many``); the
+rest are imported from their module (``from judgecards.pairwise.ratings import elo``). This
+package re-exports nothing, so a function is never confused with the module of the same
 name (``judgecards.pairwise.compare`` is the module; ``judgecards.compare`` the function).
 """

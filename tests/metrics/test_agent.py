@@ -10,9 +10,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from judgecards.metrics import (
-    DEFAULT_READINESS,
-    ReadinessLevel,
-    Reliability,
     ToolCall,
     ToolWeights,
     conversation_pass,
@@ -21,6 +18,7 @@ from judgecards.metrics import (
     readiness,
     tool_correctness,
 )
+from judgecards.metrics.agent import DEFAULT_READINESS, ReadinessLevel, Reliability
 
 
 def test_conversation_passes_only_if_every_turn_does() -> None:

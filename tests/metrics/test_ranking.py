@@ -20,10 +20,9 @@ from judgecards.metrics import (
     mrr,
     ndcg_at_k,
     precision_at_k,
-    ranked_relevances,
     recall_at_k,
-    reciprocal_rank,
 )
+from judgecards.metrics.ranking import ranked_relevances, reciprocal_rank
 from tests.metrics.trec_files import read_qrels, read_run, read_trec_eval_output
 
 

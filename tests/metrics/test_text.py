@@ -13,10 +13,10 @@ from judgecards.metrics import (
     mean_exact_match,
     mean_substring_recall,
     mean_token_f1,
-    normalize_answer,
     substring_recall,
     token_f1,
 )
+from judgecards.metrics.text import normalize_answer
 
 words = st.lists(
     st.sampled_from(
