@@ -50,5 +50,5 @@ echo
 echo "== pairwise A/B: every pair judged in both orders (q6 and q7 are on one side only, and reported)"
 .venv/bin/judgecards compare --card pairwise --model "$model" \
   --a examples/outputs_a.jsonl --b examples/outputs_b.jsonl --output out/comparisons.jsonl
-.venv/bin/judgecards rank --card pairwise --judge-model "$model"
+.venv/bin/judgecards rank --card pairwise --model "$model"
 echo "results: out/reference_results.jsonl, out/eval_results.jsonl, out/comparisons.jsonl   database: $JUDGECARDS_DB"

@@ -165,7 +165,7 @@ def test_rank_over_stored_comparisons(env: FakeServer, tmp_path: Path) -> None:
         "model-y",
     }
     assert sum(m["games"] for m in as_json["models"]) == 16
-    missing = run("rank", "--judge-model", "openai:nobody")
+    missing = run("rank", "--model", "openai:nobody")
     assert missing.exit_code == 2 and "no stored pairwise comparisons" in missing.stderr
 
 

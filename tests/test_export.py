@@ -122,6 +122,15 @@ def export(filled: dict[str, Any], tmp_path: Path, *args: Any, name: str = "out.
     return output
 
 
+def export_labels_cli(
+    filled: dict[str, Any], tmp_path: Path, *args: Any, name: str = "out.jsonl"
+) -> Path:
+    output = tmp_path / name
+    result = run("labels", "export", output, *args, "--db", filled["db"])
+    assert result.exit_code == 0, result.output
+    return output
+
+
 def stored_results(db: Path) -> list[tuple[Any, dict[str, Any]]]:
     with Store(db, read_only=True) as store:
         return list(store.results())
@@ -267,13 +276,17 @@ def test_comparisons_export_matches_the_store(filled: dict[str, Any], tmp_path: 
 # --------------------------------------------------------------------------- labels
 
 
-def test_export_labels_and_labels_export_write_the_same_file(
+def test_deprecated_export_labels_warns_and_writes_what_labels_export_writes(
     filled: dict[str, Any], tmp_path: Path
 ) -> None:
-    one = export(filled, tmp_path, "labels", name="one.csv")
+    one = export_labels_cli(filled, tmp_path, name="one.csv")
     other = tmp_path / "other.csv"
-    result = run("labels", "export", other, "--db", filled["db"])
+    result = run("export", "labels", "--output", other, "--db", filled["db"])
     assert result.exit_code == 0, result.output
+    assert result.stderr == (
+        "Warning: `judgecards export labels --output FILE` is deprecated and will be removed in "
+        "the next release: use `judgecards labels export FILE`\n"
+    )
     assert one.read_bytes() == other.read_bytes()
     rows = list(csv.DictReader(io.StringIO(one.read_text(encoding="utf-8"))))
     with Store(filled["db"], read_only=True) as store:
@@ -286,7 +299,7 @@ def test_export_labels_and_labels_export_write_the_same_file(
 def test_the_library_and_both_commands_write_the_same_labels_jsonl(
     filled: dict[str, Any], tmp_path: Path
 ) -> None:
-    command = export(filled, tmp_path, "labels", name="command.jsonl")
+    command = export_labels_cli(filled, tmp_path, name="command.jsonl")
     library = tmp_path / "library.jsonl"
     export_labels(library, db=filled["db"])
     stream = io.StringIO()
@@ -303,7 +316,7 @@ def test_labels_parquet_types_score_axes_as_integers(
 ) -> None:
     import pyarrow.parquet as pq
 
-    table = pq.read_table(export(filled, tmp_path, "labels", "--labeler", "bob", name="l.parquet"))
+    table = pq.read_table(export_labels_cli(filled, tmp_path, "--labeler", "bob", name="l.parquet"))
     assert table.num_rows == 1
     assert str(table.schema.field("correctness").type) == "int64"
     assert table.column("correctness").to_pylist() == [2]
@@ -312,14 +325,14 @@ def test_labels_parquet_types_score_axes_as_integers(
 
 def test_labels_filters_by_date_and_labeler(filled: dict[str, Any], tmp_path: Path) -> None:
     def count(*args: Any) -> int:
-        return len(export(filled, tmp_path, "labels", *args).read_text().splitlines())
+        return len(export_labels_cli(filled, tmp_path, *args).read_text().splitlines())
 
     assert count("--labeler", "alice") == filled["labelled"]
     assert count("--since", TODAY + timedelta(days=1)) == 0
     assert count("--until", TODAY, "--labeler", "bob") == 1
     result = run("export", "results", "--labeler", "bob", "--output", tmp_path / "x.jsonl",
                  "--db", filled["db"])  # fmt: skip
-    assert result.exit_code == 2 and "export labels" in result.output
+    assert result.exit_code == 2 and "labels export" in result.output
 
 
 # --------------------------------------------------------------------------- failures

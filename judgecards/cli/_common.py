@@ -3,6 +3,7 @@ behind the exit status of a run, and the warnings a run prints once."""
 
 from __future__ import annotations
 
+import functools
 import gc
 import re
 from collections.abc import Callable, Mapping
@@ -17,6 +18,7 @@ __all__ = [
     "cards_dir_option",
     "claim_process",
     "db_option",
+    "deprecated",
     "finish_run",
     "freeze_heap",
     "input_limit",
@@ -25,6 +27,7 @@ __all__ = [
     "mock_banner",
     "oversized_inputs",
     "prices_option",
+    "renamed_option",
     "warn_if_uncalibrated",
 ]
 
@@ -41,6 +44,45 @@ def _check_db_directory(ctx: click.Context, param: click.Parameter, value: Path)
         what = "is not a directory" if parent.exists() else "does not exist"
         raise click.BadParameter(f"the directory {str(parent)!r} {what}", ctx, param)
     return value
+
+
+def deprecated(old: str, new: str) -> None:
+    """One line on stderr for an old spelling that still works for one release.
+
+    Not a `DeprecationWarning`: Python hides those outside ``__main__``, and a person running a
+    script needs to see which line of it to change.
+    """
+    click.echo(
+        f"Warning: {old} is deprecated and will be removed in the next release: use {new}",
+        err=True,
+    )
+
+
+def renamed_option(old: str, new: str) -> Callable[[F], F]:
+    """A hidden option spelled ``old`` that sets the command's option ``new`` (same value type),
+    after a `deprecated` line: scripts written for the old name keep working for one release.
+
+    Apply it below the ``new`` option (closer to the function). Both given with different values
+    is a usage error rather than a silent choice.
+    """
+    new_name = new.lstrip("-").replace("-", "_")
+    old_name = "deprecated_" + old.lstrip("-").replace("-", "_")
+
+    def decorator(function: F) -> F:
+        @functools.wraps(function)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            value = kwargs.pop(old_name)
+            if value is not None:
+                deprecated(old, new)
+                if kwargs.get(new_name) not in (None, value):
+                    raise click.UsageError(f"{old} is the old spelling of {new}: give {new} only")
+                kwargs[new_name] = value
+            return function(*args, **kwargs)
+
+        option = click.option(old, old_name, hidden=True, default=None, help=f"Now {new}.")
+        return option(wrapper)  # type: ignore[return-value]
+
+    return decorator
 
 
 def db_option(function: F) -> F:

@@ -55,7 +55,13 @@ def _read_guidelines(path: Path) -> str:
     type=click.Path(dir_okay=False, exists=True, path_type=Path),
     help="A text file of written guidelines to try as candidates.",
 )
-@click.option("--seed", default=7, show_default=True, type=int, help="Seed of the split.")
+@click.option(
+    "--seed",
+    default=7,
+    show_default=True,
+    type=int,
+    help="Seed of the stratified split of the labels into example pool, dev and test.",
+)
 @click.option("--concurrency", default=8, show_default=True, type=click.IntRange(1, 1024))
 @click.option(
     "--base-url", default=None, help="Server URL (else OPENAI_BASE_URL / ANTHROPIC_BASE_URL)."

@@ -77,7 +77,10 @@ def audit() -> None:
     help="Same as --strategy stratified.",
 )
 @click.option(
-    "--seed", type=int, help="Sampling seed (default: a random one, recorded with the audit)."
+    "--seed",
+    type=int,
+    help="Seed of the random sample of results to label (default: a random one, recorded with "
+    "the audit).",
 )
 @click.option(
     "--sheet",

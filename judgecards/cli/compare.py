@@ -134,7 +134,7 @@ class _Joined:
     default=0,
     show_default=True,
     type=int,
-    help="Seed of the report's bootstrap intervals.",
+    help="Seed of the bootstrap behind the report's intervals (the judge is not seeded).",
 )
 @click.option(
     "--batch",

@@ -32,7 +32,13 @@ from judgecards.cli._common import db_option
     default=None,
     help="Only the labels given in this audit (one sampling design); default: every label.",
 )
-@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the λ folds.")
+@click.option(
+    "--seed",
+    default=0,
+    show_default=True,
+    type=int,
+    help="Seed that assigns the labelled items to the cross-fitting folds tuning PPI++'s λ.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @db_option
 def estimate(

@@ -1,7 +1,8 @@
-"""``judgecards export``: stored results, comparisons or labels as JSONL, CSV or Parquet.
+"""``judgecards export``: stored results or comparisons as JSONL, CSV or Parquet.
 
-``labels export`` is the same export with the labels file as an argument: both run
-`run_export`, so they write the same file.
+Human labels are exported by ``judgecards labels export``, beside ``labels import`` (one command
+per job); ``export labels`` still works for one release, with a warning, and runs the same
+`run_export`, so both write the same file.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import IO
 
 import click
 
-from judgecards.cli._common import db_option
+from judgecards.cli._common import db_option, deprecated
 from judgecards.cli._output import OutputFile
 from judgecards.export import (
     EXPORT_FORMATS,
@@ -27,12 +28,13 @@ from judgecards.export import (
 )
 from judgecards.store import Store
 
-__all__ = ["export", "run_export"]
+__all__ = ["export", "export_time", "run_export"]
 
-TABLES = ("results", "comparisons", "labels")
+TABLES = ("results", "comparisons", "labels")  # labels: deprecated, `labels export` now
 
 
-def _time(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+def export_time(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """The ``--since``/``--until`` callback of every export command, so they read dates alike."""
     # Checked while parsing: a typo in a date fails before the database is opened.
     try:
         time_bound(value)
@@ -118,27 +120,33 @@ def run_export(
 @click.option("--card", help="Only this card: NAME or NAME@VERSION.")
 @click.option("--model", help="Only this judge model.")
 @click.option(
-    "--since", callback=_time, help="Only rows created on or after this date (YYYY-MM-DD) or time."
+    "--since",
+    callback=export_time,
+    help="Only rows created on or after this date (YYYY-MM-DD) or time.",
 )
 @click.option(
-    "--until", callback=_time, help="Only rows created on or before this date, or before this time."
+    "--until",
+    callback=export_time,
+    help="Only rows created on or before this date, or before this time.",
 )
-@click.option("--labeler", help="labels: only this labeler's labels.")
-@click.option("--audit", "audit_id", type=int, help="labels: only labels given in this audit.")
+@click.option("--labeler", hidden=True, help="Deprecated `export labels` only.")
+@click.option("--audit", "audit_id", type=int, hidden=True, help="Deprecated `export labels` only.")
 @db_option
 def export(
     table: str, output: Path, format_: str | None, card: str | None, model: str | None,
     since: str | None, until: str | None, labeler: str | None, audit_id: int | None, db: Path,
 ) -> None:  # fmt: skip
-    """Write stored TABLE (results, comparisons or labels) to a JSONL, CSV or Parquet file.
+    """Write stored TABLE (results or comparisons) to a JSONL, CSV or Parquet file.
 
     Rows are oldest first and streamed from the database. JSON columns (scores, inputs, ...)
     are nested in JSONL and JSON text in CSV and Parquet; CSV cells that a spreadsheet would run
     as a formula start with '. Times are UTC. Parquet needs pip install 'judgecards[parquet]'.
-    `export labels` writes what `labels import` reads (as `labels export` does).
+    Human labels: `judgecards labels export FILE`.
     """
-    if table != "labels" and (labeler is not None or audit_id is not None):
-        raise click.UsageError("--labeler and --audit apply to `export labels` only")
+    if table == "labels":
+        deprecated("`judgecards export labels --output FILE`", "`judgecards labels export FILE`")
+    elif labeler is not None or audit_id is not None:
+        raise click.UsageError("--labeler and --audit filter labels: `judgecards labels export`")
     count = run_export(
         table, output, db=db, format=format_, option="--output", card=card, model=model,
         since=since, until=until, labeler=labeler, audit_id=audit_id,

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from judgecards.cli._common import cards_dir_option, db_option
+from judgecards.cli.export import export_time
 from judgecards.export import EXPORT_FORMATS
 
 _FORMAT = click.Choice(["csv", "jsonl"])
@@ -80,6 +81,16 @@ def import_command(
 @click.option("--labeler", help="Only this labeler's labels.")
 @click.option("--audit", "audit_id", type=int, help="Only labels given in this audit.")
 @click.option(
+    "--since",
+    callback=export_time,
+    help="Only labels given on or after this date (YYYY-MM-DD) or time.",
+)
+@click.option(
+    "--until",
+    callback=export_time,
+    help="Only labels given on or before this date, or before this time.",
+)
+@click.option(
     "--format",
     "format_",
     type=click.Choice(EXPORT_FORMATS),
@@ -88,17 +99,18 @@ def import_command(
 @db_option
 def export_command(
     file: Path, card: str | None, model: str | None, labeler: str | None, audit_id: int | None,
-    format_: str | None, db: Path,
+    since: str | None, until: str | None, format_: str | None, db: Path,
 ) -> None:  # fmt: skip
     """Write stored labels to FILE ('-' for stdout) in the format `labels import` reads.
 
-    The same export as `judgecards export labels --output FILE` (which also filters by date).
+    Rows are oldest first; CSV cells that a spreadsheet would run as a formula start with '.
+    Parquet needs pip install 'judgecards[parquet]'.
     """
     from judgecards.cli.export import run_export
 
     count = run_export(
         "labels", file, db=db, format=format_, option="FILE", card=card, model=model,
-        labeler=labeler, audit_id=audit_id,
+        since=since, until=until, labeler=labeler, audit_id=audit_id,
     )  # fmt: skip
     if str(file) != "-":
         click.echo(f"Exported {count} row(s) to {file}")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from judgecards.cli._common import db_option
+from judgecards.cli._common import db_option, renamed_option
 
 
 @click.command()
@@ -18,10 +18,11 @@ from judgecards.cli._common import db_option
     help="Card as NAME (any version) or NAME@VERSION.",
 )
 @click.option(
-    "--judge-model",
+    "--model",
     default=None,
-    help="Only comparisons judged by this model (needed when several judged).",
+    help="Only comparisons judged by this judge model (needed when several judged).",
 )
+@renamed_option("--judge-model", "--model")
 @click.option(
     "--models",
     "models",
@@ -51,12 +52,18 @@ from judgecards.cli._common import db_option
     type=click.IntRange(0, 100_000),
     help="Resamples for the intervals (0: none).",
 )
-@click.option("--seed", default=0, show_default=True, type=int, help="Bootstrap seed.")
+@click.option(
+    "--seed",
+    default=0,
+    show_default=True,
+    type=int,
+    help="Seed of the bootstrap resamples behind the rating intervals.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the ratings as JSON.")
 @db_option
 def rank(
     card: str,
-    judge_model: str | None,
+    model: str | None,
     models: tuple[str, ...],
     method: str,
     ties: str,
@@ -78,9 +85,7 @@ def rank(
     # Read-only: ranking never creates, migrates or writes a database (StoreError if missing).
     with Store(db, read_only=True) as store:
         wanted = [name.strip() for value in models for name in value.split(",") if name.strip()]
-        selection = rankable_comparisons(
-            store, card=card, judge_model=judge_model, models=wanted or None
-        )
+        selection = rankable_comparisons(store, card=card, judge_model=model, models=wanted or None)
     options: dict[str, object] = {"bootstrap": bootstrap, "seed": seed}
     if method == "bt":
         options["ties"] = ties

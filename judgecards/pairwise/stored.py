@@ -157,7 +157,7 @@ def rankable_comparisons(
         listed = "; ".join(f"{c} by {m}" for c, m in judges)
         raise RankingError(
             f"stored comparisons come from {len(judges)} judges ({listed}); rank one at a time: "
-            "choose it with --judge-model MODEL and/or --card NAME@VERSION"
+            "choose it with --model MODEL and/or --card NAME@VERSION"
         )
     # Rows are oldest first: for each judged pair the last row is its latest labelling, and the
     # pair keeps the place of its first row (when it was first judged).

@@ -109,7 +109,7 @@ def test_estimates_ratings_and_costs_are_the_commands(built: tuple[Path, Report,
         ] == costs["groups"]  # fmt: skip
     pairwise = judge(report, "pairwise").pairwise
     assert pairwise is not None and pairwise.ratings is not None
-    ranked = as_json("rank", "--card", judge(report, "pairwise").card, "--judge-model", MODEL,
+    ranked = as_json("rank", "--card", judge(report, "pairwise").card, "--model", MODEL,
                      "--db", db)  # fmt: skip
     assert [m.to_dict() for m in pairwise.ratings.models] == ranked["models"]
     assert {p.model_a for p in pairwise.pairs} | {p.model_b for p in pairwise.pairs} == {
