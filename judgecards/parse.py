@@ -45,7 +45,10 @@ from judgecards.schemas import RubricJudgment, criteria_from
 __all__ = ["Reading", "json_objects", "parse_reply", "read_reply"]
 
 _ONE_FENCE = re.compile(r"```(?:json|JSON)?[ \t]*\n?(.*?)\n?[ \t]*```", re.DOTALL)
-_DECODER = json.JSONDecoder()
+# Control characters inside strings are accepted (``strict=False``): llama.cpp's ``json_object``
+# grammar lets a raw newline into a string (7 of 20 replies of SmolLM2-135M), and such a reply is
+# the judge's answer, not a fault to re-ask about.
+_DECODER = json.JSONDecoder(strict=False)
 _DECORATION = " \t*_`#."  # markdown emphasis or a heading around a rating line, a final period
 
 
@@ -150,11 +153,32 @@ def _whole(text: str) -> tuple[int, int, dict[str, Any]] | None:
         start = offset + len(body) - len(body.lstrip())
         body = body.strip()
         try:
-            value = json.loads(body)
+            value = _DECODER.decode(body)
         except (ValueError, RecursionError):
             continue
         if isinstance(value, dict):
             return start, start + len(body), value
+    return None
+
+
+def _malformed(text: str) -> str | None:
+    """What is wrong with a reply that is shaped as one JSON object (alone or in one fence) but
+    does not decode; None for any other reply. Without it, the objects nested in the broken one
+    are validated instead and the re-ask would name their missing keys, not the real fault."""
+    body = text.strip()
+    fence = _ONE_FENCE.fullmatch(body)
+    if fence is not None:
+        body = fence.group(1).strip()
+    if not (body.startswith("{") and body.endswith("}")):
+        return None
+    try:
+        _DECODER.decode(body)
+    except json.JSONDecodeError as error:
+        return (
+            f"the reply is not valid JSON: {error.msg} at line {error.lineno} column {error.colno}"
+        )
+    except (ValueError, RecursionError):
+        return "the reply is not valid JSON"
     return None
 
 
@@ -221,7 +245,8 @@ def _read_json(card: Card, text: str, inputs: Mapping[str, Any] | None) -> Readi
         )
     if valid:
         return next(iter(valid.values()))
-    raise JudgeOutputError(text, last_problems)
+    malformed = _malformed(text) if whole is None else None
+    raise JudgeOutputError(text, [malformed] if malformed else last_problems)
 
 
 def _bare_rating(pattern: re.Pattern[str], line: str) -> tuple[int, re.Match[str]] | None:
