@@ -315,3 +315,32 @@ def test_each_result_records_the_native_method_it_was_read_with(tmp_path: Path) 
     assert sorted(stored(db, "coalesce(native_method, '-')")) == sorted(
         ["json_object"] * 3 + ["json_schema", "-", "tool"]
     )
+
+
+def test_the_cli_stops_at_a_404_base_url_with_exit_2_and_stores_nothing(
+    tmp_path: Path, serve: Any
+) -> None:
+    from click.testing import CliRunner
+
+    from judgecards.cli import cli
+
+    def without_v1(request: Any) -> tuple[int, dict[str, Any]] | None:
+        return None if request.path.startswith("/v1/") else (404, {"detail": "Not Found"})
+
+    server = serve(fault=without_v1)
+    base = server.base_url.removesuffix("/v1")
+    source = tmp_path / "items.jsonl"
+    source.write_text("".join(json.dumps(item) + "\n" for item in items(5)))
+    db = tmp_path / "j.db"
+
+    result = CliRunner(env={"OPENAI_API_KEY": OPENAI_KEY}).invoke(
+        cli,
+        ["score", "--card", "reference", "--model", "openai:smollm2", "--base-url", base,
+         "--input", str(source), "--output", str(tmp_path / "o.jsonl"), "--db", str(db)],
+    )  # fmt: skip
+
+    assert result.exit_code == 2, result.output
+    assert f"{base}/chat/completions answered HTTP 404" in result.output
+    assert f"try {base}/v1" in result.output
+    assert server.requests <= 8  # the first calls in flight; no per-item retries
+    assert stored(db, "id") == []
