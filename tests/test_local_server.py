@@ -19,8 +19,9 @@ import httpx2
 import pytest
 from pydantic import ValidationError
 
-from judgecards import Judge
+from judgecards import Judge, Store
 from judgecards.errors import TransportError
+from judgecards.export import results_table
 from judgecards.providers.openai import OpenAIProvider
 from judgecards.schemas import DEFAULT_CRITERIA, ReferenceGrade, ReferenceJudgment
 from tests.fakes.http import Script, Waits, anthropic_message, bad_request, openai_chat
@@ -315,6 +316,9 @@ def test_each_result_records_the_native_method_it_was_read_with(tmp_path: Path) 
     assert sorted(stored(db, "coalesce(native_method, '-')")) == sorted(
         ["json_object"] * 3 + ["json_schema", "-", "tool"]
     )
+    with Store(db) as store:  # and it is exported with the other columns
+        exported = [row["native_method"] for row in results_table(store).rows]
+    assert sorted(m or "-" for m in exported) == sorted(stored(db, "coalesce(native_method, '-')"))
 
 
 def test_the_cli_stops_at_a_404_base_url_with_exit_2_and_stores_nothing(
