@@ -19,6 +19,7 @@ each run about 0.35 s of CPU, a third of what the tool adds to a bare client scr
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterable, Sequence
@@ -179,9 +180,17 @@ _FAMILIES: tuple[tuple[str, str], ...] = (
     ("vicuna", r"vicuna"),
     ("alpaca", r"alpaca"),
 )
-_FAMILY_RES = tuple(
-    (family, re.compile(rf"(?:^|[-_/.:\s])(?:{pattern})")) for family, pattern in _FAMILIES
-)
+
+
+@functools.cache
+def _family_patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """The families' patterns, compiled on first use: every ``score`` summary imports this
+    module for its length correlations, which need none of them."""
+    return tuple(
+        (family, re.compile(rf"(?:^|[-_/.:\s])(?:{pattern})")) for family, pattern in _FAMILIES
+    )
+
+
 # Providers whose own name is the best family guess when the model name is not recognised.
 _PROVIDER_FAMILIES = {"anthropic": "claude", "mock": "mock"}
 
@@ -209,7 +218,7 @@ def model_family(model: str) -> str:
     if provider == "mock":
         return "mock"
     lowered = name.lower()
-    for family, pattern in _FAMILY_RES:
+    for family, pattern in _family_patterns():
         if pattern.search(lowered):
             return family
     if provider in _PROVIDER_FAMILIES:

@@ -87,20 +87,14 @@ class ContextOverflow:
 # Anthropic: "prompt is too long: 208310 tokens > 200000 maximum" and "input length and
 # `max_tokens` exceed context limit: 198000 + 8192 > 200000". llama.cpp's C++ server gives
 # ``exceed_context_size_error`` with ``n_prompt_tokens`` and ``n_ctx`` fields.
+# Searched with re.DOTALL; compiled on first use (`re`'s own cache): most runs never see one.
 _CONTEXT_WORDS = (
-    re.compile(
-        r"maximum context length is (?P<maximum>\d+) tokens.*?(?:requested|resulted in) "
-        r"(?P<requested>\d+) tokens",
-        re.DOTALL,
-    ),
-    re.compile(
-        r"limit of (?P<maximum>\d+) tokens.*?resulted in (?P<requested>\d+) tokens", re.DOTALL
-    ),
-    re.compile(
-        r"requested tokens \((?P<requested>\d+)\) exceed context window of (?P<maximum>\d+)"
-    ),
-    re.compile(r"prompt is too long: (?P<requested>\d+) tokens > (?P<maximum>\d+) maximum"),
-    re.compile(r"exceed context limit: (?P<prompt>\d+) \+ (?P<reply>\d+) > (?P<maximum>\d+)"),
+    r"maximum context length is (?P<maximum>\d+) tokens.*?(?:requested|resulted in) "
+    r"(?P<requested>\d+) tokens",
+    r"limit of (?P<maximum>\d+) tokens.*?resulted in (?P<requested>\d+) tokens",
+    r"requested tokens \((?P<requested>\d+)\) exceed context window of (?P<maximum>\d+)",
+    r"prompt is too long: (?P<requested>\d+) tokens > (?P<maximum>\d+) maximum",
+    r"exceed context limit: (?P<prompt>\d+) \+ (?P<reply>\d+) > (?P<maximum>\d+)",
 )
 _CONTEXT_CODES = {"context_length_exceeded", "exceed_context_size_error"}
 
@@ -112,7 +106,7 @@ def context_overflow(status: int, message: Any, body: Any) -> ContextOverflow | 
         return None
     text = f"{message} {json.dumps(body, default=str) if body is not None else ''}".lower()
     for pattern in _CONTEXT_WORDS:
-        found = pattern.search(text)
+        found = re.search(pattern, text, re.DOTALL)
         if found is not None:
             numbers = found.groupdict()
             requested = numbers.get("requested")
