@@ -90,7 +90,8 @@ def dawid_skene(
     # An item no judge gave a verdict on (every reply unparsed) carries no evidence: EM runs on
     # the others, and its posterior is the prior, as the model says (fit_jury and majority_vote
     # accept such items too).
-    answered = (codes >= 0).any(axis=1)
+    answered = np.asarray((codes >= 0).any(axis=1), dtype=bool)
+    codes_all_rows = len(codes)
     if not answered.any():
         raise ValueError("no item has a verdict from any judge")
     codes = codes[answered]
@@ -113,7 +114,7 @@ def dawid_skene(
             converged = True
             break
         bound = new_bound
-    everyone = np.tile(priors, (len(answered), 1))
+    everyone = np.tile(priors, (codes_all_rows, 1))
     everyone[answered] = posteriors
     posteriors = everyone
     best = posteriors.argmax(axis=1)
