@@ -18,7 +18,78 @@ from numpy.typing import NDArray
 from judgecards.metrics.stats import Estimate
 
 Tuning = Literal["ppi++", "ppi"] | float
+Interval = Literal["auto", "t", "normal", "bounded"]
 Floats = NDArray[np.float64]
+
+# The t interval is used for at least this many labels of one estimate (and Cochran's rule).
+T_MIN_LABELS = 50
+# Cochran (Sampling Techniques, 1977, §2.15): a mean is near normal for n > 25·g₁².
+COCHRAN_FACTOR = 25.0
+
+
+@dataclass(frozen=True)
+class IntervalChoice:
+    """Which interval an estimate uses and why, in words a report can print."""
+
+    kind: Literal["t", "normal", "bounded"]
+    reason: str
+
+
+def choose_interval(
+    interval: Interval, y: Floats, bounds: tuple[float, float] | None, finite: bool
+) -> IntervalChoice:
+    """The interval for ``interval="auto"`` (or the one asked for, with its reason).
+
+    The t interval (PPI++ with the small-sample step) is the narrower one and is used wherever
+    the labels allow it: at least `T_MIN_LABELS` of them and Cochran's rule n > 25·g₁², g₁ the
+    skewness of the labelled human values. Below that a sample of an almost constant score can
+    miss the rare low values and show no spread, and the t interval collapses (39–44% coverage
+    per SummEval system), so where the scale is known the bounded (betting) interval, valid for
+    any n, is used instead. The choice reads the labels only, never the judge: the same
+    interval with λ = 0 (the human-only column) is of the same kind.
+    """
+    if interval not in ("auto", "t", "normal", "bounded"):
+        raise ValueError(f"interval must be 'auto', 't', 'normal' or 'bounded', got {interval!r}")
+    if interval == "normal":
+        return IntervalChoice("normal", "asked for: the papers' normal interval (as ppi-python)")
+    if interval == "t":
+        return IntervalChoice("t", "asked for: small-sample t interval")
+    if interval == "bounded":
+        if bounds is None or not finite:
+            raise ValueError(
+                "interval='bounded' needs bounds=(low, high) and finite_population=True"
+            )
+        return IntervalChoice("bounded", "asked for: bounded (betting) interval")
+    if bounds is None or not finite:
+        return IntervalChoice("t", "scale not known: small-sample t interval")
+    n = len(y)
+    if n < T_MIN_LABELS:
+        return IntervalChoice(
+            "bounded",
+            f"{n} labels (fewer than {T_MIN_LABELS}): bounded (betting) interval, valid for any n",
+        )
+    skew = sample_skewness(y)
+    if not math.isfinite(skew):
+        return IntervalChoice(
+            "bounded", "the labels show no spread: bounded (betting) interval, valid for any n"
+        )
+    needed = COCHRAN_FACTOR * skew * skew
+    if n <= needed:
+        return IntervalChoice(
+            "bounded",
+            f"labels too skewed for a t interval (skewness {skew:.2f} needs more than "
+            f"{needed:.0f} labels, Cochran's rule): bounded (betting) interval",
+        )
+    return IntervalChoice("t", f"{n} labels, skewness {skew:.2f}: PPI++ small-sample t interval")
+
+
+def sample_skewness(values: Floats) -> float:
+    """g₁ = m₃ / m₂^1.5 of the values; ``nan`` when they do not vary."""
+    centred = values - values.mean()
+    m2 = float(np.mean(centred**2))
+    if m2 <= 1e-12 * max(1.0, float(np.max(np.abs(values)))) ** 2:
+        return math.nan
+    return float(np.mean(centred**3)) / float(m2**1.5)
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,13 @@ reports three columns for each number (`estimate`, ``judgecards estimate``):
 The number estimated is the one over the judged items themselves, a finite population: with
 labels drawn uniformly (without replacement, as audits draw), the corrected and human-only
 intervals carry the finite-population correction 1 − n/N, and a field whose every judged item
-is labelled is reported exactly (zero width). Shares and win rates, bounded by 0 and 1, and
-score axes whose scale the judging card's schema gives (`calibration.score_scales`) get the
-bounded (betting) interval, valid for any number of labels (`calibration.corrected_mean`'s
-``bounds``); other axes keep the t-based one. Weighted designs keep the infinite-population
+is labelled is reported exactly (zero width). Each estimate gets the interval that earns its
+keep (`calibration.corrected_estimate`, ``interval="auto"``): the PPI++ small-sample t interval
+where its labels allow (at least 50, and not too skewed for their number: Cochran's rule), and
+where they do not, if the scale is known (shares and win rates lie in [0, 1]; a score axis on
+the scale its card's schema gives, `calibration.score_scales`), the bounded (betting) interval,
+valid for any number of labels. The report says which was used and why; its human-only column
+is the same interval without the judge (λ = 0). Weighted designs keep the infinite-population
 variance, which is conservative.
 
 The numbers are the mean of each score axis, the share of each verdict, and for pairwise cards

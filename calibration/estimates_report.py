@@ -142,8 +142,9 @@ def estimate_lines(report: EstimatesReport, *, indent: str = "") -> list[str]:
         f"{indent}Corrected estimates: {report.card} judged by {report.model} "
         f"({judged}, {report.n_labeled} labelled by {who}; {level}% intervals)",
         f"{indent}  corrected = the judge on every item minus its bias measured on the labelled "
-        "items (PPI++); judge only is UNCORRECTED (biased); effective n = the human labels "
-        "the human-only interval would need to be as narrow",
+        "items (PPI++); human only = the same interval without the judge; judge only is "
+        "UNCORRECTED (biased); effective n = the human labels the human-only interval would "
+        "need to be as narrow",
         f"{indent}  {'estimate':<{width}} {'corrected':<24} {'human only':<24} "
         f"{'judge only (uncorrected)':<26} {'effective n':>14}",
     ]
@@ -155,6 +156,14 @@ def estimate_lines(report: EstimatesReport, *, indent: str = "") -> list[str]:
             f"{indent}  {row.name:<{width}} {_interval(r.corrected):<24} {_interval(r.human_only):<24} "
             f"{_interval(r.judge_only):<26} {worth:>14}"
         )
+    # Which interval each estimate reports and why (`calibration.corrected_estimate`'s
+    # ``interval="auto"``): the t one where its labels allow, the bounded one where not.
+    reasons: dict[str, list[str]] = {}
+    for row in report.rows:
+        if row.result.interval_reason:
+            reasons.setdefault(row.result.interval_reason, []).append(row.name)
+    for reason, names in reasons.items():
+        lines.append(f"{indent}  interval ({', '.join(names)}): {reason}")
     designs = dict.fromkeys(row.design for row in report.rows)
     for design in designs:
         what = "labels" if design.known else "labels (ASSUMPTION)"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import re
 from collections import defaultdict
 from dataclasses import dataclass
@@ -19,7 +20,11 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+# Beside the repository; JUDGECARDS_SHARED_DATA points elsewhere (a git worktree one level deeper).
+DATA = Path(
+    os.environ.get("JUDGECARDS_SHARED_DATA")
+    or Path(__file__).resolve().parents[2].parent / "shared" / "data"
+)
 
 LLMBAR_SUBSETS = (
     "LLMBar/Natural",

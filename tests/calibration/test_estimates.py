@@ -527,3 +527,40 @@ def test_a_score_axis_scale_comes_only_from_the_card_that_judged() -> None:
     assert score_scales("reference@1", ["sha256:0"]) == {}
     assert score_scales("reference@1", [card.hash, "sha256:0"]) == {}
     assert score_scales("no-such-card@1", [card.hash]) == {}
+
+
+def test_the_report_says_which_interval_each_estimate_uses_and_why(tmp_path: Path) -> None:
+    """Issue 21 part 1: the t interval where the labels allow (60 labels of an unskewed score),
+    the bounded one where they do not (fewer than 50), said in the JSON and the text."""
+    db, order = judged_db(tmp_path, n=120)
+    labelled = order[:60]
+    calibration.import_labels(
+        write_labels(tmp_path / "labels.csv", labelled), labeler="alice", db=db
+    )
+    report = calibration.estimate(db, card="reference", model=MODEL)
+    mean = row(report, "mean correctness").result
+    assert mean.interval == "t"
+    assert "60 labels" in mean.interval_reason and "t interval" in mean.interval_reason
+    rest = order[60:]
+    judge_verdict = {i: "match" if truth(i) == "partial_match" else truth(i) for i in order}
+    arrays = (
+        [SCORES[truth(i)][0] for i in labelled],
+        [SCORES[judge_verdict[i]][0] for i in labelled],
+        [SCORES[judge_verdict[i]][0] for i in rest],
+    )
+    assert mean.corrected == corrected_mean(*arrays, finite_population=True, interval="t")
+    # The human-only column is the same interval without the judge (λ = 0).
+    same = corrected_mean(*arrays, finite_population=True, interval="t", tuning=0.0, folds=1)
+    assert (mean.human_only.low, mean.human_only.high) == (same.low, same.high)
+    entry = next(e for e in report.to_dict()["estimates"] if e["name"] == "mean correctness")
+    assert entry["interval"] == "t" and entry["interval_reason"] == mean.interval_reason
+    text = report.as_text()
+    assert "interval (mean correctness" in text and mean.interval_reason in text
+
+
+def test_fewer_than_50_labels_get_the_bounded_interval_and_say_so(tmp_path: Path) -> None:
+    db, order = judged_db(tmp_path, n=60)
+    calibration.import_labels(write_labels(tmp_path / "l.csv", order[:30]), labeler="al", db=db)
+    mean = row(calibration.estimate(db, card="reference", model=MODEL), "mean correctness")
+    assert mean.result.interval == "bounded"
+    assert "30 labels (fewer than 50)" in mean.result.interval_reason

@@ -157,7 +157,9 @@ def test_a_useful_judge_narrows_the_bounded_interval() -> None:
     truth = np.clip(np.round(rng.normal(3.5, 1.0, 400)), 1, 5)
     judge = np.clip(truth + rng.choice([-1.0, 0.0, 0.0, 0.0, 1.0], 400), 1, 5)
     y, f, f_u = truth[:60], judge[:60], judge[60:]
-    with_judge = corrected_estimate(y, f, f_u, finite_population=True, bounds=(1, 5))
+    with_judge = corrected_estimate(
+        y, f, f_u, finite_population=True, bounds=(1, 5), interval="bounded"
+    )
     width = with_judge.corrected.high - with_judge.corrected.low
     assert width < 0.85 * (with_judge.human_only.high - with_judge.human_only.low)
     assert with_judge.corrected.low <= with_judge.corrected.value <= with_judge.corrected.high
@@ -221,6 +223,7 @@ def test_summeval_per_system_bounded_intervals_cover(n: int) -> None:
                 gpt4[rest],
                 finite_population=True,
                 bounds=(1, 5),
+                interval="bounded",
             )
             covered += e.low <= truth <= e.high
         assert covered >= 93, (dimension, system, n, covered)
@@ -242,7 +245,9 @@ def test_summeval_every_system_and_dimension_is_covered_when_bounded() -> None:
                 for _ in range(100):
                     order = rng.permutation(len(human))
                     y, f, f_u = human[order[:n]], gpt4[order[:n]], gpt4[order[n:]]
-                    b = corrected_mean(y, f, f_u, finite_population=True, bounds=(1, 5))
+                    b = corrected_mean(
+                        y, f, f_u, finite_population=True, bounds=(1, 5), interval="bounded"
+                    )
                     t = corrected_mean(y, f, f_u, finite_population=True)
                     bounded += b.low <= truth <= b.high
                     t_based += t.low <= truth <= t.high
