@@ -88,3 +88,36 @@ def test_few_labels_per_system_never_wider_than_without_the_judge(n: int) -> Non
         coverage, ratio = _draws(human[keep], gpt4[keep], n, 100, (1.0, 5.0), n)
         assert coverage >= 0.93, (dimension, system, coverage)
         assert ratio <= 1.02, (dimension, system, ratio)
+
+
+def _two_experts(dimension: str) -> tuple[np.ndarray, np.ndarray]:
+    """SummEval: the mean of the first two experts per summary, and GPT-4's score, matched."""
+    import json
+    import re
+
+    from tests.calibration.public_data import data_file
+
+    with data_file("summeval/annotations_abstractive_12systems.jsonl").open() as handle:
+        experts = {
+            (r["model_id"], r["id"]): [a[dimension] for a in r["expert_annotations"][:2]]
+            for r in map(json.loads, handle)
+        }
+    gpt4 = {}
+    with data_file("summeval/llm_judgments_shen2023.jsonl").open() as handle:
+        for r in map(json.loads, handle):
+            if (r["evaluator"], r["method"], r["dimension"]) == ("gpt-4-0314", "rts", dimension):
+                digits = re.findall(r"(?<!\d)([1-5])(?!\d)", r["resp"])
+                if digits:
+                    gpt4[(r["model_id"], r["id"])] = float(digits[-1])
+    keys = sorted(k for k in experts if k in gpt4)
+    return np.array([np.mean(experts[k]) for k in keys]), np.array([gpt4[k] for k in keys])
+
+
+def test_two_labelers_per_item_the_item_as_the_unit_covers() -> None:
+    """Issue 21 part 4: every label counts, an item's value is its two labelers' mean (they
+    disagree on most SummEval summaries) and the item is the sampling unit: the reported
+    interval still covers the all-items mean."""
+    for dimension in ("coherence", "relevance"):
+        human, gpt4 = _two_experts(dimension)
+        coverage, _ = _draws(human, gpt4, 100, 300, (1.0, 5.0), 7)
+        assert coverage >= 0.93, (dimension, coverage)
