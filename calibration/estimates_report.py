@@ -13,7 +13,7 @@ from typing import Any, Literal
 from calibration.ppi import CorrectedEstimate
 from judgecards.metrics.stats import Estimate
 
-__all__ = ["Design", "EstimateRow", "EstimatesReport", "Kind", "estimate_lines"]
+__all__ = ["Design", "EstimateRow", "EstimatesReport", "Kind", "estimate_lines", "interval_notes"]
 
 Kind = Literal["score", "verdict", "win_rate"]
 
@@ -128,6 +128,17 @@ def _interval(e: Estimate) -> str:
     return f"{e.value:.3f} [{e.low:.3f}, {e.high:.3f}]"
 
 
+def interval_notes(report: EstimatesReport) -> list[str]:
+    """Which interval each estimate reports and why, one line per reason (`calibration.
+    corrected_estimate`'s ``interval="auto"``: the t one where the labels allow, the bounded
+    one where they do not); the text table and the HTML report both print them."""
+    reasons: dict[str, list[str]] = {}
+    for row in report.rows:
+        if row.result.interval_reason:
+            reasons.setdefault(row.result.interval_reason, []).append(row.name)
+    return [f"interval ({', '.join(names)}): {reason}" for reason, names in reasons.items()]
+
+
 def estimate_lines(report: EstimatesReport, *, indent: str = "") -> list[str]:
     """The report's table, corrected column first; reused by ``audit report``."""
     level = round((1 - report.alpha) * 100)
@@ -156,14 +167,7 @@ def estimate_lines(report: EstimatesReport, *, indent: str = "") -> list[str]:
             f"{indent}  {row.name:<{width}} {_interval(r.corrected):<24} {_interval(r.human_only):<24} "
             f"{_interval(r.judge_only):<26} {worth:>14}"
         )
-    # Which interval each estimate reports and why (`calibration.corrected_estimate`'s
-    # ``interval="auto"``): the t one where its labels allow, the bounded one where not.
-    reasons: dict[str, list[str]] = {}
-    for row in report.rows:
-        if row.result.interval_reason:
-            reasons.setdefault(row.result.interval_reason, []).append(row.name)
-    for reason, names in reasons.items():
-        lines.append(f"{indent}  interval ({', '.join(names)}): {reason}")
+    lines += [f"{indent}  {line}" for line in interval_notes(report)]
     designs = dict.fromkeys(row.design for row in report.rows)
     for design in designs:
         what = "labels" if design.known else "labels (ASSUMPTION)"

@@ -14,6 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from calibration.estimates_report import interval_notes
 from judgecards.metrics.stats import Estimate
 from judgecards.pricing import format_cost
 from judgecards.report import plots
@@ -147,10 +148,14 @@ def _estimates(judge: JudgeReport, anchor: str, pct: str) -> Part:
         prefix=f"{anchor}-est-", xlabel="estimate",
     )  # fmt: skip
     designs = dict.fromkeys(row.design for row in report.rows)
-    notes = tuple(
-        ("labels: " if design.known else "labels (ASSUMPTION): ") + design.description
-        for design in designs
-    ) + tuple(f"note: {note}" for note in report.notes)
+    notes = (
+        tuple(
+            ("labels: " if design.known else "labels (ASSUMPTION): ") + design.description
+            for design in designs
+        )
+        + tuple(interval_notes(report))
+        + tuple(f"note: {note}" for note in report.notes)
+    )
     who = ", ".join(report.labelers)
     judged = (
         f"{report.n_comparisons} comparisons judged in both orders"
