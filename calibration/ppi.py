@@ -50,9 +50,12 @@ has the numbers): MT-Bench win rates of six models and SummEval per-dimension me
 50/100/200 labels, covered ≥ 93% and were narrower than the textbook human-only t interval.
 Per SummEval system (100 summaries, 10–50 labelled) they do not hold: a sample of an almost
 constant score can show no spread at all. When the scale is known (``bounds``, with a finite
-population) the interval is instead the betting interval of `calibration._ppi_bounded`,
-valid for any number of labels; it covered ≥ 93% in every system × dimension and is wider
-(bench/ppi_coverage_systems.py; tests/calibration/test_ppi_finite.py).
+population) the betting interval of `calibration._ppi_bounded` is valid for any number of
+labels, but wider. ``interval="auto"`` (the default) therefore picks per estimate: the t
+interval where the labels allow it (≥ 50 of them and Cochran's rule n > 25·g₁² on their
+skewness), the bounded one where they do not; `CorrectedEstimate.interval_reason` says which
+and why. ``interval="normal"`` gives the papers' interval (bench/ppi_interval_choice.py;
+tests/calibration/test_ppi_interval.py).
 """
 
 from __future__ import annotations
