@@ -34,7 +34,7 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from calibration._ppi_core import Floats, Tuning
+from calibration._ppi_core import Floats, Tuning, shrink_factor
 from judgecards.metrics.stats import Estimate
 
 _TRUNCATION = 0.9  # fraction of the largest bet that keeps wealth nonnegative (WSR: c < 1)
@@ -43,7 +43,6 @@ _ORDERS = 4
 _GRID = 41  # candidate means on the [0, 1] scale; each end is then refined 40-fold
 _FINE = 41
 _SLOPE_LABELS = 25  # labels drawn before the judge's slope is used at all
-_SLOPE_F = 4.0  # ... and only once its F statistic shows it (≈ the 5% level)
 
 Bools = NDArray[np.bool_]
 
@@ -215,13 +214,12 @@ class _Path:
 
 def _predictable_slope(y: Floats, f: Floats) -> Floats:
     """λ_t: the slope of y on f over the labels before item t, clipped to [0, 1] (0 before
-    `_SLOPE_LABELS` labels), shrunk toward 0 by the positive-part factor 1 − 1/F (F = (t − 2)·r²/(1 − r²), the
-    regression F statistic of those labels).
+    `_SLOPE_LABELS` labels), shrunk toward 0 by `calibration._ppi_core.shrink_factor`
+    (1 − 1/F of the labels before item t, 0 below F = 4).
 
     Unshrunk, a slope fitted on a handful of labels is mostly noise, and betting on y − λ·f
     with a noisy λ adds variance: per SummEval system the judge made the interval 6–13% wider
-    than λ = 0. Shrinking by 1 − 1/F (James–Stein's positive part) leaves a clear slope almost
-    whole and sends a slope indistinguishable from 0 to 0.
+    than λ = 0.
     """
     t = np.arange(len(y), dtype=np.float64)  # labels before item t
     sy, sf = np.cumsum(y) - y, np.cumsum(f) - f
@@ -232,11 +230,7 @@ def _predictable_slope(y: Floats, f: Floats) -> Floats:
         variance = sff / t - (sf / t) ** 2
         variance_y = syy / t - (sy / t) ** 2
         slope = covariance / variance
-        r2 = np.clip(covariance**2 / (variance * variance_y), 0.0, 1.0)
-        f_stat = (t - 2.0) * r2 / (1.0 - r2)
-        shrink = np.where(r2 >= 1.0, 1.0, np.clip(1.0 - 1.0 / f_stat, 0.0, 1.0))
-        shrink = np.where(f_stat >= _SLOPE_F, shrink, 0.0)
+        shrink = shrink_factor(covariance**2 / (variance * variance_y), t)
     usable = (t >= _SLOPE_LABELS) & (variance > 1e-12) & np.isfinite(slope)
-    shrink = np.where(np.isfinite(shrink), shrink, 0.0)
     lam: Floats = np.where(usable, np.clip(slope, 0.0, 1.0) * shrink, 0.0)
     return lam

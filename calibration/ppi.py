@@ -71,6 +71,7 @@ from numpy.typing import NDArray
 from calibration._core import warn_if_small
 from calibration._ppi_bounded import bounded_estimate, check_design
 from calibration._ppi_core import (
+    SLOPE_MINORITY,
     Fit,
     Floats,
     Interval,
@@ -83,6 +84,7 @@ from calibration._ppi_core import (
     fit_ppi,
     indicator,
     normal_estimate,
+    slope_measurable,
 )
 from judgecards.metrics.stats import Estimate
 
@@ -228,9 +230,44 @@ def corrected_mean(
     check_alpha(alpha)
     check_design(finite_population, bounds, weights is not None, y)
     choice = choose_interval(interval, y, bounds, finite_population)
+    tuning, choice = _tuning(tuning, interval, finite_population, f, choice)
     warn_if_small(len(y), "corrected mean", stacklevel=2)
-    fit = fit_ppi(y, f, f_u, w, w_u, alpha, tuning, folds, seed, finite_population)
+    fit = fit_ppi(
+        y,
+        f,
+        f_u,
+        w,
+        w_u,
+        alpha,
+        tuning,
+        folds,
+        seed,
+        finite_population,
+        _shrinks(interval, finite_population),
+    )
     return _interval(fit, choice, y, f, f_u, bounds, alpha, tuning, seed)
+
+
+def _tuning(
+    tuning: Tuning, interval: Interval, finite_population: bool, f: Floats, choice: IntervalChoice
+) -> tuple[Tuning, IntervalChoice]:
+    """λ = 0 in the ``"auto"`` interval of an audit whose judge scores cannot carry a slope
+    (`calibration._ppi_core.slope_measurable`), said in the reason."""
+    if tuning == "ppi++" and _shrinks(interval, finite_population) and not slope_measurable(f):
+        reason = (
+            f"{choice.reason}; fewer than {SLOPE_MINORITY} labelled judge scores differ from "
+            "its most common one, too few for a slope: λ = 0"
+        )
+        return 0.0, IntervalChoice(choice.kind, reason)
+    return tuning, choice
+
+
+def _shrinks(interval: Interval, finite_population: bool) -> bool:
+    """Whether PPI++'s λ is shrunk toward 0 (`calibration._ppi_core.shrink_factor`): in the
+    ``"auto"`` interval of an audit of stored results (a finite population), where a noisy λ
+    from few labels made the interval wider than the people's own. Asked for by name (``"t"``,
+    ``"normal"``), λ is the papers' power-tuned one, as ``ppi-python`` fits it."""
+    return interval == "auto" and finite_population
 
 
 def _interval(
@@ -311,8 +348,21 @@ def corrected_rate(
     check_alpha(alpha)
     check_design(finite_population, bounds, weights is not None, y)
     choice = choose_interval(interval, y, bounds, finite_population)
+    tuning, choice = _tuning(tuning, interval, finite_population, f, choice)
     warn_if_small(len(y), "corrected rate", stacklevel=2)
-    fit = fit_ppi(y, f, f_u, w, w_u, alpha, tuning, folds, seed, finite_population)
+    fit = fit_ppi(
+        y,
+        f,
+        f_u,
+        w,
+        w_u,
+        alpha,
+        tuning,
+        folds,
+        seed,
+        finite_population,
+        _shrinks(interval, finite_population),
+    )
     return clip_share(_interval(fit, choice, y, f, f_u, bounds, alpha, tuning, seed))
 
 
@@ -380,8 +430,21 @@ def corrected_estimate(
     check_alpha(alpha)
     check_design(finite_population, bounds, weights is not None, y)
     choice = choose_interval(interval, y, bounds, finite_population)
+    tuning, choice = _tuning(tuning, interval, finite_population, f, choice)
     warn_if_small(len(y), "corrected estimate", stacklevel=2)
-    fit = fit_ppi(y, f, f_u, w, w_u, alpha, tuning, folds, seed, finite_population)
+    fit = fit_ppi(
+        y,
+        f,
+        f_u,
+        w,
+        w_u,
+        alpha,
+        tuning,
+        folds,
+        seed,
+        finite_population,
+        _shrinks(interval, finite_population),
+    )
     classical = fit_ppi(y, f, f_u, w, w_u, alpha, 0.0, 1, None, finite_population)
     judged = np.concatenate([w * f, w_u * f_u])
     judge_only = normal_estimate(

@@ -121,3 +121,16 @@ def test_two_labelers_per_item_the_item_as_the_unit_covers() -> None:
         human, gpt4 = _two_experts(dimension)
         coverage, _ = _draws(human, gpt4, 100, 300, (1.0, 5.0), 7)
         assert coverage >= 0.93, (dimension, coverage)
+
+
+def test_a_judge_that_scores_almost_everything_alike_gets_no_slope() -> None:
+    # SummEval relevance, system M22: GPT-4 gives 97 of 100 summaries a 5. With 50 labelled,
+    # a slope fitted on its one or two other scores made the interval 4–5% wider than λ = 0.
+    human, gpt4, systems = summeval()["relevance"]
+    keep = systems == "M22"
+    coverage, ratio = _draws(human[keep], gpt4[keep], 50, 200, (1.0, 5.0), 50)
+    assert coverage >= 0.93, coverage
+    assert ratio <= 1.02, ratio
+    y, f, f_u = human[keep][:50], gpt4[keep][:50], gpt4[keep][50:]
+    e = corrected_estimate(y, f, f_u, finite_population=True, bounds=(1.0, 5.0))
+    assert e.tuning == 0.0 and "too few for a slope" in e.interval_reason
