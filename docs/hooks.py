@@ -106,7 +106,7 @@ def error_classes() -> dict[str, type]:
         for name, obj in vars(module).items():
             if (
                 isinstance(obj, type)
-                and obj.__module__ == module.__name__
+                and obj.__module__.split(".")[0] in ("judgecards", "calibration")
                 and not name.startswith("_")
                 and (issubclass(obj, JudgecardsError) or issubclass(obj, Warning))
             ):
@@ -119,7 +119,7 @@ def errors_section() -> str:
     lines = []
 
     def walk(cls: type, depth: int) -> None:
-        if cls.__name__ in classes or depth == 0:
+        if not cls.__name__.startswith("_"):
             where = f"`{cls.__module__}`"
             lines.append(f"{'    ' * depth}- **`{cls.__name__}`** ({where}): {_first_line(cls)}")
         children = sorted(cls.__subclasses__(), key=lambda c: c.__name__)
@@ -140,7 +140,7 @@ def errors_section() -> str:
 def _type_name(annotation: Any) -> str:
     text = getattr(annotation, "__name__", None) if isinstance(annotation, type) else None
     text = text or str(annotation).replace("typing.", "")
-    return text.replace("judgecards.card_spec.", "")
+    return text.replace("judgecards.card_spec.", "").replace(" | ", " or ")
 
 
 def card_format_section() -> str:
