@@ -7,7 +7,7 @@ PYTHON=${PYTHON:-.venv/bin/python}
 "$PYTHON" -m pytest -q -p no:cacheprovider -m browser \
   tests/serve/test_labeling_browser.py tests/serve/test_reports.py
 mkdir -p docs/assets/screenshots
-for name in label-hostile-item label-done report-file report-served-pairwise; do
+for name in label-hostile-item report-served-pairwise; do
   cp "tests/serve/screenshots/$name.png" "docs/assets/screenshots/$name.png"
 done
 echo "copied to docs/assets/screenshots/"
