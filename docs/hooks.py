@@ -75,7 +75,7 @@ def api_section(face: str) -> str:
     names = importlib.import_module(face).__all__
     parts = []
     for name in names:
-        parts.append(f"### `{face}.{name}` {{ #{face}.{name} }}\n\n::: {face}.{name}\n")
+        parts.append(f"::: {face}.{name}\n")  # its heading and anchor come from mkdocstrings
     return "\n".join(parts)
 
 
