@@ -38,8 +38,13 @@ Trustworthy numbers once labels exist:
 * `estimate` (`EstimatesReport`, `EstimateRow`; `EstimateError`) — corrected estimates from the
   results database: judge-only, human-only and corrected numbers for a card version and judge
   model (mean score per axis, share of each verdict, win rate per model pair).
+* `judge_rates` (`JudgeRates`) and `rogan_gladen` — the pass/fail view of a two-valued judge:
+  TPR and TNR with Wilson intervals, a readiness line in plain words, and the judge's positive
+  rate corrected for both (Rogan–Gladen) with an interval that carries their error.
 * `selective_threshold` (`SelectiveThreshold`, `ThresholdTest`) — the confidence above which a
   judge's agreement with people is guaranteed (fixed-sequence testing); the rest is escalated.
+* `cascade_thresholds` — one threshold per judge of a cascade, each calibrated only on the
+  items no earlier judge trusts (Trust or Escalate), so every stage keeps its guarantee.
 * `Cascade` (`CascadeRun`, `CascadeDecision`, `CascadeStage`) — judges from cheap to strong,
   each deciding only above its own threshold, the rest queued for people; confidence per
   judgment from `judgment_confidence` (G-Eval), `order_consistency` (pairwise),
@@ -99,6 +104,7 @@ _EXPORTS: dict[str, str] = {
     "EstimatesReport": "calibration.estimates",
     "FittedJury": "calibration.jury",
     "InterAnnotatorReport": "calibration.interrater",
+    "JudgeRates": "calibration.error_rates",
     "JudgeReliability": "calibration.jury",
     "JurorReliability": "calibration.jury_run",
     "Jury": "calibration.jury_run",
@@ -126,6 +132,7 @@ _EXPORTS: dict[str, str] = {
     "align": "calibration.alignment",
     "alignment_runs": "calibration.alignment",
     "calibrate": "calibration.report",
+    "cascade_thresholds": "calibration.selective",
     "comparison_confidence": "calibration.pairwise_cascade",
     "corrected_estimate": "calibration.ppi",
     "corrected_mean": "calibration.ppi",
@@ -140,6 +147,7 @@ _EXPORTS: dict[str, str] = {
     "import_labels": "calibration.labels",
     "inclusion_probabilities": "calibration.uncertainty_sampling",
     "inter_annotator": "calibration.interrater",
+    "judge_rates": "calibration.error_rates",
     "judgment_confidence": "calibration.confidence",
     "kappa": "calibration.agreement_measures",
     "krippendorff_alpha": "calibration.interrater",
@@ -149,6 +157,7 @@ _EXPORTS: dict[str, str] = {
     "pairwise_agreement": "calibration.pairwise",
     "pairwise_human_agreement": "calibration.pairwise",
     "read_labels": "calibration.labels",
+    "rogan_gladen": "calibration.error_rates",
     "sample_agreement": "calibration.confidence",
     "selective_threshold": "calibration.selective",
     "stored_cascade_runs": "calibration.cascade_history",
@@ -183,6 +192,7 @@ __all__ = [
     "EstimatesReport",
     "FittedJury",
     "InterAnnotatorReport",
+    "JudgeRates",
     "JudgeReliability",
     "JurorReliability",
     "Jury",
@@ -210,6 +220,7 @@ __all__ = [
     "align",
     "alignment_runs",
     "calibrate",
+    "cascade_thresholds",
     "comparison_confidence",
     "corrected_estimate",
     "corrected_mean",
@@ -224,6 +235,7 @@ __all__ = [
     "import_labels",
     "inclusion_probabilities",
     "inter_annotator",
+    "judge_rates",
     "judgment_confidence",
     "kappa",
     "krippendorff_alpha",
@@ -233,6 +245,7 @@ __all__ = [
     "pairwise_agreement",
     "pairwise_human_agreement",
     "read_labels",
+    "rogan_gladen",
     "sample_agreement",
     "selective_threshold",
     "stored_cascade_runs",
@@ -257,6 +270,7 @@ if TYPE_CHECKING:
     from calibration.cascade_stages import EarlierQueue
     from calibration.confidence import judgment_confidence, order_consistency, sample_agreement
     from calibration.dawid_skene_model import DawidSkeneResult, dawid_skene
+    from calibration.error_rates import JudgeRates, judge_rates, rogan_gladen
     from calibration.estimates import EstimateRow, EstimatesReport, estimate
     from calibration.interrater import (
         InterAnnotatorReport,
@@ -304,7 +318,12 @@ if TYPE_CHECKING:
     )
     from calibration.records import AlignmentRun, AnchorSet
     from calibration.report import AgreementReport, ClassScores, calibrate
-    from calibration.selective import SelectiveThreshold, ThresholdTest, selective_threshold
+    from calibration.selective import (
+        SelectiveThreshold,
+        ThresholdTest,
+        cascade_thresholds,
+        selective_threshold,
+    )
     from calibration.status import CalibrationStatus, latest_calibration, warn_if_uncalibrated
     from calibration.uncertainty_sampling import draw_pps, inclusion_probabilities
     from judgecards.errors import AlignmentError, AuditError, EstimateError, LabelImportError

@@ -46,9 +46,10 @@ import os
 import re
 import secrets
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 from typing import Any, cast
 
@@ -62,7 +63,7 @@ from calibration.audit_report import (
     FieldAgreement,
     Flip,
     GateCheck,
-    _gate,
+    gate_check,
 )
 from calibration.audit_sampling import AuditSample, Stratify, draw, since_timestamp
 from calibration.confidence import judgment_confidence
@@ -71,10 +72,12 @@ from calibration.label_fields import LabelField, LabelKind, judge_labels, label_
 from calibration.label_files import Format, format_of, sheet_audit_id, write_rows
 from calibration.label_import import AuditScope, LabelImportReport, import_labels
 from calibration.migrations import open_store
+from calibration.pass_fail import PassFailView, pass_fail_view
 from calibration.records import AnchorItem, AnchorSet, AuditItem, AuditRecord, Label, NewLabel
 from calibration.repository import CalibrationRepository
 from judgecards.cards import Card, load_card
 from judgecards.errors import AuditError, JudgecardsError
+from judgecards.metrics.stats import Estimate
 from judgecards.store import Store
 
 __all__ = [
@@ -374,6 +377,10 @@ class Audit:
         min_kappa: float = 0.6,
         baseline: int | None = None,
         seed: int | None = 0,
+        positive: str | None = None,
+        min_tpr: float | None = None,
+        min_tnr: float | None = None,
+        revisions: bool = False,
     ) -> AuditReport:
         """Every audit (of ``card`` / ``model``) over time, with the gate; see the module docs.
 
@@ -384,6 +391,13 @@ class Audit:
             baseline: the audit to compare the newest with (default: the first labelled audit
                 of each series).
             seed: bootstrap seed.
+            positive: the positive value of a two-valued primary field's pass/fail view
+                (default: ``fail``, else see `calibration.pass_fail`).
+            min_tpr / min_tnr: thresholds the pass/fail view's readiness line checks the
+                lower bounds of TPR and TNR against (``None``: not checked).
+            revisions: use the corrections labelers made after the judge's answer was shown
+                instead of their blind labels (default: never; the blind label is the
+                measurement).
 
         Raises:
             AuditError: no audits match, or ``baseline`` is unknown.
@@ -394,7 +408,11 @@ class Audit:
             raise AuditError(f"no audits{' of ' + scope if scope else ''} in {self.store.path}")
         if baseline is not None and all(r.id != baseline for r in records):
             raise AuditError(f"baseline audit #{baseline} is not among the audits reported")
-        summaries, notes = self._measures.summaries(records, seed=seed)
+        summaries, notes = self._measures.summaries(records, seed=seed, revisions=revisions)
+        if revisions:
+            notes.append(
+                "labels corrected after the judge's answer was shown are used (--with-revisions)"
+            )
         series: dict[tuple[str, str], list[int]] = defaultdict(list)
         for index, s in enumerate(summaries):
             # A cascade's escalated items were chosen for being hard: not the judge's kappa.
@@ -417,9 +435,31 @@ class Audit:
                 if i != base_index:
                     delta = self._measures.delta_vs(current, base, seed=seed)
                 summaries[i] = replace(current, baseline_id=base.audit.id, vs_baseline=delta)
-            checks.append(_gate(summaries[labelled[-1]], summaries[base_index], min_kappa))
+            checks.append(gate_check(summaries[labelled[-1]], summaries[base_index], min_kappa))
         judges = [(s.audit.card, s.audit.model) for s in summaries if s.n_labeled]
         estimates, more = audit_estimates(self.store, judges, seed=seed)
+        for i, s in enumerate(summaries):
+            shares = {
+                (row.field, row.name): row.result.corrected
+                for report in estimates
+                if (report.card, report.model) == (s.audit.card, s.audit.model)
+                for row in report.rows
+                if row.kind == "verdict"
+            }
+            view = self._pass_fail(
+                s,
+                positive=positive,
+                min_tpr=min_tpr,
+                min_tnr=min_tnr,
+                ppi=partial(_share, shares, s.primary),
+            )
+            if view is not None:
+                summaries[i] = replace(s, pass_fail=view)
+        if positive is not None and all(s.pass_fail is None for s in summaries if s.n_labeled):
+            more.append(
+                f"no pass/fail view: positive {positive!r} is not a value of any labelled "
+                "audit's two-valued primary field"
+            )
         return AuditReport(
             tuple(summaries), tuple(checks), min_kappa, (*notes, *more), tuple(estimates)
         )
@@ -565,6 +605,45 @@ class Audit:
 
     # ------------------------------------------------------------------ internals
 
+    def _pass_fail(
+        self,
+        summary: AuditSummary,
+        *,
+        positive: str | None,
+        min_tpr: float | None,
+        min_tnr: float | None,
+        ppi: Callable[[Hashable], Estimate | None],
+    ) -> PassFailView | None:
+        """The primary field's pass/fail view; the corrected share only for a uniform sample
+        of stored single-item results (its unlabelled items are the other stored results)."""
+        if summary.primary is None:
+            return None
+        agreement = summary.fields[summary.primary]
+        audit = summary.audit
+        items = self.repository.audit_items(audit.id)
+        unlabeled: list[Any] | None = None
+        uniform = all(item.inclusion_probability is None for item in items)
+        if audit.kind == "sample" and uniform and agreement.kind == "verdict":
+            labelled = {item.result_id for item in items}
+            fields = self._fields(audit.card, [])
+            unlabeled = [
+                judge_labels(fields, result).get(summary.primary)
+                for result, _ in self.store.results(card=audit.card, model=audit.model, status="ok")
+                if result.id not in labelled and result.card_hash == audit.card_hash
+            ]
+            unlabeled = [value for value in unlabeled if value is not None]
+        return pass_fail_view(
+            summary.primary,
+            agreement.kind,
+            agreement.scale or (),
+            agreement.pairs,
+            unlabeled=unlabeled,
+            positive=positive,
+            min_tpr=min_tpr,
+            min_tnr=min_tnr,
+            ppi=ppi,
+        )
+
     def _fields(self, ref: str, labels: Sequence[Label]) -> dict[str, LabelField]:
         """The card's label fields; if the card cannot be loaded, those seen in the labels."""
         try:
@@ -596,3 +675,10 @@ class Audit:
 
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat()
+
+
+def _share(
+    shares: Mapping[tuple[str, str], Estimate], field: str | None, value: Hashable
+) -> Estimate | None:
+    """The corrected share of ``value`` on ``field`` among the estimates (``None``: none)."""
+    return None if field is None else shares.get((field, f"share {value}"))

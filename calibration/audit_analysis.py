@@ -72,16 +72,27 @@ class AuditMeasures:
         self.n_resamples = n_resamples
 
     def summaries(
-        self, records: Sequence[AuditRecord], *, seed: int | None, primary_only: bool = False
+        self,
+        records: Sequence[AuditRecord],
+        *,
+        seed: int | None,
+        primary_only: bool = False,
+        revisions: bool = False,
     ) -> tuple[list[AuditSummary], list[str]]:
-        """One summary per audit, and notes on audits without labels or with few."""
+        """One summary per audit, and notes on audits without labels or with few.
+
+        ``revisions``: use labels corrected after the judge's answer was shown (default: the
+        blind labels only).
+        """
         notes: list[str] = []
         summaries = []
         with warnings.catch_warnings():
             # The report states small samples once per audit instead of once per measure.
             warnings.simplefilter("ignore", SmallSampleWarning)
             for record in records:
-                summary = self.summarise(record, seed=seed, primary_only=primary_only)
+                summary = self.summarise(
+                    record, seed=seed, primary_only=primary_only, revisions=revisions
+                )
                 summaries.append(summary)
                 kappa = summary.kappa
                 if summary.n_labeled == 0:
@@ -95,12 +106,17 @@ class AuditMeasures:
         return summaries, notes
 
     def summarise(
-        self, record: AuditRecord, *, seed: int | None, primary_only: bool = False
+        self,
+        record: AuditRecord,
+        *,
+        seed: int | None,
+        primary_only: bool = False,
+        revisions: bool = False,
     ) -> AuditSummary:
         """The audit's measures; ``primary_only`` stops at the primary field (the cached headline)."""
         items = self.repository.audit_items(record.id)
         weighted = any(item.inclusion_probability is not None for item in items)
-        labels = self.repository.labels(audit_id=record.id)
+        labels = self.repository.labels(audit_id=record.id, revisions=revisions)
         humans = humans_by_result(labels)
         fields = self.fields_of(record.card, labels)
         results: dict[str, FieldAgreement] = {}

@@ -18,6 +18,7 @@ import numpy as np
 from calibration._core import format_estimate
 from calibration.estimates import EstimatesReport, estimate_lines
 from calibration.interrater import InterAnnotatorReport
+from calibration.pass_fail import PassFailView
 from calibration.report import AgreementReport
 from judgecards.metrics.stats import Estimate
 
@@ -31,6 +32,7 @@ __all__ = [
     "Disagreement",
     "FieldAgreement",
     "Flip",
+    "gate_check",
     "GateCheck",
 ]
 
@@ -142,6 +144,8 @@ class AuditSummary:
         baseline_id: the baseline audit of this audit's series.
         vs_baseline: ``kappa(this) - kappa(baseline)`` with an independent-samples bootstrap
             interval (``None`` for the baseline itself or when either kappa is missing).
+        pass_fail: the primary field read as a binary judge (TPR, TNR, readiness, the
+            corrected share; `calibration.pass_fail`), when it is two-valued.
     """
 
     audit: AuditRecord
@@ -154,6 +158,7 @@ class AuditSummary:
     drift: AnchorDrift | None = None
     baseline_id: int | None = None
     vs_baseline: Estimate | None = None
+    pass_fail: PassFailView | None = None
 
     @property
     def kappa(self) -> Estimate | None:
@@ -287,7 +292,9 @@ class AuditReport:
 # --------------------------------------------------------------------------- the gate and rendering
 
 
-def _gate(newest: AuditSummary, base: AuditSummary, min_kappa: float) -> GateCheck:
+def gate_check(newest: AuditSummary, base: AuditSummary, min_kappa: float) -> GateCheck:
+    """The gate on `newest`: kappa at least `min_kappa`, and no significant drop from `base`
+    (the 95% interval of the change lies wholly below 0)."""
     kappa = newest.kappa
     assert kappa is not None
     reasons: list[str] = []
@@ -357,6 +364,7 @@ def _summary_dict(s: AuditSummary) -> dict[str, Any]:
         "kappa": _estimate(s.kappa), "agreement": _estimate(s.agreement),
         "baseline_id": s.baseline_id, "vs_baseline": _estimate(s.vs_baseline),
         "judge_errors": s.judge_errors,
+        "pass_fail": None if s.pass_fail is None else s.pass_fail.to_dict(),
         "fields": {
             name: {
                 "kind": f.kind, "ties": f.ties, "kappa": _estimate(f.kappa),
@@ -411,6 +419,8 @@ def _summary_lines(s: AuditSummary, max_disagreements: int) -> list[str]:
             lines.append(
                 f"  {name:<16} {n:>4}  {agreement:<22}  {kappa:<22}  {f.weights or 'none':<9}  {ceiling}{tie_note}"
             )
+    if s.pass_fail is not None:
+        lines += s.pass_fail.lines()
     drift = s.drift
     if drift is not None:
         lines.append(

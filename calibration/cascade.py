@@ -1,9 +1,11 @@
 """A cascade of judges, cheap to strong, each trusted only where its agreement is guaranteed.
 
 "Trust or Escalate" (Jung, Brahman and Choi, ICLR 2025): every judge gets its own confidence
-threshold, calibrated by `calibration.selective_threshold` on the human labels stored for
-(card@version, that judge's model) — a calibration item agrees when the judge's answer on the
-label field equals the labelers' majority. An item goes to the first judge; when that judge's
+threshold, calibrated by `calibration.cascade_thresholds` on the human labels stored for the
+card version — a calibration item agrees when the judge's answer on the label field equals the
+labelers' majority — using only the labelled items no earlier judge trusts, since those are the
+items it will decide (calibrated on all of them, a later judge fell below target on what it
+decided far more often than δ). Items are matched across judges by their ``id``. An item goes to the first judge; when that judge's
 confidence (`calibration.confidence.judgment_confidence`) is below its threshold, or its
 result is an error record, the item goes to the next judge, and so on. Items no judge trusts go
 to people: they become one audit of kind ``escalated`` (the newest result of each, by the last
@@ -26,10 +28,10 @@ uncertainty``), which draws unsure items more often: either would bias the thres
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from calibration.audit_analysis import humans_by_result, primary_order
 from calibration.cascade_repository import save_cascade_result_decisions
@@ -39,12 +41,11 @@ from calibration.cascade_stages import (
     EarlierQueue,
     RunRecord,
     StageWalk,
+    calibrate_stages,
     calibration_labels,
     check_cascade,
-    majority,
     minimum_labels,
     no_threshold_error,
-    too_few_labels,
     walk_stages,
 )
 from calibration.confidence import judgment_confidence
@@ -52,7 +53,6 @@ from calibration.label_fields import judge_labels, label_fields
 from calibration.migrations import open_store
 from calibration.records import AuditItem
 from calibration.repository import CalibrationRepository
-from calibration.selective import selective_threshold
 from judgecards.results import JudgeResult
 
 if TYPE_CHECKING:
@@ -159,51 +159,67 @@ class Cascade:
         self._stages: tuple[CascadeStage, ...] | None = None
 
     def calibrate(self) -> tuple[CascadeStage, ...]:
-        """Each judge's threshold from the labels stored for (card@version, its model).
+        """Each judge's threshold, calibrated only on the labelled items no earlier judge trusts.
 
-        Nothing is called. Labels of several labelers on one result count as their majority;
-        a tie leaves the result out, and so do labels from escalated audits and uncertainty
-        samples (not drawn with equal probability; see the module docstring).
+        Nothing is called. A judge later in the cascade decides only what the earlier ones
+        did not trust, a harder population than all labelled items, so it is calibrated on
+        those items only (`calibration.cascade_thresholds`, as Trust or Escalate does).
+        The labels of every judge's results count for the item they are on (matched by item
+        ``id``); several labelers count as their majority and a tie leaves the item out, and
+        so do labels from escalated audits and uncertainty samples (not drawn with equal
+        probability; see the module docstring). An item counts once every judge has a stored
+        result on it; an error record is no judgment (never trusted, passed on).
 
         Raises:
-            AuditError: a judge has fewer usable labels than `minimum_labels` (the message
-                names the card, the model and how to label more), or no judge can meet the
-                target.
+            AuditError: a judge has judged fewer labelled items than `minimum_labels`, or
+                fewer were judged by every judge (the message names the card, the model and
+                how to label more), or no judge can meet the target.
         """
-        stages = tuple(self._calibrate(judge) for judge in self.judges)
-        error = no_threshold_error(stages, self.card.ref, self.field, self.target)
+        ref = self.card.ref
+        votes = []
+        for judge in self.judges:
+            labels = calibration_labels(
+                CalibrationRepository(judge.store), ref, judge.model, self.field
+            )
+            by_key: dict[Hashable, dict[str, Hashable]] = {}
+            for result_id, by_labeler in humans_by_result(labels).items():
+                found = judge.store.result_ref(result_id)
+                key = _key(result_id, None if found is None else found[0])
+                for labeler, values in by_labeler.items():
+                    by_key.setdefault(key, {})[labeler] = values[self.field]
+            votes.append(by_key)
+
+        def judgment(index: int, key: Hashable) -> tuple[Hashable | None, float] | None:
+            judge = self.judges[index]
+            kind, name = cast("tuple[str, str]", key)
+            if kind == "result":
+                ids = [name]
+            else:
+                ids = judge.store.result_ids(item_id=name, card=ref, model=judge.model)
+            stored = judge.store.get(ids[-1]) if ids else None
+            if stored is None or stored[0].model != judge.model:
+                return None
+            result = stored[0]
+            if result.status != "ok":
+                return None, 0.0
+            said = judge_labels(self.fields, result).get(self.field)
+            return said, judgment_confidence(result, self.field)
+
+        stages = calibrate_stages(
+            [judge.model for judge in self.judges],
+            votes,
+            judgment,
+            card=ref,
+            field=self.field,
+            target=self.target,
+            delta=self.delta,
+            what="results",
+        )
+        error = no_threshold_error(stages, ref, self.field, self.target)
         if error is not None:
             raise error
         self._stages = stages
         return stages
-
-    def _calibrate(self, judge: Judge) -> CascadeStage:
-        repository = CalibrationRepository(judge.store)
-        ref, model = self.card.ref, judge.model
-        labels = calibration_labels(repository, ref, model, self.field)
-        confidence: list[float] = []
-        agrees: list[bool] = []
-        for result_id, by_labeler in sorted(humans_by_result(labels).items()):
-            reference, decided = majority(values[self.field] for values in by_labeler.values())
-            if not decided:
-                continue  # the labelers tie: no reference
-            stored = judge.store.get(result_id)
-            if stored is None or stored[0].status != "ok":
-                continue
-            said = judge_labels(self.fields, stored[0]).get(self.field)
-            if said is None:
-                continue
-            confidence.append(judgment_confidence(stored[0], self.field))
-            agrees.append(said == reference)
-        error = too_few_labels(
-            self.field, ref, model, self.target, self.delta, len(confidence), what="results"
-        )
-        if error is not None:
-            raise error
-        return CascadeStage(
-            model, selective_threshold(confidence, agrees, target=self.target, delta=self.delta),
-            len(confidence),
-        )  # fmt: skip
 
     @property
     def stages(self) -> tuple[CascadeStage, ...]:
@@ -298,6 +314,12 @@ class Cascade:
             },
             items,
         )  # fmt: skip
+
+
+def _key(result_id: str, item_id: str | None) -> tuple[str, str]:
+    """The unit a label is about: the item (matched across judges by its id), else the one
+    result (a result without an item id is known to its own judge only)."""
+    return ("result", result_id) if item_id is None else ("item", item_id)
 
 
 def _item_id(item: Mapping[str, Any]) -> str | None:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 from calibration.migrations import open_store
 from calibration.records import Label
 from calibration.repository import CalibrationRepository
-from calibration.selective import SelectiveThreshold
+from calibration.selective import SelectiveThreshold, cascade_stage_thresholds
 from judgecards.errors import AuditError
 
 if TYPE_CHECKING:
@@ -34,6 +34,7 @@ __all__ = [
     "Escalation",
     "RunRecord",
     "StageWalk",
+    "calibrate_stages",
     "calibration_labels",
     "check_cascade",
     "earlier_queues",
@@ -70,7 +71,8 @@ class CascadeStage:
         model: the judge model, ``provider:model``.
         selective: its calibrated threshold (``selective.threshold`` is ``None``: it decides
             nothing and is never called).
-        n_labels: labelled results (or comparisons) its threshold was calibrated on.
+        n_labels: labelled results (or comparisons) its threshold was calibrated on: those no
+            earlier judge trusts (`calibration.cascade_thresholds`).
         sent: items (or pairs) sent to it in the run (cached ones included).
         calls: judgments it made with a provider call (not served from the store or cache);
             a pair is two judgments, one per order.
@@ -413,6 +415,82 @@ def calibration_labels(
     ]
 
 
+def calibrate_stages(
+    models: Sequence[str],
+    votes: Sequence[Mapping[Hashable, Mapping[str, Hashable]]],
+    judgment: Callable[[int, Hashable], tuple[Hashable | None, float] | None],
+    *,
+    card: str,
+    field: str,
+    target: float,
+    delta: float,
+    what: str,
+) -> tuple[CascadeStage, ...]:
+    """Every judge's stage, each calibrated only on the labelled units no earlier judge trusts.
+
+    Args:
+        models: the judges' models, cheapest first.
+        votes: per judge, people's labels on its judgments, ``{unit key: {labeler: value}}``;
+            a key (item or pair id) names the same unit for every judge. A judge is compared
+            with the labels on its own judgment of a unit when there are any (their majority),
+            else with those given on the other judges' judgments of it.
+        judgment: ``(judge index, key)`` → what that judge said on the unit and its
+            confidence (said ``None``: no usable judgment), or ``None`` when it never
+            judged the unit (the unit is then left out: it cannot be sent down the cascade).
+        card / field / target / delta: for the thresholds and the error messages.
+        what: what was labelled (``results``, ``comparisons``), for the messages.
+
+    Raises:
+        AuditError: a judge judged fewer labelled units than `minimum_labels`, or fewer were
+            judged by every judge (nothing is called before either).
+    """
+    pooled: dict[Hashable, dict[str, Hashable]] = {}
+    for by_key in votes:
+        for key, by_labeler in by_key.items():
+            for labeler, value in by_labeler.items():
+                pooled.setdefault(key, {}).setdefault(labeler, value)
+    references = {}
+    for key, by_labeler in pooled.items():
+        reference, decided = majority(by_labeler.values())
+        if decided:
+            references[key] = reference  # a tie among labelers is no reference
+    # A judge is compared with the labels on its own judgment where it has any (decided).
+    own = [
+        {key: ref for key, ref in ((k, majority(v.values())) for k, v in by_key.items()) if ref[1]}
+        for by_key in votes
+    ]
+    seen = [{key: judgment(j, key) for key in references} for j in range(len(models))]
+    for model, found in zip(models, seen):
+        have = sum(value is not None for value in found.values())
+        error = too_few_labels(field, card, model, target, delta, have, what=what)
+        if error is not None:
+            raise error
+    common = [key for key in references if all(found[key] is not None for found in seen)]
+    need = minimum_labels(target, delta)
+    if len(common) < need:
+        raise AuditError(
+            f"the cascade needs at least {need} human labels of {field!r} on {what} of {card} "
+            f"judged by every judge ({', '.join(models)}); {len(common)} of the "
+            f"{len(references)} labelled are. Judge the labelled items with each model (results "
+            "already stored are reused at no cost), or label more"
+        )
+    confidences: list[list[float]] = []
+    agrees: list[list[bool]] = []
+    for found, mine in zip(seen, own):
+        said = [found[key] for key in common]
+        confidences.append([math.nan if s is None or s[0] is None else s[1] for s in said])
+        agrees.append(
+            [
+                s is not None and s[0] == (mine[k][0] if k in mine else references[k])
+                for s, k in zip(said, common)
+            ]
+        )
+    selections = cascade_stage_thresholds(confidences, agrees, target=target, delta=delta)
+    return tuple(
+        CascadeStage(model, selection, selection.n) for model, selection in zip(models, selections)
+    )
+
+
 def majority(values: Iterable[Hashable]) -> tuple[Hashable | None, bool]:
     """The most common value and whether it is the reference (``False``: the labelers tie)."""
     ranked = Counter(values).most_common(2)
@@ -477,23 +555,32 @@ def stage_lines(
     ]
     for stage in stages:
         if stage.threshold is None:
-            what = f"no threshold ({stage.n_labels} labels): decides nothing, not called"
+            what = f"no threshold ({stage.n_labels} labels left to it): decides nothing, not called"
         else:
+            sel = stage.selective
             what = (
-                f"threshold {stage.threshold:.4g} ({stage.n_labels} labels): "
-                f"{stage.sent} sent, {stage.calls} calls, {stage.decided} decided"
+                f"threshold {stage.threshold:.4g} ({stage.n_labels} labels left to it: trusted "
+                f"on {sel.coverage:.0%}, agreement {sel.agreement:.3f} ≥ "
+                f"{sel.agreement_bound:.3f}): {stage.sent} sent, {stage.calls} calls, "
+                f"{stage.decided} decided"
             )
         lines.append(f"  {stage.model:<28} {what}")
     return lines
 
 
 def stage_record(stage: CascadeStage, index: int) -> Mapping[str, Any]:
-    """A stage as plain data (for JSON output)."""
+    """A stage as plain data (for JSON output): ``n_labels`` are the labelled units left to
+    it by the earlier judges, ``coverage``/``agreement``/``agreement_bound`` its share of them
+    trusted and its agreement there (``None`` without a threshold)."""
+    calibrated = stage.selective.to_dict()
     return {
         "stage": index,
         "model": stage.model,
         "threshold": stage.threshold,
         "n_labels": stage.n_labels,
+        "coverage": calibrated["coverage"],
+        "agreement": calibrated["agreement"],
+        "agreement_bound": calibrated["agreement_bound"],
         "sent": stage.sent,
         "calls": stage.calls,
         "decided": stage.decided,

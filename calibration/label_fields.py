@@ -4,6 +4,11 @@ The label fields of a card come from its verdict rules and output schema (`label
 ``verdict`` (the card's verdicts), one field per score axis (an integer in the axis' range),
 ``winner`` (A, B or tie) for pairwise cards. `LabelField.parse` turns a CSV cell or JSONL value
 into the stored label or says what is wrong with it.
+
+A score field also carries what the card says about it, for people labelling it: the output
+schema's description of the axis and the scale's anchors, the words the card's text gives to
+points of the scale (``5 = no factual error; 3 = minor errors…`` in the axis' bullet, else the
+ends of ``from 1 (worst) to 5 (best)``), so a labeler reads the same scale as the judge.
 """
 
 from __future__ import annotations
@@ -12,18 +17,27 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from judgecards.cards import Card
 from judgecards.results import JudgeResult
 
-__all__ = ["WINNERS", "LabelField", "LabelKind", "judge_labels", "label_fields"]
+__all__ = [
+    "WINNERS",
+    "LabelField",
+    "LabelKind",
+    "judge_labels",
+    "label_fields",
+    "scale_anchors",
+]
 
 LabelKind = Literal["verdict", "score", "winner"]
 
 WINNERS = ("A", "B", "tie")
 _INTEGER = re.compile(r"^[+-]?\d+(\.0*)?$")
+_ANCHOR = re.compile(r"(?<![\w.])(\d{1,2})\s*=\s*([^;=]+?)\s*(?=;|\.(?:\s|$)|$|\s\d{1,2}\s*=)")
+_ENDS = re.compile(r"(\d{1,2})\s*\(([^()]{1,40})\)\s*to\s*(\d{1,2})\s*\(([^()]{1,40})\)")
 
 
 @dataclass(frozen=True)
@@ -37,6 +51,8 @@ class LabelField:
         minimum: lowest allowed score (``None``: unbounded).
         maximum: highest allowed score (``None``: unbounded).
         integer: scores must be whole numbers.
+        description: what the card's output schema says the field is (``None``: nothing).
+        anchors: ``(point, words)`` the card's text gives to points of a score scale.
     """
 
     name: str
@@ -45,6 +61,8 @@ class LabelField:
     minimum: float | None = None
     maximum: float | None = None
     integer: bool = True
+    description: str | None = field(default=None, compare=False)
+    anchors: tuple[tuple[int, str], ...] = field(default=(), compare=False)
 
     @property
     def scale(self) -> tuple[Any, ...] | None:
@@ -157,6 +175,8 @@ def label_fields(card: Card) -> dict[str, LabelField]:
             minimum=node.get("minimum"),
             maximum=node.get("maximum"),
             integer=node.get("type") != "number",
+            description=node.get("description"),
+            anchors=scale_anchors(card.body, axis, node.get("minimum"), node.get("maximum")),
         )
     winner = _schema_node(schema, ["winner"])
     if verdict_is_winner or (
@@ -204,3 +224,38 @@ def _schema_node(schema: Mapping[str, Any], path: Sequence[str]) -> dict[str, An
             return None
         node = resolve(properties[part])
     return dict(node)
+
+
+def scale_anchors(
+    body: str, axis: str, minimum: float | None = None, maximum: float | None = None
+) -> tuple[tuple[int, str], ...]:
+    """The words a card's text gives to points of ``axis``'s scale, low to high.
+
+    The axis' own bullet (``- axis: … 5 = all; 4 = all but a minor one; 1 = none.``) wins;
+    without anchors there, the ends of a scale stated once for every axis (``an integer from
+    1 (worst) to 5 (best)``) are used when they match the axis' range. Nothing found: ``()``.
+    """
+    lines = body.splitlines()
+    bullet: list[str] = []
+    for index, line in enumerate(lines):
+        if re.match(rf"^\s*[-*]\s+\**{re.escape(axis)}\**\s*:", line):
+            bullet.append(line.split(":", 1)[1])
+            for more in lines[index + 1 :]:
+                if not more.strip() or re.match(r"^\s*[-*]\s", more):
+                    break
+                bullet.append(more)
+            break
+    text = " ".join(part.strip() for part in bullet)
+    found = {int(point): words.strip() for point, words in _ANCHOR.findall(text)}
+    if not found:
+        ends = _ENDS.search(" ".join(lines))
+        if ends is not None:
+            low, high = int(ends.group(1)), int(ends.group(3))
+            if (minimum is None or low == minimum) and (maximum is None or high == maximum):
+                found = {low: ends.group(2).strip(), high: ends.group(4).strip()}
+    in_range = {
+        point: words
+        for point, words in found.items()
+        if (minimum is None or point >= minimum) and (maximum is None or point <= maximum)
+    }
+    return tuple(sorted(in_range.items()))

@@ -177,9 +177,20 @@ def write_stream(
         writer = csv.DictWriter(
             handle, fieldnames=list(columns), extrasaction="ignore", lineterminator="\n"
         )
+        # The csv module quotes a cell holding "\n" (the line terminator) but not a lone "\r",
+        # which every reader then takes for the end of a row: such rows are quoted whole.
+        quoted = csv.DictWriter(
+            handle,
+            fieldnames=list(columns),
+            extrasaction="ignore",
+            lineterminator="\n",
+            quoting=csv.QUOTE_ALL,
+        )
         writer.writeheader()
         for row in rows:
-            writer.writerow({k: spreadsheet_cell("" if v is None else v) for k, v in row.items()})
+            cells = {k: spreadsheet_cell("" if v is None else v) for k, v in row.items()}
+            lone_cr = any(isinstance(v, str) and "\r" in v for v in cells.values())
+            (quoted if lone_cr else writer).writerow(cells)
     else:
         for row in rows:
             ordered = {k: row[k] for k in columns if k in row}

@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from calibration.label_fields import label_fields
+from calibration.label_fields import LabelField, label_fields
 from calibration.label_files import Format, LabelRow, format_of, read_rows
 from calibration.migrations import open_store, opened
 from calibration.records import NewLabel
@@ -80,6 +80,8 @@ class _Resolver:
     cards_dir: CardsDir
     cards: dict[str, Card | JudgecardsError] = field(default_factory=dict)
     results: dict[str, tuple[str | None, str, str] | None] = field(default_factory=dict)
+    # Building a card's label fields renders its output schema (~3 ms): once per card, not per row.
+    fields_of: dict[str, dict[str, LabelField]] = field(default_factory=dict)
 
     def result(self, result_id: str) -> tuple[str | None, str, str] | None:
         if result_id not in self.results:
@@ -96,6 +98,11 @@ class _Resolver:
             except JudgecardsError as error:
                 self.cards[ref] = error
         return self.cards[ref]
+
+    def fields(self, card: Card) -> dict[str, LabelField]:
+        if card.ref not in self.fields_of:
+            self.fields_of[card.ref] = label_fields(card)
+        return self.fields_of[card.ref]
 
 
 def import_labels(
@@ -274,7 +281,7 @@ def _validate_row(
             f"cannot load card {card_ref} to check the labels ({card}); pass --cards-dir", "card"
         )
         return [], problems
-    fields = label_fields(card)
+    fields = resolver.fields(card)
     note = text("note")
     created_at = now
     raw_time = text("created_at")
@@ -354,6 +361,9 @@ def _resolve(
     """(result_id, item_id, card, model) of the stored result a row is about, or None."""
     result_id = text("result_id")
     item_id = text("item_id")
+    raw_item = row.values.get("item_id")
+    if item_id is not None and isinstance(raw_item, str):
+        item_id = raw_item  # an id is kept exactly: it may start with a tab or a space
     card = text("card")
     model = text("model")
     if scope is not None:
@@ -377,7 +387,9 @@ def _resolve(
         if "@" not in card:
             problem(f"card must be name@version as stored with the results, got {card!r}", "card")
             return None
-        ids = resolver.by_item(item_id, card, model)
+        ids = resolver.by_item(item_id, card, model) or resolver.by_item(
+            item_id.strip(), card, model
+        )
         if not ids:
             problem(
                 f"unknown item: no stored result for item {item_id!r} with {card} and {model}",
@@ -405,7 +417,8 @@ def _resolve(
         ("card", card, stored_card),
         ("model", model, stored_model),
     ):
-        if given is not None and given != (actual or ""):
+        # Exactly, or but for whitespace around it (a hand-typed id).
+        if given is not None and given.strip() != (actual or "").strip():
             problem(
                 f"does not match the stored result {result_id} ({name} {actual!r}, row says {given!r})",
                 name,

@@ -19,6 +19,19 @@ judge's answer (`LabelQueue.judge_answer`) is given only for an item the asking 
 already labelled. Why they differ (`REVEAL_REASONS`) is stored in ``label_reveals``, apart from
 the labels, so it never reaches kappa.
 
+**A label given before the reveal is the measurement.** Showing the judge's answer is recorded
+(``queue_disclosures``, with the time). From then on ``undo`` refuses to retract that label; a
+correction the labeler still wants to make is stored by `LabelQueue.revise` in
+``label_revisions``, marked with when the answer was shown. Agreement, kappa, the corrected
+estimates and the audit gate read ``labels`` only; they use revisions only when asked
+(``CalibrationRepository.labels(revisions=True)``, ``audit report --with-revisions``).
+
+**Only what was served.** A labeler may label an item only while it was served to them (they
+hold it, or held it and nobody took it since their hold lapsed) and it is not already complete
+with others' labels and holds; anything else is refused (``conflict``), so an item never gets
+more labels than it asks for and no one opens a judge answer by labelling an item they were
+never given.
+
 **Pairwise sides.** For a card with a ``winner`` field, each (labeler, item) gets its answers in
 an order drawn from HMAC-SHA256(queue secret, audit, result, labeler): the same labeler always
 sees the same order, different labelers different ones. The order is stored (``queue_sides``)
@@ -259,7 +272,8 @@ class LabelQueue:
 
         Pairwise ``winner`` values are positions as this labeler was shown them. Raises
         `LabelQueueError` (nothing stored) for an unknown item, a second label of the same
-        item by the same labeler (``undo`` first), a missing or invalid value.
+        item by the same labeler (``undo`` first), an item not served to them or given to
+        others since, a missing or invalid value.
         """
         settings = self._settings_for(audit_id, labeler)
         record = self._audit(audit_id)
@@ -273,11 +287,27 @@ class LabelQueue:
         fields, _ = self._fields(record.card, self._inputs(result_id))
         checked = checked_values(fields, values)
         now_text = _now()
+        now = self.clock()
         with self.repository.transaction(f"store a label in audit #{audit_id}") as tx:
             if self.repository.labelled(tx, audit_id, result_id, labeler):
                 raise LabelQueueError(
                     f"{labeler} already labelled item {position} of audit #{audit_id} "
                     "(undo it to label it again)",
+                    code="conflict",
+                )
+            served, taken, wanted = self.repository.serving(
+                tx, audit_id, position, labeler, settings.labels_wanted, now
+            )
+            if not served:
+                raise LabelQueueError(
+                    f"item {position} of audit #{audit_id} was not served to {labeler}: label "
+                    "the item POST /v1/audits/{id}/next gives you",
+                    code="conflict",
+                )
+            if taken >= wanted:
+                raise LabelQueueError(
+                    f"{labeler}'s hold on item {position} of audit #{audit_id} lapsed and the "
+                    "item went to another labeler; nothing was stored (ask for the next item)",
                     code="conflict",
                 )
             self._ensure_queue(tx, settings)
@@ -311,7 +341,8 @@ class LabelQueue:
         """Remove this labeler's newest served label in the queue and hold that item for them.
 
         Returns the item's position (`next` serves it again). Labels from an imported sheet are
-        never undone here. Raises `LabelQueueError` (``conflict``) when there is nothing to undo.
+        never undone here. Raises `LabelQueueError` (``conflict``) when there is nothing to undo
+        or when the judge's answer on that item was already shown to them (use `revise`).
         """
         settings = self._settings_for(audit_id, labeler)
         now = self.clock()
@@ -321,8 +352,17 @@ class LabelQueue:
                 raise LabelQueueError(
                     f"{labeler} has no label in audit #{audit_id} to undo", code="conflict"
                 )
-            self.repository.delete_labels(tx, audit_id, result_id, labeler)
             position = self.repository.position_of(tx, audit_id, result_id)
+            if self.repository.disclosed_at(tx, audit_id, position, labeler) is not None:
+                raise LabelQueueError(
+                    f"the judge's answer on item {position} of audit #{audit_id} was shown to "
+                    f"{labeler}, so the label given before it stays; a correction is stored as "
+                    f"a marked revision (POST /v1/audits/{audit_id}/items/{position}/revision), "
+                    "which agreement and kappa do not use unless asked",
+                    code="conflict",
+                    field="position",
+                )
+            self.repository.delete_labels(tx, audit_id, result_id, labeler)
             self.repository.reserve(
                 tx, audit_id, position, labeler, now, now + settings.reserve_seconds
             )
@@ -339,7 +379,8 @@ class LabelQueue:
 
         Raises `LabelQueueError` (``not_found``) before that, and always in a queue whose
         settings say ``reveal=False``: the same answer as for an item that does not exist, so
-        nothing about the judge can be learnt by asking early.
+        nothing about the judge can be learnt by asking early. Showing it is recorded: from
+        then on the labeler's label of the item stays (see `undo`, `revise`).
         """
         if not self._settings_for(audit_id, labeler).reveal:
             raise LabelQueueError(
@@ -359,6 +400,8 @@ class LabelQueue:
                 code="not_found",
             )
         fields, _ = self._fields(record.card, self._inputs(result_id))
+        with self.repository.transaction(f"show a judge answer in audit #{audit_id}") as tx:
+            self.repository.disclose(tx, audit_id, position, labeler, result_id, _now())
         swapped = bool(self.repository.side(audit_id, position, labeler))
         judge = {name: value for name, value in json.loads(judge_json).items() if name in fields}
         if swapped:
@@ -366,6 +409,61 @@ class LabelQueue:
             mine = {n: flipped(v) if fields[n].kind == "winner" else v for n, v in mine.items()}
         differs = tuple(name for name in fields if name in judge and judge[name] != mine.get(name))
         return JudgeAnswer(position, judge, mine, differs)
+
+    def revise(
+        self,
+        audit_id: int,
+        labeler: str,
+        position: int,
+        values: Mapping[str, Any],
+        *,
+        note: str | None = None,
+    ) -> int:
+        """Store a labeler's correction of their label made after the judge's answer was shown.
+
+        Kept in ``label_revisions``, marked with when the answer was shown; the blind label
+        stays in ``labels`` and is what agreement and kappa read unless revisions are asked
+        for. Every field of the form must be given. Returns how many values were stored.
+        Raises `LabelQueueError`: ``conflict`` when the answer was not shown yet (``undo``
+        and label again instead), ``invalid`` for a bad value.
+        """
+        settings = self._settings_for(audit_id, labeler)
+        record = self._audit(audit_id)
+        result_id, item_id, _ = self._item(audit_id, position)
+        if note is not None and len(note) > MAX_NOTE_CHARS:
+            raise LabelQueueError(
+                f"note must be at most {MAX_NOTE_CHARS} characters", code="invalid", field="note"
+            )
+        fields, _ = self._fields(record.card, self._inputs(result_id))
+        checked = checked_values(fields, values)
+        with self.repository.transaction(f"revise a label in audit #{audit_id}") as tx:
+            revealed_at = self.repository.disclosed_at(tx, audit_id, position, labeler)
+            if revealed_at is None:
+                raise LabelQueueError(
+                    f"the judge's answer on item {position} of audit #{audit_id} was not shown "
+                    f"to {labeler}: undo the label and label it again instead",
+                    code="conflict",
+                )
+            swapped = self._side(tx, settings, position, result_id, labeler, record)
+        created_at = _now()
+        self.calibration.add_revisions(
+            [
+                {
+                    "audit_id": audit_id,
+                    "result_id": result_id,
+                    "item_id": item_id,
+                    "labeler": labeler,
+                    "field": name,
+                    "kind": fields[name].kind,
+                    "value": flipped(value) if swapped and fields[name].kind == "winner" else value,
+                    "note": note or None,
+                    "revealed_at": revealed_at,
+                    "created_at": created_at,
+                }
+                for name, value in checked.items()
+            ]
+        )
+        return len(checked)
 
     def explain(
         self,

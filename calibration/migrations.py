@@ -30,6 +30,11 @@ Tables::
                   whether it decided its pair, who decided the pair (a model or people), the
                   judge's threshold and the comparison's confidence, the escalated audit
     cascade_results  the same per result a single-item cascade made (`calibration.cascade`)
+    queue_disclosures  when the judge's answer on an item was first shown to a labeler (after
+                  their blind label): from then on that label is the measurement and stays
+    label_revisions  a labeler's correction of a served label made after the judge's answer
+                  was shown: kept apart from ``labels``, marked with when the answer was shown,
+                  and used by agreement and kappa only when asked (``revisions=True``)
 """
 
 from __future__ import annotations
@@ -308,6 +313,53 @@ def m006_cascade_results(db: sqlite_utils.Database) -> None:
     )
     db.table("cascade_results").create_index(
         ["card", "model", "created_at"], index_name="cascade_results_card_model_time"
+    )
+
+
+@migrations()
+def m007_label_revisions(db: sqlite_utils.Database) -> None:
+    # A blind label given before the judge's answer is shown is the measurement (issue 22
+    # item 1): the moment of the showing is recorded, undo may not retract a label after it,
+    # and a later correction is a separate, marked revision that kappa does not read.
+    db.table("queue_disclosures").create(
+        {
+            "audit_id": int,
+            "position": int,
+            "labeler": str,
+            "result_id": str,
+            "revealed_at": str,  # when the judge's answer was first shown to this labeler
+        },
+        pk=("audit_id", "position", "labeler"),
+        not_null={"result_id", "revealed_at"},
+    )
+    db.table("label_revisions").create(
+        {
+            "id": int,
+            "audit_id": int,
+            "result_id": str,
+            "item_id": str,
+            "labeler": str,
+            "field": str,
+            "kind": str,
+            "value": str,  # JSON, as in labels
+            "note": str,
+            "revealed_at": str,  # the judge's answer had been shown since then
+            "created_at": str,
+        },
+        pk="id",
+        not_null={
+            "audit_id",
+            "result_id",
+            "labeler",
+            "field",
+            "kind",
+            "value",
+            "revealed_at",
+            "created_at",
+        },
+    )
+    db.table("label_revisions").create_index(
+        ["audit_id", "result_id", "labeler"], index_name="label_revisions_audit_result"
     )
 
 

@@ -2,8 +2,9 @@
 
 The pairwise twin of `calibration.cascade` ("Trust or Escalate", Jung, Brahman and Choi, ICLR
 2025). Every judge — a pairwise card on one model — gets its own confidence threshold,
-calibrated by `calibration.selective_threshold` on the human labels stored for (pairwise
-card@version, that model): a labelled comparison agrees when the judge's two-order outcome
+calibrated by `calibration.cascade_thresholds` on the human labels stored for the pairwise
+card version, using only the labelled pairs no earlier judge trusts (matched by pair ``id``):
+a labelled comparison agrees when the judge's two-order outcome
 (A only if A won both orders, B only if B won both, else a tie) equals the labelers' majority
 ``winner``. People label the order results (an ``audit sample`` of a pairwise card draws them),
 naming positions as that order showed them, so a label on the B-first result is mapped back.
@@ -27,7 +28,7 @@ one, nothing is called and `AuditError` says so.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -39,12 +40,11 @@ from calibration.cascade_stages import (
     EarlierQueue,
     RunRecord,
     StageWalk,
+    calibrate_stages,
     calibration_labels,
     check_cascade,
-    majority,
     no_threshold_error,
     stage_record,
-    too_few_labels,
     walk_stages,
 )
 from calibration.confidence import judgment_confidence, order_consistency
@@ -52,7 +52,6 @@ from calibration.label_fields import label_fields
 from calibration.migrations import open_store
 from calibration.records import AuditItem
 from calibration.repository import CalibrationRepository
-from calibration.selective import selective_threshold
 from judgecards.errors import WrongCardKind
 from judgecards.pairwise.compare import ComparisonResult, compare_many
 
@@ -207,58 +206,75 @@ class PairwiseCascade:
         self._stages: tuple[CascadeStage, ...] | None = None
 
     def calibrate(self) -> tuple[CascadeStage, ...]:
-        """Each judge's threshold from the labels stored for (card@version, its model).
+        """Each judge's threshold, calibrated only on the labelled pairs no earlier judge trusts.
 
-        Nothing is called. A stored comparison counts when people labelled either of its order
-        results (a label of the B-first result is mapped back to A/B naming); several labels
-        count as their majority and a tie leaves the comparison out.
+        Nothing is called. As in `calibration.Cascade.calibrate` (`cascade_thresholds`): a
+        later judge decides only what the earlier ones left, so it is calibrated on those
+        pairs only. A stored comparison counts when people labelled either of its order
+        results (a label of the B-first result is mapped back to A/B naming), on any judge's
+        comparison of the same pair (matched by pair ``id``); several labels count as their
+        majority and a tie leaves the pair out. A pair counts once every judge has compared
+        it; a failed comparison is no judgment (never trusted, passed on).
 
         Raises:
-            AuditError: a judge has fewer usable labels than `minimum_labels`, or no judge can
-                meet the target.
+            AuditError: a judge compared fewer labelled pairs than `minimum_labels`, or fewer
+                were compared by every judge, or no judge can meet the target.
         """
-        stages = tuple(self._calibrate(judge) for judge in self.judges)
-        error = no_threshold_error(stages, self.card.ref, self.field, self.target)
+        ref = self.card.ref
+        latest_by_judge: list[dict[Hashable, Mapping[str, Any]]] = []
+        votes: list[dict[Hashable, dict[str, Hashable]]] = []
+        for judge in self.judges:
+            labels = calibration_labels(
+                CalibrationRepository(judge.store), ref, judge.model, self.field
+            )
+            by_result: dict[str, dict[str, str]] = {}
+            for label in labels:
+                by_result.setdefault(label.result_id, {})[label.labeler] = str(label.value)
+            latest: dict[Hashable, Mapping[str, Any]] = {}
+            for stored in judge.store.comparisons(card=ref, model=judge.model):  # oldest first
+                latest[_pair_key(stored)] = stored
+            by_key: dict[Hashable, dict[str, Hashable]] = {}
+            for key, row in latest.items():
+                first, second = row["first_result_id"], row["second_result_id"]
+                by_labeler: dict[str, Hashable] = {
+                    who: _SWAP.get(value, value) for who, value in by_result.get(second, {}).items()
+                }
+                by_labeler.update(by_result.get(first, {}))  # both orders: the A-first one
+                if by_labeler:
+                    by_key[key] = by_labeler
+            latest_by_judge.append(latest)
+            votes.append(by_key)
+
+        def judgment(index: int, key: Hashable) -> tuple[Hashable | None, float] | None:
+            row = latest_by_judge[index].get(key)
+            if row is None:
+                return None
+            if row["status"] != "ok":
+                return None, 0.0
+            store = self.judges[index].store
+            first, second = row["first_result_id"], row["second_result_id"]
+            confidence = comparison_confidence(
+                row["first_verdict"],
+                row["second_verdict"],
+                self._order_confidence(store, first, second),
+            )
+            return row["winner"], confidence
+
+        stages = calibrate_stages(
+            [judge.model for judge in self.judges],
+            votes,
+            judgment,
+            card=ref,
+            field=self.field,
+            target=self.target,
+            delta=self.delta,
+            what="comparisons",
+        )
+        error = no_threshold_error(stages, ref, self.field, self.target)
         if error is not None:
             raise error
         self._stages = stages
         return stages
-
-    def _calibrate(self, judge: Judge) -> CascadeStage:
-        ref, model = self.card.ref, judge.model
-        labels = calibration_labels(CalibrationRepository(judge.store), ref, model, self.field)
-        votes: dict[str, dict[str, str]] = {}
-        for label in labels:
-            votes.setdefault(label.result_id, {})[label.labeler] = str(label.value)
-        latest: dict[tuple[str, str], Mapping[str, Any]] = {}
-        for stored in judge.store.comparisons(card=ref, model=model, status="ok"):  # oldest first
-            latest[(stored["first_result_id"], stored["second_result_id"])] = stored
-        confidence: list[float] = []
-        agrees: list[bool] = []
-        for (first, second), row in latest.items():
-            by_labeler = {
-                who: _SWAP.get(value, value) for who, value in votes.get(second, {}).items()
-            }
-            by_labeler.update(votes.get(first, {}))  # a labeler of both orders: the A-first one
-            reference, decided = majority(by_labeler.values())
-            if not decided:
-                continue  # nobody labelled it, or the labelers tie
-            confidence.append(
-                comparison_confidence(
-                    row["first_verdict"], row["second_verdict"],
-                    self._order_confidence(judge.store, first, second),
-                )
-            )  # fmt: skip
-            agrees.append(row["winner"] == reference)
-        error = too_few_labels(
-            self.field, ref, model, self.target, self.delta, len(confidence), what="comparisons"
-        )
-        if error is not None:
-            raise error
-        return CascadeStage(
-            model, selective_threshold(confidence, agrees, target=self.target, delta=self.delta),
-            len(confidence),
-        )  # fmt: skip
 
     def _order_confidence(
         self, store: Store, first: str, second: str
@@ -387,6 +403,13 @@ class PairwiseCascade:
 
         for store, rows in walk.rows_by_store(self.judges, row):
             save_cascade_decisions(store, rows)
+
+
+def _pair_key(row: Mapping[str, Any]) -> tuple[str, str]:
+    """The pair a stored comparison is of: its pair id (the same for every judge), else its own
+    A-first result (known to that judge only)."""
+    pair_id = row.get("pair_id")
+    return ("pair", str(pair_id)) if pair_id is not None else ("result", row["first_result_id"])
 
 
 def _now() -> str:

@@ -1,7 +1,8 @@
 """Every SQL statement of the labelling queues (`calibration.label_queue`).
 
 The queue's own tables (``label_queues``, ``queue_reservations``, ``queue_skips``,
-``queue_sides``, ``label_reveals``; migration ``m004`` of `calibration.migrations`) and the
+``queue_sides``, ``label_reveals``; migration ``m004`` of `calibration.migrations`;
+``queue_disclosures``, ``m007``) and the
 queue's reads of ``audit_items`` and ``labels``. Blind labels themselves are written by
 `calibration.repository.CalibrationRepository.add_labels`, the same statement ``labels import``
 uses. Each method that decides something (which item to serve, whether a label may be stored)
@@ -128,16 +129,41 @@ class QueueRepository:
     def reserve(
         self, tx: Transaction, audit_id: int, position: int, labeler: str, now: float, until: float
     ) -> None:
-        """Hold one item for a labeler (dropping their other holds and every lapsed one)."""
+        """Hold one item for a labeler (dropping their other holds).
+
+        Others' lapsed holds stay (they no longer count against the item): a labeler whose
+        hold lapsed may still label it while nobody else took it (`serving`).
+        """
         tx.execute(
-            "DELETE FROM queue_reservations WHERE audit_id = ? AND (until <= ? OR labeler = ?)",
-            (audit_id, now, labeler),
+            "DELETE FROM queue_reservations WHERE audit_id = ? AND labeler = ?",
+            (audit_id, labeler),
         )
         tx.execute(
             "INSERT OR REPLACE INTO queue_reservations (audit_id, position, labeler, until) "
             "VALUES (?, ?, ?, ?)",
             (audit_id, position, labeler, until),
         )
+
+    def serving(
+        self, tx: Transaction, audit_id: int, position: int, labeler: str, wanted: int, now: float
+    ) -> tuple[bool, int, int]:
+        """``(served to the labeler, labels or live holds of others, labels the item wants)``.
+
+        Served: the labeler holds the item (live or lapsed; holds go when they label it or are
+        served another item).
+        """
+        row = tx.execute(
+            "SELECT EXISTS (SELECT 1 FROM queue_reservations r WHERE r.audit_id = ?1 "
+            "AND r.position = i.position AND r.labeler = ?2), "
+            "(SELECT count(DISTINCT l.labeler) FROM labels l WHERE l.audit_id = ?1 "
+            "AND l.result_id = i.result_id AND l.labeler != ?2) "
+            "+ (SELECT count(*) FROM queue_reservations r WHERE r.audit_id = ?1 "
+            "AND r.position = i.position AND r.labeler != ?2 AND r.until > ?4), "
+            "coalesce(i.labels_wanted, ?5) "
+            "FROM audit_items i WHERE i.audit_id = ?1 AND i.position = ?3",
+            (audit_id, labeler, position, now, wanted),
+        ).fetchone()
+        return bool(row[0]), int(row[1]), int(row[2])
 
     def release(self, tx: Transaction, audit_id: int, position: int, labeler: str) -> None:
         tx.execute(
@@ -242,6 +268,27 @@ class QueueRepository:
         return int(deleted)
 
     # ------------------------------------------------------------------ reveals
+
+    def disclose(
+        self, tx: Transaction, audit_id: int, position: int, labeler: str, result_id: str, at: str
+    ) -> None:
+        """Record that the judge's answer on an item was shown to a labeler (the first time)."""
+        tx.execute(
+            "INSERT OR IGNORE INTO queue_disclosures (audit_id, position, labeler, result_id, "
+            "revealed_at) VALUES (?, ?, ?, ?, ?)",
+            (audit_id, position, labeler, result_id, at),
+        )
+
+    def disclosed_at(
+        self, tx: Transaction, audit_id: int, position: int, labeler: str
+    ) -> str | None:
+        """When the judge's answer on the item was first shown to the labeler (``None``: never)."""
+        row = tx.execute(
+            "SELECT revealed_at FROM queue_disclosures "
+            "WHERE audit_id = ? AND position = ? AND labeler = ?",
+            (audit_id, position, labeler),
+        ).fetchone()
+        return None if row is None else str(row[0])
 
     def save_reveal(self, tx: Transaction, row: dict[str, Any]) -> None:
         tx.execute(

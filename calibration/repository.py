@@ -1,5 +1,5 @@
-"""Every SQL statement on the calibration tables (labels, audits, audit items, anchor sets,
-alignment runs).
+"""Every SQL statement on the calibration tables (labels and their post-reveal revisions,
+audits, audit items, anchor sets, alignment runs).
 
 The tables live in the results database, created by `calibration.migrations`. Statements go
 through `judgecards.Store.transaction` and `Store.query` only, so they take the store's lock
@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -30,7 +31,7 @@ from calibration.records import (
 from judgecards.errors import LabelImportError
 from judgecards.store import Store, card_filter
 
-__all__ = ["CalibrationRepository", "HEADLINE_COLUMNS"]
+__all__ = ["CalibrationRepository", "HEADLINE_COLUMNS", "RevisionRow"]
 
 _AUDIT_COLUMNS = (
     "id", "kind", "card", "card_hash", "model", "seed", "n_requested", "n", "since", "stratify",
@@ -51,6 +52,28 @@ HEADLINE_COLUMNS = (
     "id", "card", "model", "field", "kappa", "kappa_low", "kappa_high", "agreement", "n_labeled",
     "created_at",
 )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class RevisionRow:
+    """A label's newest post-reveal correction: its value, when the judge was shown, when made."""
+
+    value: Any
+    revealed_at: str
+    created_at: str
+
+
+def _revision_key(label: Label) -> tuple[int, str, str, str]:
+    return (label.audit_id or 0, label.result_id, label.labeler, label.field)
+
+
+def _revised(label: Label, revision: RevisionRow) -> Label:
+    mark = (
+        f"revised {revision.created_at} after the judge's answer was shown {revision.revealed_at}"
+    )
+    return replace(
+        label, value=revision.value, note=f"{label.note}; {mark}" if label.note else mark
+    )
 
 
 def _where(clauses: Sequence[str]) -> str:
@@ -80,8 +103,14 @@ class CalibrationRepository:
         model: str | None = None,
         labeler: str | None = None,
         audit_id: int | None = None,
+        revisions: bool = False,
     ) -> list[Label]:
-        """Stored labels, oldest first; ``card`` is ``name`` or ``name@version``."""
+        """Stored labels, oldest first; ``card`` is ``name`` or ``name@version``.
+
+        The labels are the blind ones. With ``revisions`` (asked for explicitly, e.g. ``audit
+        report --with-revisions``) a label a labeler corrected after the judge's answer was
+        shown carries its newest revision's value instead (``note`` says so).
+        """
         if not self._has("labels"):
             return []
         clauses, params = card_filter(card)
@@ -95,7 +124,7 @@ class CalibrationRepository:
             params,
             doing="read labels",
         )
-        return [
+        labels = [
             Label(
                 id=row[0], result_id=row[1], item_id=row[2], card=row[3], model=row[4],
                 labeler=row[5], field=row[6], kind=row[7], value=json.loads(row[8]), note=row[9],
@@ -103,6 +132,37 @@ class CalibrationRepository:
             )
             for row in rows
         ]  # fmt: skip
+        if not revisions or not self._has("label_revisions"):
+            return labels
+        revised = self.revisions({label.audit_id for label in labels if label.audit_id})
+        return [
+            _revised(label, revised[key]) if (key := _revision_key(label)) in revised else label
+            for label in labels
+        ]
+
+    def add_revisions(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Store a labeler's post-reveal corrections (``label_revisions``), all or nothing."""
+        with self.store.transaction(f"store {len(rows)} label revision(s)") as tx:
+            tx.insert_many(
+                "label_revisions", [{**row, "value": json.dumps(row["value"])} for row in rows]
+            )
+
+    def revisions(self, audit_ids: Iterable[int]) -> dict[tuple[int, str, str, str], RevisionRow]:
+        """The newest revision per (audit, result, labeler, field) of some audits."""
+        ids = sorted(set(audit_ids))
+        if not ids or not self._has("label_revisions"):
+            return {}
+        rows = self.store.query(
+            "SELECT audit_id, result_id, labeler, field, value, revealed_at, created_at "
+            f"FROM label_revisions WHERE audit_id IN ({', '.join('?' * len(ids))}) "
+            "ORDER BY created_at, id",
+            ids,
+            doing="read label revisions",
+        )
+        return {
+            (row[0], row[1], row[2], row[3]): RevisionRow(json.loads(row[4]), row[5], row[6])
+            for row in rows
+        }
 
     def label_keys(self, audit_id: int | None) -> set[tuple[str, str, str]]:
         """Every (result, labeler, field) labelled in an audit (``None``: outside any audit)."""

@@ -36,7 +36,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["SelectiveThreshold", "ThresholdTest", "selective_threshold"]
+__all__ = [
+    "SelectiveThreshold",
+    "ThresholdTest",
+    "cascade_stage_thresholds",
+    "cascade_thresholds",
+    "selective_threshold",
+]
 
 
 @dataclass(frozen=True)
@@ -234,6 +240,115 @@ def selective_threshold(
         n=n,
         tests=tuple(tests),
     )
+
+
+def cascade_thresholds(
+    confidences: Sequence[Sequence[float] | NDArray[Any]],
+    agrees: Sequence[Sequence[bool] | NDArray[Any]],
+    *,
+    target: float,
+    delta: float = 0.1,
+) -> list[float | None]:
+    """One threshold per judge of a cascade, each calibrated on the items it would see.
+
+    A later judge of a cascade decides only what the earlier judges did not trust, a harder
+    population than all labelled items; calibrated on all of them it falls below ``target``
+    on what it actually decides far more often than δ. As in Trust or Escalate's
+    ``cascaded_selective_evaluation`` (Jung, Brahman and Choi, ICLR 2025), judge j is
+    therefore calibrated by `selective_threshold` only on the calibration items no earlier
+    judge trusts (confidence ≥ that judge's threshold).
+
+    Args:
+        confidences: one array per judge, cheapest first, over the same labelled calibration
+            items. ``nan`` marks an item the judge gave no usable judgment on (an error
+            record): it never trusts it, so it passes to the next judge.
+        agrees: per judge, whether its verdict matched the human label on each item.
+        target: agreement to guarantee on what each judge decides, in (0, 1).
+        delta: per judge, the allowed probability that its guarantee fails, in (0, 1).
+
+    Returns:
+        One threshold per judge; ``None`` where a judge cannot meet ``target`` on the items
+        left to it (it then decides nothing, and the next judge sees the same items).
+
+    Raises:
+        ValueError: no judges, arrays of different lengths, no items, or a bad target/delta.
+    """
+    stages = cascade_stage_thresholds(confidences, agrees, target=target, delta=delta)
+    return [stage.threshold for stage in stages]
+
+
+def cascade_stage_thresholds(
+    confidences: Sequence[Sequence[float] | NDArray[Any]],
+    agrees: Sequence[Sequence[bool] | NDArray[Any]],
+    *,
+    target: float,
+    delta: float = 0.1,
+) -> tuple[SelectiveThreshold, ...]:
+    """`cascade_thresholds` with each judge's whole test: its ``n`` is the items that reach
+    it, its ``coverage`` and ``agreement`` are on those (what the cascades report per stage)."""
+    if len(confidences) == 0 or len(confidences) != len(agrees):
+        raise ValueError(
+            f"cascade_thresholds needs one confidence and one agrees array per judge, got "
+            f"{len(confidences)} and {len(agrees)}"
+        )
+    for name, value in (("target", target), ("delta", delta)):
+        if not 0.0 < value < 1.0:
+            raise ValueError(f"{name} must be in (0, 1), got {value}")
+    values = [_stage_confidences(c, j) for j, c in enumerate(confidences)]
+    n = len(values[0])
+    if n == 0:
+        raise ValueError("cascade_thresholds needs at least one calibration item")
+    rights: list[NDArray[np.bool_]] = []
+    for j, (judged, right) in enumerate(zip(values, agrees)):
+        array = np.asarray(right)
+        if array.shape != (n,) or len(judged) != n:
+            raise ValueError(
+                f"judge {j}: confidences and agrees must cover the same {n} items, got "
+                f"{len(judged)} and {array.shape}"
+            )
+        if array.dtype != bool:
+            if not np.isin(array, (0, 1)).all():
+                bad = int(np.flatnonzero(~np.isin(array, (0, 1)))[0])
+                raise ValueError(f"agrees[{j}][{bad}] must be a boolean or 0/1")
+            array = array.astype(bool)
+        rights.append(array)
+    left = np.ones(n, dtype=bool)  # items no earlier judge trusts
+    stages: list[SelectiveThreshold] = []
+    for judged, right in zip(values, rights):
+        if not left.any():
+            stages.append(SelectiveThreshold(None, target, delta, 0.0, math.nan, math.nan, 0, ()))
+            continue
+        conf, usable = judged[left], np.isfinite(judged[left])
+        # An unusable judgment is never trusted: it stays in the denominator (the judge sees
+        # it) below every candidate threshold, which are the usable confidences only.
+        floor = float(conf[usable].min()) - 1.0 if usable.any() else 0.0
+        stage = selective_threshold(
+            np.where(usable, conf, floor),
+            right[left] & usable,
+            target=target,
+            delta=delta,
+            thresholds=conf[usable],
+        )
+        stages.append(stage)
+        if stage.threshold is not None:
+            trusted = np.zeros(n, dtype=bool)
+            trusted[left] = usable & (np.where(usable, conf, -np.inf) >= stage.threshold)
+            left &= ~trusted
+    return tuple(stages)
+
+
+def _stage_confidences(values: Sequence[float] | NDArray[Any], judge: int) -> NDArray[np.float64]:
+    """A judge's confidences; ``nan`` (no usable judgment) allowed, infinities not."""
+    try:
+        array = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"confidences[{judge}] must hold numbers: {exc}") from exc
+    if array.ndim != 1:
+        raise ValueError(f"confidences[{judge}] must be flat, got shape {array.shape}")
+    bad = np.flatnonzero(np.isinf(array))
+    if bad.size:
+        raise ValueError(f"confidences[{judge}][{bad[0]}] is infinite: use nan for no judgment")
+    return array
 
 
 def _confidences(

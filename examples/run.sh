@@ -7,7 +7,9 @@
 #   JUDGE_MODEL if set (e.g. openai:gpt-4o, anthropic:claude-sonnet-5-5, openai:qwen2.5:7b);
 #   else anthropic:claude-sonnet-5-5 when ANTHROPIC_API_KEY is set;
 #   else openai:gpt-4o-mini when OPENAI_API_KEY or OPENAI_BASE_URL is set;
-#   else the offline mock provider, with a banner saying its scores are synthetic.
+#   else the offline mock provider, with a banner saying its scores are synthetic; and then,
+#   with no key, `judgecards demo` runs first: real judges' recorded verdicts against real
+#   human labels (LLMBar, MT-Bench), offline, so the first numbers you see are real ones.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
@@ -27,6 +29,16 @@ else
 fi
 
 mkdir -p out
+if [ "$model" = mock:judge ]; then
+  echo "== no API key set: first, real judges against real people (judgecards demo, offline)"
+  rm -f out/demo.db out/demo-cascade.db  # the demo's own scratch databases: a fresh run
+  report=()
+  # The HTML report needs matplotlib (pip install 'judgecards[serve]'); the figures do not.
+  .venv/bin/python -c "import matplotlib" 2>/dev/null || report=(--no-report)
+  .venv/bin/judgecards demo --db out/demo.db ${report[@]+"${report[@]}"}
+  echo
+  echo "== then the walk-through with the mock provider (synthetic scores)"
+fi
 export JUDGECARDS_DB=${JUDGECARDS_DB:-out/judgecards.db}
 .venv/bin/judgecards cards list
 .venv/bin/judgecards score --card reference --model "$model" \

@@ -20,7 +20,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ import sqlite_utils
 from sqlite_utils import Migrations
 
 from judgecards.errors import StoreError
+from judgecards.redaction import scrubber
 
 __all__ = ["BUSY_TIMEOUT", "Database", "Transaction", "insert_sql"]
 
@@ -57,10 +58,15 @@ def storable(value: Any) -> Any:
     return value
 
 
-def _bindable(params: Sequence[Any] | Mapping[str, Any]) -> Sequence[Any] | Mapping[str, Any]:
+def _bindable(
+    params: Sequence[Any] | Mapping[str, Any], scrub: Callable[[str], str]
+) -> Sequence[Any] | Mapping[str, Any]:
+    def bound(value: Any) -> Any:
+        return storable(scrub(value)) if isinstance(value, str) else value
+
     if isinstance(params, Mapping):
-        return {key: storable(value) for key, value in params.items()}
-    return [storable(value) for value in params]
+        return {key: bound(value) for key, value in params.items()}
+    return [bound(value) for value in params]
 
 
 class Transaction:
@@ -70,29 +76,36 @@ class Transaction:
     any other statement. `sqlite3` errors propagate to `Database.transaction`, which rolls back
     and raises a `StoreError`; a caller may catch an integrity error inside the block to say
     what it means (a duplicate label, say).
+
+    Every string bound to a statement has the configured API keys replaced by ``[REDACTED]``
+    (`judgecards.redaction.scrubber`): this is the one path every write takes, so a key a
+    provider echoed into an error, a reply or a batch line is stored in no table.
     """
 
     def __init__(self, connection: sqlite3.Connection) -> None:
         self._connection = connection
+        self._scrub = scrubber()
 
     def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> sqlite3.Cursor:
-        return self._connection.execute(sql, _bindable(params))
+        return self._connection.execute(sql, _bindable(params, self._scrub))
 
     def executemany(
         self, sql: str, rows: Iterable[Sequence[Any] | Mapping[str, Any]]
     ) -> sqlite3.Cursor:
-        return self._connection.executemany(sql, (_bindable(row) for row in rows))
+        return self._connection.executemany(sql, (_bindable(row, self._scrub) for row in rows))
 
     def insert(self, table: str, row: Mapping[str, Any]) -> int:
         """Insert one row given as ``{column: value}``; returns its rowid."""
-        cursor = self._connection.execute(insert_sql(table, list(row)), _bindable(row))
+        cursor = self._connection.execute(insert_sql(table, list(row)), _bindable(row, self._scrub))
         return int(cursor.lastrowid or 0)
 
     def insert_many(self, table: str, rows: Sequence[Mapping[str, Any]]) -> None:
         """Insert rows that all have the columns of the first one."""
         if rows:
             columns = list(rows[0])
-            self._connection.executemany(insert_sql(table, columns), map(_bindable, rows))
+            self._connection.executemany(
+                insert_sql(table, columns), (_bindable(row, self._scrub) for row in rows)
+            )
 
 
 class Database:

@@ -1,7 +1,9 @@
 """Reading JSON Lines input files so that every bad line can be reported at once.
 
 Input files are untrusted: a line that is not UTF-8, not JSON, nested deeper than the parser
-can follow, or not an object is reported with its file and line, never as a traceback.
+can follow, not an object, or holding a lone surrogate (``"\ud800"``: valid JSON, not valid
+text; `judgecards.unicode_text`) is reported with its file, line and field, never as a
+traceback.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any, TypeVar
 
 from judgecards.duplicate_ids import SeenIds
 from judgecards.errors import InputError
+from judgecards.unicode_text import lone_surrogate
 
 __all__ = [
     "CheckedItems",
@@ -83,6 +86,14 @@ def read_jsonl(
                 continue
             if not isinstance(value, dict):
                 yield number, error("each line must be a JSON object", file=path, line=number)
+                continue
+            if (found := lone_surrogate(value)) is not None:
+                where, escaped = found
+                message = (
+                    f"a lone surrogate {escaped}: valid JSON, but not text; remove it or write "
+                    "the character it was meant to be"
+                )
+                yield number, error(message, file=path, line=number, field=where)
                 continue
             yield number, value
 

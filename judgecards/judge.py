@@ -46,7 +46,7 @@ from judgecards.judge_requests import first_request, mock_options
 from judgecards.plan import RunPlan
 from judgecards.pricing import PriceTable, load_prices
 from judgecards.providers import make_provider, split_model
-from judgecards.providers.base import Completion, CompletionRequest, Provider
+from judgecards.providers.base import Completion, CompletionRequest, Provider, endpoint_of
 from judgecards.rate import AdaptiveLimiter, RateLimits
 from judgecards.render import DEFAULT_MAX_INPUT_CHARS, check_inputs
 from judgecards.replay import not_recorded, replay_stand_in
@@ -165,7 +165,8 @@ class Judge:
         prefix, _ = split_model(model)
         self.offline = offline
         if offline and provider is None:
-            provider = replay_stand_in(model)  # same name and model: the same cache keys
+            # Same name, model and endpoint: the same cache keys as the online run.
+            provider = replay_stand_in(model, base_url=provider_options.get("base_url"))
         if provider is None:
             if prefix == "mock":
                 # The mock writes replies from structured descriptions, never from the prompt.
@@ -173,6 +174,9 @@ class Judge:
                     provider_options.setdefault(name, value)
             provider = make_provider(model, **provider_options)
         self.provider = provider
+        # Part of every key: replies from another server under the same model name are not
+        # this judge's (issue 22 item 11).
+        self.endpoint = endpoint_of(provider)
         self.is_mock = prefix == "mock"
         self.output_mode: structured_output.OutputMode = output_mode or self.card.spec.output_mode
         self.native = structured_output.sends_natively(self.card, self.output_mode, provider)
@@ -380,10 +384,17 @@ class Judge:
         }
         # Raises MissingInput or InputTooLarge before any call.
         check_inputs(self.card, card_inputs, max_input_chars=self.max_input_chars)
-        key = _digest([self.card.hash, self.model, self.params, item_id, card_inputs])[:32]
+        key = _digest(
+            [self.card.hash, self.model, self.endpoint, self.params, item_id, card_inputs]
+        )[:32]
         # The prompt is rendered when the item is run, not here: a batch starts calling at once,
         # and items answered from the store are never rendered at all.
         return _Item(key=key, item_id=item_id, inputs=card_inputs)
+
+    def _key_before_endpoints(self, item: _Item) -> str:
+        """The key `_prepare` gave ``item`` before keys named the endpoint: a batch submitted
+        then carries it as its custom ids, and is still collected under it."""
+        return _digest([self.card.hash, self.model, self.params, item.item_id, item.inputs])[:32]
 
     def _first_request(self, item: _Item) -> CompletionRequest:
         return first_request(
@@ -416,9 +427,9 @@ class Judge:
         return self.store.finished(item.key for item in items)
 
     def _cache_key(self, request: CompletionRequest) -> str:
-        return _digest(
-            [self.provider.name, self.provider.model, self.card.hash, request.cache_fields()]
-        )
+        provider = self.provider
+        fields = [provider.name, provider.model, self.endpoint, self.card.hash]
+        return _digest([*fields, request.cache_fields()])
 
     def _cached(self, key: str) -> Completion | None:
         return self.store.cached_completion(key) if self.cache else None

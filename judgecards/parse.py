@@ -12,6 +12,10 @@ JSON cards
        decoded object is part of it, not a candidate).
     3. A candidate that also occurs in an input (its text, whitespace collapsed, inside an input's
        text; or its value equal to an object found in an input) is a quotation and is dropped.
+       A whole-reply answer (rule 1) that is such a copy is refused the same way.
+    3b. A candidate that names a key twice (at any depth) is not a judgment: ``json.loads`` keeps
+       the last value, so a judge that echoes an input's ``", "scores": {...}, "x": "`` unescaped
+       would let the input's scores win. The reply is refused and the judge re-asked.
     4. The rest are validated against the card's output model (and, for rubric judgments, the
        item's criteria). Exactly one distinct valid judgment is the answer (repeats of it are
        fine; its first occurrence is where it was written, which G-Eval reads). Two or more
@@ -42,10 +46,43 @@ from judgecards.cards import Card
 from judgecards.errors import JudgeOutputError
 from judgecards.schemas import RubricJudgment, criteria_from
 
-__all__ = ["Reading", "json_objects", "parse_reply", "read_reply"]
+__all__ = ["Reading", "json_objects", "parse_reply", "read_reply", "repeated_key", "unique_keys"]
 
 _ONE_FENCE = re.compile(r"```(?:json|JSON)?[ \t]*\n?(.*?)\n?[ \t]*```", re.DOTALL)
 _DECODER = json.JSONDecoder()
+
+
+class _RepeatedKey(ValueError):
+    def __init__(self, key: str) -> None:
+        self.key = key
+        super().__init__(f"the key {key!r} appears twice in one object")
+
+
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A ``json`` ``object_pairs_hook`` refusing (``ValueError``) an object that repeats a key."""
+    value: dict[str, Any] = {}
+    for key, item in pairs:
+        if key in value:
+            raise _RepeatedKey(key)
+        value[key] = item
+    return value
+
+
+_STRICT = json.JSONDecoder(object_pairs_hook=unique_keys)
+
+
+def repeated_key(text: str, start: int = 0) -> str | None:
+    """The first key repeated within the JSON object at ``text[start:]`` (nested objects
+    included), or None; text that does not decode has none."""
+    try:
+        _STRICT.raw_decode(text, start)
+    except _RepeatedKey as error:
+        return error.key
+    except (ValueError, RecursionError):
+        return None
+    return None
+
+
 _DECORATION = " \t*_`#."  # markdown emphasis or a heading around a rating line, a final period
 
 
@@ -178,10 +215,19 @@ def _validate(
 
 def _read_json(card: Card, text: str, inputs: Mapping[str, Any] | None) -> Reading:
     whole = _whole(text)
+    quotable = _Quotable.of(inputs)
     if whole is not None:
+        start, end, value = whole
+        if quotable.has_object(text[start:end], value):
+            raise JudgeOutputError(
+                text,
+                [
+                    "the reply is a JSON object copied from the item being judged; reply with "
+                    "your own judgment as one JSON object"
+                ],
+            )
         candidates = [whole]
     else:
-        quotable = _Quotable.of(inputs)
         found = list(json_objects(text))
         candidates = [
             (start, end, value)
@@ -202,6 +248,16 @@ def _read_json(card: Card, text: str, inputs: Mapping[str, Any] | None) -> Readi
         else:
             problem = "reply contains no JSON object"
         raise JudgeOutputError(text, [problem])
+    for start, _, _ in candidates:
+        if (key := repeated_key(text, start)) is not None:
+            raise JudgeOutputError(
+                text,
+                [
+                    f"the reply's JSON object has the key {key!r} twice, so it is not one "
+                    "judgment; reply with one JSON object that names each key once (quote text "
+                    "from the item only inside strings, escaped)"
+                ],
+            )
     valid: dict[str, Reading] = {}
     last_problems: list[str] = []
     for start, end, value in candidates:

@@ -3,7 +3,9 @@
 Provider SDKs build their error messages from response bodies, and some servers echo the key
 they were sent (a proxy answering 400 "invalid key sk-..."). Such text flows into exceptions,
 stderr and every error row of a batch, so it is scrubbed where judgecards creates error text
-(`judgecards.errors.ProviderError`) and again where the `Store` writes it.
+(`judgecards.errors.ProviderError`) and again in the one place every write to the database
+passes through (`judgecards.database.Transaction`, with `scrubber`), whichever table or column
+the text is bound for.
 
 Two kinds of secret are replaced by ``[REDACTED]``:
 
@@ -19,8 +21,9 @@ from __future__ import annotations
 import os
 import re
 import threading
+from collections.abc import Callable
 
-__all__ = ["REDACTED", "redact", "register_secret"]
+__all__ = ["REDACTED", "redact", "register_secret", "scrubber"]
 
 REDACTED = "[REDACTED]"
 
@@ -58,4 +61,28 @@ def redact(text: str, *, key_shaped: bool = True) -> str:
             text = text.replace(secret, REDACTED)
     if key_shaped:
         text = _KEY_SHAPED.sub(REDACTED, text)
+    return text
+
+
+def scrubber() -> Callable[[str], str]:
+    """A function replacing every key configured *now* by ``[REDACTED]`` (configured keys only).
+
+    For the database's write path, which sees every value bound to a statement: the keys are
+    looked up once per transaction instead of once per value, and key-shaped tokens are left
+    alone because judged text and model replies may legitimately contain them.
+    """
+    secrets = _configured()
+    if not secrets:
+        return _unchanged
+
+    def scrub(text: str) -> str:
+        for secret in secrets:
+            if secret in text:
+                text = text.replace(secret, REDACTED)
+        return text
+
+    return scrub
+
+
+def _unchanged(text: str) -> str:
     return text

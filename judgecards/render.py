@@ -24,9 +24,10 @@ from jinja2.exceptions import SecurityError
 
 from judgecards.cards import Card
 from judgecards.delimiters import neutralise
-from judgecards.errors import InputTooLarge, MissingInput, RenderError
+from judgecards.errors import InputTooLarge, InvalidInput, MissingInput, RenderError
 from judgecards.prompt_cache import static_text
 from judgecards.sandbox import RenderLimitExceeded, render_bounded, template_line, weight
+from judgecards.unicode_text import lone_surrogate
 
 __all__ = ["DEFAULT_MAX_INPUT_CHARS", "RenderedPrompt", "check_inputs", "input_size", "render"]
 
@@ -63,6 +64,8 @@ def check_inputs(
         MissingInput: a required input is absent or ``None`` (names the card and the input).
         InputTooLarge: an input is longer than ``max_input_chars`` (names the card, the input,
             its size and the limit).
+        InvalidInput: an input holds a lone surrogate (``"\ud800"``, `judgecards.unicode_text`),
+            which no request can carry.
     """
     for name, spec in card.spec.inputs.items():
         value = inputs.get(name)
@@ -75,6 +78,14 @@ def check_inputs(
                     variable=name,
                 )
             continue
+        if (found := lone_surrogate(value, name)) is not None:
+            where, escaped = found
+            raise InvalidInput(
+                f"card {card.ref}: input {where!r} holds a lone surrogate {escaped}, which is "
+                "not text (remove it or write the character it was meant to be)",
+                card=card.ref,
+                variable=name,
+            )
         if max_input_chars is not None:
             size = input_size(value)
             if size > max_input_chars:

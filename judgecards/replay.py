@@ -10,12 +10,11 @@ no SDK client is built, so no key is needed.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
 from typing import Any, ClassVar, NoReturn
 
-from judgecards.errors import NotRecorded, ProviderConfigError
-from judgecards.providers import _FACTORIES, split_model
+from judgecards.errors import NotRecorded
+from judgecards.providers import provider_class, split_model
 from judgecards.providers.base import Completion, CompletionRequest, Provider, RetryDecision
 
 __all__ = ["ReplayOnlyProvider", "not_recorded", "replay_stand_in"]
@@ -59,24 +58,23 @@ class ReplayOnlyProvider:
         pass
 
 
-def replay_stand_in(model: str) -> Provider:
-    """A `ReplayOnlyProvider` named like the provider of ``model`` (``provider:model``).
+def replay_stand_in(model: str, *, base_url: str | None = None) -> Provider:
+    """A `ReplayOnlyProvider` named like the provider of ``model`` (``provider:model``), with
+    the endpoint that provider would call given ``base_url`` (cache keys include it).
 
     Raises:
         ProviderConfigError: the provider part is unknown, as it would be online.
     """
     prefix, name = split_model(model)
-    if prefix not in _FACTORIES:
-        raise ProviderConfigError(
-            f"Unknown provider {prefix!r} in {model!r}; known: {', '.join(sorted(_FACTORIES))}.",
-            provider=prefix,
-            model=name,
-        )
     # It takes the same output mode as the real provider, so its requests have the same keys.
-    module, attribute, _ = _FACTORIES[prefix]
-    native = bool(getattr(getattr(importlib.import_module(module), attribute), "native_output", 0))
+    real = provider_class(model)
+    native = bool(getattr(real, "native_output", 0))
+    endpoint_for = getattr(real, "endpoint_for", None)
+    endpoint = endpoint_for(base_url) if endpoint_for is not None else ""
     stand_in = type(
-        f"ReplayOnly[{prefix}]", (ReplayOnlyProvider,), {"name": prefix, "native_output": native}
+        f"ReplayOnly[{prefix}]",
+        (ReplayOnlyProvider,),
+        {"name": prefix, "native_output": native, "endpoint": endpoint},
     )
     provider: Provider = stand_in(name)
     return provider

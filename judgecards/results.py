@@ -47,11 +47,14 @@ class JudgeResult(BaseModel):
         raw_reply: the judge's last reply text, kept for audit and for error records.
         card / card_hash: ``name@version`` and ``sha256:<hex>`` of the card used.
         model: ``provider:model`` as configured (``mock:…`` for synthetic runs).
-        usage: tokens billed; zero when served from cache.
+        usage: tokens billed; zero when served from cache, except for a batch's result (below).
         cost_usd: US dollars billed for ``usage`` at the price table's rates
             (`judgecards.pricing`); ``None`` means unknown (tokens were billed on a model with
             no price), never free; 0.0 for mock models and for results that made no call (served
-            from cache this time: the row stored earlier keeps what it cost then).
+            from cache this time: the row stored earlier keeps what it cost then). A result judged
+            by a provider batch (``via == "batch"``) carries what the batch billed for it also
+            when served from the store, since that is how its output is written; it is still
+            ``cached``, and run summaries count only results that were not.
         latency_s: wall time spent on the item, waits included.
         attempts: judge replies requested (1 + re-asks); a transport retry is not an attempt.
         transport_retries: requests re-sent after a retryable transport failure (429, 5xx,

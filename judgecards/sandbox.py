@@ -409,6 +409,35 @@ _UNSAFE_NAMES = (
     | UNSAFE_ASYNC_GENERATOR_ATTRIBUTES
     | {"mro"}
 )
+# Filters that look attributes up by a name given as an argument (``attr('__class__')``,
+# ``map(attribute='__class__')``, ``selectattr('__x')``, ``map('attr', '__class__')``).
+_ATTRIBUTE_FILTERS = frozenset(
+    {"attr", "map", "selectattr", "rejectattr", "sort", "groupby", "sum", "unique", "min", "max"}
+)
+
+
+def _unsafe_name(name: Any) -> bool:
+    return isinstance(name, str) and any(
+        part.startswith("_") or part in _UNSAFE_NAMES for part in name.split(".")
+    )
+
+
+def _filter_problems(parsed: nodes.Template) -> list[tuple[int, str]]:
+    """Attribute names passed to filters: the sandbox refuses them at render time too, but
+    only as an undefined value that fails per item (or not at all), never at load."""
+    problems: list[tuple[int, str]] = []
+    for node in parsed.find_all(nodes.Filter):
+        if node.name not in _ATTRIBUTE_FILTERS:
+            continue
+        arguments = [*node.args, *(keyword.value for keyword in node.kwargs)]
+        if node.name == "attr" and not (node.args and isinstance(node.args[0], nodes.Const)):
+            problems.append((node.lineno, "the sandbox refuses attr() with a computed name"))
+        for argument in arguments:
+            if isinstance(argument, nodes.Const) and _unsafe_name(argument.value):
+                problems.append(
+                    (node.lineno, f"the sandbox refuses the attribute {argument.value!r}")
+                )
+    return problems
 
 
 def static_problems(parsed: nodes.Template) -> list[tuple[int, str]]:
@@ -423,6 +452,7 @@ def static_problems(parsed: nodes.Template) -> list[tuple[int, str]]:
             continue
         if isinstance(name, str) and (name.startswith("_") or name in _UNSAFE_NAMES):
             problems.append((node.lineno, f"the sandbox refuses the attribute {name!r}"))
+    problems += _filter_problems(parsed)
     for call in parsed.find_all(nodes.Call):
         if isinstance(call.node, nodes.Getattr) and call.node.attr in _MUTATING_METHODS:
             problems.append(

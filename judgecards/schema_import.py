@@ -4,29 +4,21 @@ A card's ``output.schema`` and a tiered eval's JSON check may name a pydantic mo
 ``module:Model``. Importing a module runs it, and the files that name one come from card
 directories and configs that may have been downloaded. Under ``python -m judgecards`` the working
 directory is first on ``sys.path``, so a plain ``importlib.import_module`` would run a
-``module.py`` that came with the card. The rule, decided before anything is imported:
+``module.py`` that came with the card, and even an installed module runs code when imported
+(``antigravity`` opens a browser, ``this`` prints). The rule, decided before anything is
+imported: only modules named on an explicit allow-list are imported at all:
 
-- the modules in `ALLOWED_MODULES` (judgecards' own schemas) are imported as usual;
-- any other module must come from an installed package: its top-level package is located with
-  ``importlib.util.find_spec`` (which reads the file system and runs nothing) and must live in
-  the interpreter's standard library or a site-packages directory. A module in the working
-  directory, in a card directory or on a ``''`` ``sys.path`` entry is refused, and so is an
-  editable install's source tree (install it normally, or list the module in
-  ``JUDGECARDS_SCHEMA_MODULES``);
-- ``JUDGECARDS_SCHEMA_MODULES`` (comma-separated module names) extends the allow-list: set by the
-  user, never by a card.
+- `ALLOWED_MODULES`, judgecards' own schema module;
+- ``JUDGECARDS_SCHEMA_MODULES`` (comma-separated module names), set by the user, never by a card.
+
+Any other name is refused with a message saying how to allow it; nothing is looked up on disk,
+imported or run for it.
 """
 
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import os
-import site
-import sysconfig
-from importlib.machinery import ModuleSpec
-from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel
 
@@ -37,11 +29,11 @@ SCHEMA_MODULES_ENV = "JUDGECARDS_SCHEMA_MODULES"
 
 
 def import_schema_model(reference: str) -> type[BaseModel]:
-    """The pydantic model named by ``module:Model``, imported only if the module is trusted.
+    """The pydantic model named by ``module:Model``, imported only if the module is allowed.
 
     Raises:
-        ValueError: the reference is malformed, the module is not trusted (the message says
-            where it was found and why that is refused), it cannot be imported, or the
+        ValueError: the reference is malformed, the module is not on the allow-list (the
+            message says how to allow it), it cannot be imported, or the
             attribute is not a pydantic model. Callers add the file and field.
     """
     module_name, _, attribute = reference.partition(":")
@@ -49,8 +41,13 @@ def import_schema_model(reference: str) -> type[BaseModel]:
         raise ValueError(f"{reference!r} is not of the form module:Model")
     if not all(part.isidentifier() for part in module_name.split(".")):
         raise ValueError(f"{module_name!r} is not an absolute module name")
-    if module_name not in _allowed():
-        _check_installed(module_name)
+    allowed = _allowed()
+    if module_name not in allowed:
+        raise ValueError(
+            f"refusing to import {module_name!r}: not an allowed schema module (allowed: "
+            f"{', '.join(sorted(allowed))}; list trusted modules, comma-separated, in "
+            f"{SCHEMA_MODULES_ENV})"
+        )
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:
@@ -66,60 +63,3 @@ def import_schema_model(reference: str) -> type[BaseModel]:
 def _allowed() -> frozenset[str]:
     extra = os.environ.get(SCHEMA_MODULES_ENV, "")
     return ALLOWED_MODULES | {name.strip() for name in extra.split(",") if name.strip()}
-
-
-def _check_installed(module_name: str) -> None:
-    top = module_name.split(".")[0]
-    spec = _find_spec(top)
-    _require_installed(module_name, top, spec)
-    if top != module_name:
-        # Finding a submodule imports its parents: the top-level package, now known to be
-        # installed. The submodule is checked too, since a package can extend its __path__.
-        _require_installed(module_name, module_name, _find_spec(module_name))
-
-
-def _find_spec(name: str) -> ModuleSpec:
-    try:
-        spec = importlib.util.find_spec(name)
-    except (ImportError, ValueError) as error:
-        raise ValueError(f"cannot import {name!r}: {error}") from None
-    if spec is None:
-        raise ValueError(f"no module named {name!r}")
-    return spec
-
-
-def _require_installed(requested: str, name: str, spec: ModuleSpec) -> None:
-    if spec.origin in ("built-in", "frozen"):
-        return
-    locations = [spec.origin] if spec.has_location and spec.origin else []
-    locations += list(spec.submodule_search_locations or [])
-    if not locations:
-        raise ValueError(f"refusing to import {requested!r}: {name!r} has no location on disk")
-    for location in locations:
-        path = Path(location).resolve()
-        if not any(path.is_relative_to(root) for root in _installed_roots()):
-            raise ValueError(
-                f"refusing to import {requested!r}: {name!r} is at {path}, which is not an "
-                "installed package (schema modules must come from site-packages or the "
-                f"standard library; list trusted modules in {SCHEMA_MODULES_ENV})"
-            )
-
-
-def _installed_roots() -> tuple[Path, ...]:
-    """The directories installed packages live in, never the working directory."""
-    candidates: list[Any] = [
-        sysconfig.get_paths().get(key) for key in ("stdlib", "platstdlib", "purelib", "platlib")
-    ]
-    candidates += site.getsitepackages() if hasattr(site, "getsitepackages") else []
-    if site.ENABLE_USER_SITE:
-        candidates.append(site.getusersitepackages())
-    roots: list[Path] = []
-    cwd = Path.cwd().resolve()
-    for candidate in candidates:
-        if not candidate:
-            continue
-        root = Path(candidate).resolve()
-        # A root that holds the working directory (a prefix of "/" or "$HOME") would trust it.
-        if root not in roots and not cwd.is_relative_to(root):
-            roots.append(root)
-    return tuple(roots)

@@ -27,6 +27,7 @@ __all__ = [
     "Criterion",
     "CriterionScore",
     "PairwiseJudgment",
+    "PassFailJudgment",
     "ReferenceGrade",
     "ReferenceJudgment",
     "ReferenceScores",
@@ -143,6 +144,43 @@ class PairwiseJudgment(BaseModel):
     )
     winner: Literal["A", "B", "tie"] = Field(
         description='"A" if the answer shown first is better, "B" if the second is, "tie" if neither is.'
+    )
+
+
+# --------------------------------------------------------------------------- pass-fail@1
+
+MAX_CRITIQUE_WORDS = 60
+
+
+def _short_critique(value: str) -> str:
+    return _within_words(value, MAX_CRITIQUE_WORDS, "must be a short critique, not empty")
+
+
+class PassFailJudgment(BaseModel):
+    """One binary judgment against one criterion: a short critique first, then the verdict.
+
+    The critique comes first in the schema so the judge writes its reasons before it commits
+    (as in the "validate evaluator" workflows teams use for one judge per failure mode).
+    """
+
+    # The schema shown to the judge gets this description, not the developer docstring above.
+    model_config = ConfigDict(
+        extra="ignore",
+        json_schema_extra={"description": "A critique of the answer, then pass or fail."},
+    )
+
+    critique: Annotated[
+        str,
+        Field(
+            description=(
+                f"A short critique (at most {MAX_CRITIQUE_WORDS} words): where the answer meets "
+                "or breaks the criterion, written before the verdict."
+            )
+        ),
+        AfterValidator(_short_critique),
+    ]
+    verdict: Literal["pass", "fail"] = Field(
+        description='"pass" if the answer meets the criterion, "fail" if it does not.'
     )
 
 

@@ -63,8 +63,8 @@ COMPARISON_COLUMNS = (
 _CHUNK = 500  # below SQLite's bound-parameter limit
 
 
-def _redacted(text: str | None, *, key_shaped: bool = True) -> str | None:
-    return None if text is None else redact(text, key_shaped=key_shaped)
+def _redacted(text: str | None) -> str | None:
+    return None if text is None else redact(text)
 
 
 class CacheEntry(NamedTuple):
@@ -107,8 +107,9 @@ def _save_rows(
         "verdict_overridden": int(result.verdict_overridden),
         "scores": json.dumps(result.scores), "output": _json_or_none(result.output),
         "inputs": json.dumps(inputs, default=str), "params": json.dumps(params, sort_keys=True),
-        # Defensive: a key echoed into error text or quoted by the model is never stored.
-        "raw_reply": _redacted(result.raw_reply, key_shaped=False),
+        # Configured keys are scrubbed from every value by the write path (`database`); error
+        # text also loses anything key-shaped. Replies keep such text: it may be judged text.
+        "raw_reply": result.raw_reply,
         "error_kind": result.error_kind, "error": _redacted(result.error),
         "attempts": result.attempts, "transport_retries": result.transport_retries,
         "input_tokens": result.usage.input_tokens, "output_tokens": result.usage.output_tokens,
@@ -501,6 +502,9 @@ def _logprobs_from_json(text: str | None) -> tuple[TokenLogprob, ...] | None:
 
 
 def _result_from_row(row: Mapping[str, Any], *, served_from_store: bool = False) -> JudgeResult:
+    # A provider batch's results reach the user only from the store (the run after `batch
+    # collect` writes them): they carry what the batch billed, or no output would ever show it.
+    free = served_from_store and row["via"] != "batch"
     return JudgeResult(
         id=row["id"],
         item_id=row["item_id"],
@@ -517,14 +521,14 @@ def _result_from_row(row: Mapping[str, Any], *, served_from_store: bool = False)
         # A result served from the store cost nothing this time (JudgeResult.usage's contract);
         # the tokens it was billed once stay in its row, as do its transport retries.
         usage=TokenUsage()
-        if served_from_store
+        if free
         else TokenUsage(
             input_tokens=row["input_tokens"] or 0,
             output_tokens=row["output_tokens"] or 0,
             cache_read_tokens=row["cache_read_tokens"] or 0,
             cache_write_tokens=row["cache_write_tokens"] or 0,
         ),
-        cost_usd=0.0 if served_from_store else row["cost_usd"],
+        cost_usd=0.0 if free else row["cost_usd"],
         latency_s=row["latency_s"] or 0.0,
         attempts=row["attempts"] or 0,
         transport_retries=0 if served_from_store else row["transport_retries"] or 0,

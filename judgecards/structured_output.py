@@ -23,6 +23,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args
 
 from judgecards.errors import ProviderConfigError, TransportError
+from judgecards.parse import unique_keys
 from judgecards.providers._http import refuses_structured_output
 
 if TYPE_CHECKING:
@@ -309,7 +310,8 @@ def reply_text(text: str, request: CompletionRequest) -> str:
     if request.native is None or schema is None or "null" not in text:
         return text
     try:
-        value = json.loads(text)
+        # A repeated key is left for the parser to refuse: re-encoding would keep one of them.
+        value = json.loads(text, object_pairs_hook=unique_keys)
     except ValueError:
         return text
     cleaned = drop_optional_nulls(value, schema)

@@ -340,3 +340,78 @@ def test_a_batch_that_fails_validation_leaves_its_items_errored_with_the_reason(
                   "(SELECT id FROM batch_jobs ORDER BY created_at LIMIT 1)")  # fmt: skip
     assert errors == [("errored: line 1: invalid_request: The model is not available for "
                        "batches.",)]  # fmt: skip
+
+
+@pytest.mark.parametrize("provider", sorted(PROVIDERS))
+def test_a_submission_whose_process_died_before_its_create_call_is_reported_not_awaited(
+    fake: BatchFake, provider: str, tmp_path: Path
+) -> None:
+    """Issue 22 item 13: ``collect --wait`` waited forever for a batch never created."""
+    import socket
+    import subprocess
+    import sys
+
+    from judgecards.batch.collect import UNFOUND_ROUNDS
+
+    db = tmp_path / "j.db"
+    fake.create_status = 500  # the create call never creates anything: the row stays
+    with judge_on(fake, provider, db) as judge:
+        with pytest.raises(BatchError):
+            judge.submit_batch(items(2))
+    (job_id,) = [row[0] for row in rows(db, "SELECT id FROM batch_jobs")]
+    # As left by a submitting process that was killed before its create call: it still holds
+    # the row, and it is gone.
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    with judge_on(fake, provider, db) as judge:
+        BatchRepository(judge.store).update_job(
+            job_id, owner=f"{socket.gethostname()}:{dead.stdout.strip()}:dead", state="submitting"
+        )
+    fake.create_status = None
+
+    waits: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        assert len(waits) < 50, "collect --wait is still waiting for a batch never created"
+
+    with judge_on(fake, provider, db) as judge:
+        collected = judge.collect_batch(wait=True, poll=1.0, sleep=sleep)
+    assert collected.unsent == {job_id: 2} and collected.waiting == 0
+    assert not collected.finished and len(waits) == UNFOUND_ROUNDS - 1
+    assert f"batch cancel {job_id}" in collected.as_text()
+    assert fake.counts["creates"] == 0  # nothing was created behind the user's back
+    assert rows(db, "SELECT state FROM batch_jobs") == [("submitting",)]
+
+
+def test_a_batch_submitted_before_keys_named_the_endpoint_is_still_collected(
+    fake: BatchFake, tmp_path: Path
+) -> None:
+    """Upgrading while a batch runs (issue 22 item 11 changed the keys): its custom ids are the
+    old keys, and collecting it stores every result instead of refusing the batch."""
+    import hashlib
+
+    db = tmp_path / "j.db"
+    fake.hold = True
+    with judge_on(fake, "openai", db) as judge:
+        judge.submit_batch(items(2))
+        params = judge.params
+    # The keys as the previous release computed them (no endpoint), written where it wrote them.
+    (batch,) = fake.batches.values()
+    for request, item in zip(batch.requests, items(2)):
+        inputs = {name: item[name] for name in ("question", "gold_answer", "model_output")}
+        old = hashlib.sha256(json.dumps(
+            [judge.card.hash, judge.model, params, item["id"], inputs], sort_keys=True, default=str
+        ).encode()).hexdigest()[:32]  # fmt: skip
+        with closing(sqlite3.connect(db)) as connection, connection:
+            connection.execute(
+                "UPDATE batch_items SET custom_id = ? WHERE custom_id = ?",
+                (old, request["custom_id"]),
+            )
+        request["custom_id"] = old
+    fake.hold = False
+    with judge_on(fake, "openai", db) as judge:
+        collected = judge.collect_batch(wait=True, poll=0.001)
+        again = judge.score_many(items(2))
+    assert collected.finished and [r.ok for r in collected.results] == [True, True]
+    assert all(r.cached for r in again) and fake.counts["live"] == 0  # from the response cache

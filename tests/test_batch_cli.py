@@ -193,3 +193,56 @@ def test_collect_exits_1_when_it_stores_error_records(fake: BatchFake, tmp_path:
     assert collected.returncode == 1
     assert "1 of 2 items ended as error records (invalid_output 1)" in collected.stderr
     assert fake.counts["live"] == 0  # --max-attempts 1 at submission: no re-ask
+
+
+def test_the_output_written_after_collect_carries_what_the_batch_billed(
+    fake: BatchFake, tmp_path: Path
+) -> None:
+    """Issue 22 item 23: the output written after ``batch collect`` said cost_usd 0.0."""
+    import re
+    import sqlite3
+    from contextlib import closing
+
+    write_items(tmp_path / "items.jsonl", 3)
+    assert judgecards(fake, *score_args(tmp_path, "--batch")).returncode == 0
+    db = tmp_path / "j.db"
+    collected = judgecards(fake, "batch", "collect", "--wait", "--poll", "0.05", "--db", str(db))
+    assert collected.returncode == 0, collected.stderr
+    written = judgecards(fake, *score_args(tmp_path))
+    assert written.returncode == 0, written.stderr
+    assert fake.counts["live"] == 0
+    with closing(sqlite3.connect(db)) as connection:
+        billed = dict(connection.execute("SELECT item_id, cost_usd FROM results").fetchall())
+    rows = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert {r["item_id"]: r["cost_usd"] for r in rows} == billed
+    assert all(cost > 0 for cost in billed.values())
+    assert all(r["via"] == "batch" and r["cached"] and r["usage"]["input_tokens"] for r in rows)
+    # This run paid nothing: the summary's cost and tokens are this run's only.
+    assert re.search(
+        r"cost: +\$0\.0+ this run, 3 served from cache", written.stderr + written.stdout
+    )
+
+
+def test_compare_after_collect_reports_no_spend_for_batch_judgments(
+    fake: BatchFake, tmp_path: Path
+) -> None:
+    """Batch judgments served from the store carry their bill (issue 22 item 23), and the run
+    that writes them still says it paid nothing."""
+    for side, text in (("a", "Paris."), ("b", "The capital of France is Paris, a large city.")):
+        lines = [json.dumps({"id": f"q{k}", "question": f"Capital of France ({k})?",
+                             "answer": f"{text} {k}", "model": f"model-{side}"})
+                 for k in range(2)]  # fmt: skip
+        (tmp_path / f"{side}.jsonl").write_text("\n".join(lines) + "\n")
+    db = str(tmp_path / "j.db")
+    args = ["compare", "--card", "pairwise@1", "--model", "openai:gpt-4o-mini",
+            "--a", str(tmp_path / "a.jsonl"), "--b", str(tmp_path / "b.jsonl"),
+            "--output", str(tmp_path / "cmp.jsonl"), "--db", db]  # fmt: skip
+    assert judgecards(fake, *args, "--batch").returncode == 0
+    assert (
+        judgecards(fake, "batch", "collect", "--wait", "--poll", "0.05", "--db", db).returncode == 0
+    )
+    again = judgecards(fake, *args, "--json")
+    assert again.returncode == 0, again.stderr
+    summary = json.loads(again.stdout[again.stdout.index("{\n") :])
+    assert summary["judgments_served_without_call"] == 4 and summary["cost_usd"] == 0
+    assert fake.counts["live"] == 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import subprocess
@@ -14,12 +15,14 @@ from typing import Any
 import httpx2
 import pytest
 
-from judgecards import JudgeResult, Store, TransportError
+from judgecards import JudgeResult, Store, TransportError, compare_many
+from judgecards.judge import Judge
 from judgecards.redaction import REDACTED, redact, register_secret
 from tests.conftest import REPO
+from tests.fakes.batch_server import BatchFake
 from tests.fakes.http import Script, openai_chat, reference_judgment
 from tests.fakes.judges import OPENAI_KEY, openai_judge
-from tests.fakes.server import FakeRequest, FakeServer, echo_key_error, sent_key
+from tests.fakes.server import FakeRequest, FakeServer, card_reply, echo_key_error, sent_key
 
 # A key no other test registers, so the CLI subprocess (a fresh process) knows it only from
 # the environment, as a user's run would.
@@ -156,3 +159,76 @@ def test_cli_run_against_a_server_that_echoes_the_key_leaks_it_nowhere(
             errors = [row[0] for row in connection.execute("SELECT error FROM results")]
         assert all(CLI_KEY not in (error or "") for error in errors)
     assert done.returncode != 0  # every item failed (400) or the run stopped (401)
+
+
+# ---------------------------------------------------------------- every path, every column
+
+# Not ``sk-``-shaped: only its being a configured key (an ``*_API_KEY`` variable) redacts it.
+CANARY = "jc-canary-7f3a9c1e5b2d4f60a8e1"
+
+
+def echoing_replies(prompt: str) -> str:
+    """The card's valid reply, with the key the fake was sent quoted in its free text."""
+    reply = json.loads(card_reply(prompt))
+    field = "reasoning" if "reasoning" in reply else "decision_basis"
+    reply[field] = f"{reply[field]} The request carried the key {CANARY}"
+    return json.dumps(reply)
+
+
+def everything_stored(db: Path) -> list[tuple[str, str, Any]]:
+    """Every value of every column of every table: ``(table, column, value)``."""
+    found = []
+    with closing(sqlite3.connect(db)) as connection:
+        tables = [row[0] for row in connection.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table'"
+        )]  # fmt: skip
+        for table in tables:
+            cursor = connection.execute(f'SELECT * FROM "{table}"')
+            columns = [d[0] for d in cursor.description]
+            found += [(table, c, v) for row in cursor for c, v in zip(columns, row)]
+    return found
+
+
+def test_a_canary_key_is_in_no_table_after_every_path(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Live score, compare, batch submit and collect (both providers, errored lines quoting
+    the key), then ``collect --live``: the key the providers echo is in no stored value."""
+    monkeypatch.setenv("OPENAI_API_KEY", CANARY)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", CANARY)
+    db = tmp_path / "j.db"
+    with BatchFake(reply=echoing_replies, echo_key=True) as fake:
+        urls = {"openai": fake.openai_url, "anthropic": fake.base_url}
+        models = {"openai": "openai:gpt-4o-mini", "anthropic": "anthropic:claude-sonnet-5"}
+        with Judge("reference@1", models["openai"], db=db, base_url=urls["openai"]) as judge:
+            assert all(r.ok for r in judge.score_many([{"id": "live", **INPUTS}]))
+        with Judge("pairwise", models["openai"], db=db, base_url=urls["openai"]) as judge:
+            pair = {"id": "p", "question": "Q?", "answer_a": "A one.", "answer_b": "A two."}
+            assert all(c.ok for c in compare_many(judge, [pair]))
+        for provider in ("openai", "anthropic"):
+            batch_items = [
+                {"id": f"{provider}{n}", **INPUTS, "model_output": f"Jupiter {n}."}
+                for n in range(3)
+            ]
+            with Judge("reference@1", models[provider], db=db, base_url=urls[provider]) as judge:
+                judge.submit_batch(batch_items)
+                keys = sorted(r["custom_id"] for r in list(fake.batches.values())[-1].requests)
+                fake.errored = set(keys[1:])  # one line answers, two are errors quoting the key
+                first = judge.collect_batch(wait=True, poll=0.001)
+                assert first.left == {"errored": 2}
+                fake.errored = set()
+                again = judge.collect_batch(wait=True, poll=0.001, retry="live")
+                assert again.live == 2 and again.finished
+        assert fake.counts["live"] >= 5
+    quoted = [f"API key: {CANARY}" in str(b.outcomes) for b in fake.batches.values()]
+    assert quoted == [True, True]  # the fake did quote the key in both providers' error lines
+
+    stored = everything_stored(db)
+    tables = {table for table, _, _ in stored}
+    assert {"results", "response_cache", "comparisons", "batch_jobs", "batch_items"} <= tables
+    leaks = [(t, c) for t, c, v in stored if CANARY in str(v)]
+    assert leaks == []
+    assert any(REDACTED in str(v) for t, c, v in stored if (t, c) == ("batch_items", "error"))
+    assert any(REDACTED in str(v) for t, c, v in stored if (t, c) == ("response_cache", "text"))
+    for path in tmp_path.iterdir():
+        assert CANARY.encode() not in path.read_bytes(), path

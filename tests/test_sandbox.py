@@ -97,6 +97,12 @@ def test_a_hostile_body_is_a_card_error_at_load_with_its_line(tmp_path: Path, na
         ("{{ question.split().append('x') }}", ".append() is refused"),
         ("{% include 'other.j2' %}", "cannot include"),
         ("{% from 'x' import y %}", "cannot include"),
+        # Issue 22 item 9: attribute names passed to filters passed the load-time check.
+        ("{{ ''|attr('__class__')|attr('__mro__') }}", "attribute '__class__'"),
+        ("{{ [question]|map(attribute='__class__')|list }}", "attribute '__class__'"),
+        ("{{ [question]|map('attr', '__class__')|list }}", "attribute '__class__'"),
+        ("{{ [question]|selectattr('x.__class__')|list }}", "attribute 'x.__class__'"),
+        ("{% set n = '__cla' ~ 'ss__' %}{{ question|attr(n) }}", "attr() with a computed name"),
     ],
 )
 def test_static_refusals_point_at_their_line_in_any_branch(
@@ -213,3 +219,26 @@ def test_an_item_whose_data_breaks_the_card_is_its_own_error_record(tmp_path: Pa
     assert results[1].error_kind == "input"
     assert results[1].error is not None and "rendering stopped" in results[1].error
     assert results[1].attempts == 0
+
+
+def test_an_attr_filter_escape_stops_score_before_a_database_exists(tmp_path: Path) -> None:
+    """Issue 22 item 9: the card error names its file and line; nothing is created."""
+    from click.testing import CliRunner
+
+    from judgecards.cli import cli
+
+    card = write_card(tmp_path, "Intro\n{{ ''|attr('__class__')|attr('__mro__') }}\n")
+    items = tmp_path / "items.jsonl"
+    items.write_text('{"id": "1", "question": "q", "answer": "a"}\n')
+    db = tmp_path / "j.db"
+    result = CliRunner().invoke(
+        cli,
+        ["score", "--card", "hostile", "--cards-dir", str(tmp_path), "--model", "mock:judge",
+         "--input", str(items),
+         "--output", str(tmp_path / "out.jsonl"), "--db", str(db)],
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    line = body_line("Intro\n")
+    assert f"{card}:{line}" in result.output, result.output
+    assert "'__class__'" in result.output
+    assert not db.exists() and not (tmp_path / "out.jsonl").exists()

@@ -1,8 +1,11 @@
-"""``module:Model`` in a card or config imports only trusted modules, decided before anything
-runs (issue 9, defect 10: under ``python -m judgecards`` a module in the working directory ran)."""
+"""``module:Model`` in a card or config imports only allow-listed modules, decided before anything
+runs (issue 9, defect 10: under ``python -m judgecards`` a module in the working directory ran;
+issue 22 item 8: any *installed* module was imported before it was checked, ``antigravity``
+opened a browser and ``this`` printed)."""
 
 from __future__ import annotations
 
+import site
 import subprocess
 import sys
 from pathlib import Path
@@ -60,9 +63,8 @@ def test_a_module_in_the_working_directory_is_refused_without_running(
 
     error = caught.value
     assert error.field == "output.schema" and error.line == 9
-    assert "refusing to import 'evil_schemas'" in str(error) and "not an installed package" in str(
-        error
-    )
+    assert "refusing to import 'evil_schemas'" in str(error)
+    assert "not an allowed schema module" in str(error) and SCHEMA_MODULES_ENV in str(error)
     assert not (tmp_path / "RAN").exists() and not (cards / "RAN").exists()
     assert "evil_schemas" not in sys.modules
 
@@ -78,27 +80,45 @@ def test_python_dash_m_in_a_directory_with_a_planted_module(tmp_path: Path) -> N
     assert not (tmp_path / "RAN").exists()
 
 
-def test_judgecards_schemas_and_installed_packages_are_allowed() -> None:
-    from pydantic import BaseModel
-
+def test_judgecards_schemas_are_allowed_and_installed_packages_are_not() -> None:
     from judgecards.schemas import ReferenceJudgment
 
     assert import_schema_model("judgecards.schemas:ReferenceJudgment") is ReferenceJudgment
-    assert import_schema_model("pydantic.main:BaseModel") is BaseModel  # site-packages
+    with pytest.raises(ValueError, match=r"refusing to import 'pydantic\.main'"):
+        import_schema_model("pydantic.main:BaseModel")  # installed, but not allow-listed
+
+
+def test_an_installed_module_is_never_imported_unless_allowed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A module in the user's site-packages with a visible effect on import (as `antigravity`
+    # opens a browser); and `this`, in the standard library, prints the Zen when imported.
+    (tmp_path / "installed_schemas.py").write_text(EVIL)
+    monkeypatch.setattr(site, "ENABLE_USER_SITE", True)
+    monkeypatch.setattr(site, "USER_SITE", str(tmp_path))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "this", raising=False)
+    for reference in ("installed_schemas:Judgment", "this:s", "antigravity:x"):
+        with pytest.raises(ValueError, match="not an allowed schema module"):
+            import_schema_model(reference)
+    assert not (tmp_path / "RAN").exists()
+    assert "installed_schemas" not in sys.modules and "this" not in sys.modules
+    assert "antigravity" not in sys.modules and capsys.readouterr().out == ""
 
 
 @pytest.mark.parametrize(
     ("reference", "words"),
     [
-        ("judgecards.judge:Judge", "is not an installed package"),  # ours, but not allow-listed
-        ("json:JSONDecoder", "is not a pydantic model"),  # stdlib: trusted, but not a model
-        ("no_such_module_x:M", "no module named 'no_such_module_x'"),
+        ("judgecards.judge:Judge", "not an allowed schema module"),  # ours, but not listed
+        ("json:JSONDecoder", "is not a pydantic model"),  # listed below, but not a model
+        ("no_such_module_x:M", "cannot import 'no_such_module_x'"),  # listed, not there
         ("pydantic:NoSuch", "has no attribute 'NoSuch'"),
         (".relative:M", "not an absolute module name"),
         ("pydantic", "not of the form module:Model"),
     ],
 )
-def test_refusals_say_why(reference: str, words: str) -> None:
+def test_refusals_say_why(reference: str, words: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(SCHEMA_MODULES_ENV, "json, no_such_module_x, pydantic")
     with pytest.raises(ValueError, match=words):
         import_schema_model(reference)
 

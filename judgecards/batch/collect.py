@@ -23,8 +23,9 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -54,6 +55,11 @@ __all__ = [
 Retry = Literal["resubmit", "live"]
 _DONE = ("collected", "canceled", "failed")
 _LEFT = ("errored", "expired", "canceled")
+# Rounds of ``--wait`` in which the provider's list shows no batch for a row left
+# ``submitting`` by a process that is gone, before the row is reported instead of awaited:
+# a batch that was never created never ends (issue 22 item 13), and a few looks, with the
+# backoff between them, allow for a provider whose list lags its create call.
+UNFOUND_ROUNDS = 3
 # When a batch ended without a line for a request, the batch's own end says what happened.
 _UNANSWERED: dict[str, OutcomeState] = {
     "expired": "expired", "cancelled": "canceled", "canceled": "canceled",
@@ -76,6 +82,10 @@ class BatchCollection:
             are now both stored.
         busy: items left to another collector that is working on them right now, by holder
             (``host:pid:token``); counted in ``waiting`` or ``left`` too.
+        unsent: batches (``{id: items}``) whose create call never reported back and for which
+            the provider lists no batch: the process that submitted them stopped before or
+            during the call. They are not awaited (they would never end) and not counted in
+            ``waiting``; ``judgecards batch cancel ID`` frees their items to be submitted again.
     """
 
     jobs: list[JobRow] = field(default_factory=list)
@@ -86,11 +96,12 @@ class BatchCollection:
     live: int = 0
     comparisons: int = 0
     busy: dict[str, int] = field(default_factory=dict)
+    unsent: dict[str, int] = field(default_factory=dict)
 
     @property
     def finished(self) -> bool:
         """No item waits in a batch and none is left without a result."""
-        return self.waiting == 0 and not self.left
+        return self.waiting == 0 and not self.left and not self.unsent
 
     def as_text(self) -> str:
         ok = sum(1 for r in self.results if r.ok)
@@ -111,6 +122,13 @@ class BatchCollection:
             lines.append(f"comparisons written: {self.comparisons} pair(s), both orders stored")
         if self.resubmitted is not None:
             lines.append(self.resubmitted.as_text())
+        for job_id, n in sorted(self.unsent.items()):
+            lines.append(
+                f"{job_id}: not awaited: its create call never reported back and the provider "
+                f"lists no batch for it ({n} item(s); the process that submitted it stopped "
+                f"before or during the call); `judgecards batch cancel {job_id}` frees its "
+                "items to be submitted again"
+            )
         if self.busy:
             lines.append(busy_line(self.busy) + "; this run left them to it: collect again (or "
                          "with --wait) to see them stored")  # fmt: skip
@@ -204,8 +222,8 @@ def collect_batch(
     collection.jobs = jobs
     collection.comparisons = len(write_comparisons(judge))  # compare --batch pairs now decided
     collection.waiting = sum(
-        n for j in jobs if j.state not in _DONE for s, n in repo.item_states(j.id).items()
-        if s == "submitted"
+        n for j in jobs if j.state not in _DONE and j.id not in collection.unsent
+        for s, n in repo.item_states(j.id).items() if s == "submitted"
     )  # fmt: skip
     for j in jobs:
         if j.state in _DONE:
@@ -233,6 +251,7 @@ def _collect(
     """The polling loop of `collect_batch` (``jobs`` grows with a re-submission)."""
     delay = poll
     retry_left = retry is not None
+    unfound: Counter[str] = Counter()  # consecutive rounds without a provider batch, by row
     while True:
         claims.busy.clear()  # what other collectors hold, as of this round
         for index, row in enumerate(jobs):
@@ -245,8 +264,16 @@ def _collect(
                     row.owner, row.claimed_at, claims.lease
                 ):
                     claims.busy[str(row.owner)] += row.requests  # another process creates it
+                    unfound.pop(row.id, None)
+                elif row.provider_batch_id is None:  # looked for at the provider: not found
+                    unfound[row.id] += 1
                 jobs[index] = repo.jobs(row.id)[0]
-        open_jobs = [j for j in jobs if j.state not in _DONE]
+        rounds = UNFOUND_ROUNDS if wait else 1
+        collection.unsent = {
+            j.id: j.requests for j in jobs
+            if j.state == "submitting" and j.provider_batch_id is None and unfound[j.id] >= rounds
+        }  # fmt: skip
+        open_jobs = [j for j in jobs if j.state not in _DONE and j.id not in collection.unsent]
         if not open_jobs and retry is not None and retry_left:
             added = _retry(judge, repo, jobs, retry, collection, claims)
             retry_left = bool(claims.busy)  # another collector judges some: look again later
@@ -326,6 +353,8 @@ def _ingest(
             states[key] = (outcome.state, outcome.error)
             continue
         item = judge._prepare(row.inputs, item_id=row.item_id)
+        if item.key != key and judge._key_before_endpoints(item) == key:
+            item = replace(item, key=key)  # submitted before keys named the endpoint
         if item.key != key:
             raise BatchError(
                 f"batch {job.id}: item {row.item_id or key} no longer has the key it was "

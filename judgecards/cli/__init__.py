@@ -51,6 +51,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "cost",
         "What stored results cost, totalled by card, judge model or day.",
     ),
+    "demo": (
+        "judgecards.cli.demo",
+        "demo",
+        "Real judges against real human labels, offline: what judgecards tells a team.",
+    ),
     "estimate": (
         "judgecards.cli.estimate",
         "estimate",

@@ -91,16 +91,19 @@ class ScoreTally:
         if self.results is not None:
             self.results.append(result)
         self.count += 1
-        self.tokens_in += result.usage.input_tokens
-        self.tokens_out += result.usage.output_tokens
-        self.cache_read += result.usage.cache_read_tokens
-        self.cache_write += result.usage.cache_write_tokens
         self.cached += bool(result.cached)
         self.mock = self.mock or result.model.startswith("mock:")
-        if result.cost_usd is None:
-            self.unknown_cost += 1
-        else:
-            self.cost += result.cost_usd
+        # This run's tokens and cost: a cached result was billed in an earlier run (a batch's
+        # result carries that bill, `JudgeResult.cost_usd`).
+        if not result.cached:
+            self.tokens_in += result.usage.input_tokens
+            self.tokens_out += result.usage.output_tokens
+            self.cache_read += result.usage.cache_read_tokens
+            self.cache_write += result.usage.cache_write_tokens
+            if result.cost_usd is None:
+                self.unknown_cost += 1
+            else:
+                self.cost += result.cost_usd
         if result.status == "not_judged":  # over --max-cost: not started, not an error
             self.not_judged += 1
             return

@@ -225,14 +225,35 @@ def ingest_command(
     type=click.IntRange(0),
     help="Disagreements to list per audit.",
 )
+@click.option(
+    "--positive",
+    help="The positive verdict of the pass/fail view (default: fail; not_match for match "
+    "scales; A for pairwise).",
+)
+@click.option(
+    "--min-tpr",
+    type=click.FloatRange(0.0, 1.0),
+    help="Readiness: TPR's lower bound must reach this (e.g. 0.8). Reported, not gated.",
+)
+@click.option(
+    "--min-tnr",
+    type=click.FloatRange(0.0, 1.0),
+    help="Readiness: TNR's lower bound must reach this (e.g. 0.8). Reported, not gated.",
+)
+@click.option(
+    "--with-revisions",
+    is_flag=True,
+    help="Use labels people corrected after seeing the judge's answer (default: blind labels).",
+)
 @_resamples_option
 @ci_output_options
 @db_option
 @cards_dir_option
 def report_command(
     card: str | None, model: str | None, min_kappa: float, baseline: int | None, as_json: bool,
-    show: int, resamples: int, junit: Path | None, summary_md: Path | None, output_format: str,
-    db: Path, cards_dirs: tuple[Path, ...],
+    show: int, positive: str | None, min_tpr: float | None, min_tnr: float | None,
+    with_revisions: bool, resamples: int, junit: Path | None, summary_md: Path | None,
+    output_format: str, db: Path, cards_dirs: tuple[Path, ...],
 ) -> None:  # fmt: skip
     """Agreement and kappa per audit over time, and a gate for CI or cron.
 
@@ -240,11 +261,24 @@ def report_command(
     verdict; quadratic-weighted on a score axis for cards without one) is below --min-kappa or
     undefined, or significantly below the baseline audit: the 95% bootstrap interval of the
     difference lies entirely below zero.
+
+    A two-valued primary field (pass/fail, match vs the rest, A/B without ties) is also shown
+    as TPR and TNR with Wilson intervals, a readiness line in plain words against --min-tpr and
+    --min-tnr, and the judge's positive rate corrected by Rogan–Gladen beside PPI.
     """
     ci = CiOutputs(junit, summary_md, output_format)
     ci.check(as_json=as_json, others=[db])
     with _audit(db, cards_dirs, resamples) as api:
-        result = api.report(card=card, model=model, min_kappa=min_kappa, baseline=baseline)
+        result = api.report(
+            card=card,
+            model=model,
+            min_kappa=min_kappa,
+            baseline=baseline,
+            positive=positive,
+            min_tpr=min_tpr,
+            min_tnr=min_tnr,
+            revisions=with_revisions,
+        )
     if as_json:
         click.echo(json.dumps(result.to_dict(), indent=2, default=str))
     else:

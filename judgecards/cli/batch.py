@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from judgecards.cli._common import ErrorBudget, db_option, finish_run, max_errors_option
+from judgecards.cli._common import (
+    EXIT_ERRORS,
+    ErrorBudget,
+    db_option,
+    finish_run,
+    max_errors_option,
+)
 
 if TYPE_CHECKING:
     from judgecards.batch.repository import JobRow
@@ -221,8 +227,11 @@ def collect(
     Another collector may run at once (another process, or the server): items it is working on
     are left to it and named on a line (with --wait: waited for), so nothing is paid for twice.
 
+    A submission whose create call never reported back (its process stopped) and for which the
+    provider lists no batch is reported, not awaited: it would never end.
+
     Exit status: 0 the results stored have no error records (or within --max-errors); 1 more
-    error records than that; 2 a usage, database or provider error; 130 interrupted (what was
+    error records than that, or a batch the provider never created (see above); 2 a usage, database or provider error; 130 interrupted (what was
     stored stays stored: collect again).
     """
     from judgecards.batch.collect import BatchCollection
@@ -246,6 +255,7 @@ def collect(
             total.live += found.live
             total.comparisons += found.comparisons
             total.resubmitted = found.resubmitted or total.resubmitted
+            total.unsent.update(found.unsent)
             for holder, n in found.busy.items():  # left to another collector running now
                 total.busy[holder] = total.busy.get(holder, 0) + n
             for state, n in found.left.items():
@@ -253,6 +263,8 @@ def collect(
         click.echo(total.as_text())
     errors = Counter(str(r.error_kind) for r in total.results if r.status == "error")
     finish_run(errors, len(total.results), max_errors)
+    if total.unsent:  # batches that will never end: said above, and not a success
+        raise click.exceptions.Exit(EXIT_ERRORS)
 
 
 @batch.command()

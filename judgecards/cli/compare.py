@@ -312,7 +312,8 @@ def compare(
                 ),
                 "unmatched": {"only_in_a": joined.only_in_a, "only_in_b": joined.only_in_b},
                 "judgments_served_without_call": len(orders) - calls,
-                "cost_usd": run_cost(o.cost_usd for o in orders),
+                # This run's: a batch's judgment served from the store carries its bill.
+                "cost_usd": run_cost(o.cost_usd for o in orders if not o.cached),
                 **pairs_budget_data(judge, comparisons),
                 "output": str(output_path),
                 "elapsed_s": round(elapsed, 3),
@@ -335,7 +336,7 @@ def compare(
         lines.append(
             f"cache:     {len(orders) - calls} of {len(orders)} judgments served without a call"
         )
-        costs = [o.cost_usd for o in orders]
+        costs = [o.cost_usd for o in orders if not o.cached]  # this run's (see cost_usd above)
         mock = model.startswith("mock:")
         lines.append(f"cost:      {run_cost_text(costs, cached=len(orders) - calls, mock=mock)}")
         lines.extend(budget_lines(judge, cap=False) + pairs_budget_lines(judge, comparisons))

@@ -184,7 +184,8 @@ def eval_command(
         data = {"config": str(config_path), "items_file": str(items_path), "output": str(output_path) if output_path else None,
                 "elapsed_s": round(elapsed, 3), **report.to_dict()}  # fmt: skip
         if judged:
-            data["cost_usd"] = run_cost(r.cost_usd for r in judged)
+            # This run's: a batch's result served from the store carries its bill.
+            data["cost_usd"] = run_cost(r.cost_usd for r in judged if not r.cached)
         if judge is not None and (cap := judge.judge.budget) is not None:
             spend = cap.stats()
             data["budget"] = {"cap_usd": spend.cap, "spent_usd": spend.spent}
@@ -198,7 +199,7 @@ def eval_command(
         )
         click.echo(f"\n{len(items)} items in {elapsed:.1f}s{where}")
         if judged:
-            costs = [r.cost_usd for r in judged]
+            costs = [r.cost_usd for r in judged if not r.cached]
             served = sum(1 for r in judged if r.cached)
             mock = bool(model and model.startswith("mock:"))
             click.echo(f"cost:      {run_cost_text(costs, cached=served, mock=mock)}")

@@ -8,6 +8,9 @@ database is closed; SIGTERM exits 0 (what a service manager expects), Ctrl-C 130
 command does.
 
 ``judgecards serve token create|list|revoke`` manage tokens; they need no web dependencies.
+Once bound, the server records its address (with the port it really got, also for ``--port
+0``) in the database; ``token create`` builds its login link on that address unless ``--url``
+says otherwise (before any server ran: ``http://127.0.0.1:8000``).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import json
 import logging
 import re
 import signal
+import socket
 from datetime import timedelta
 from pathlib import Path
 from types import FrameType
@@ -108,7 +112,20 @@ def serve(ctx: click.Context, db: Path, host: str, port: int, max_items: int) ->
     config = uvicorn.Config(
         app, host=host, port=port, ws="none", lifespan="on", timeout_graceful_shutdown=10
     )
-    server = uvicorn.Server(config)
+    tokens: Tokens = app.state.tokens
+
+    class Server(uvicorn.Server):
+        """Records the address it really listens on (the port ``--port 0`` got, too)."""
+
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets=sockets)
+            if self.started and self.servers and self.servers[0].sockets:
+                bound = int(self.servers[0].sockets[0].getsockname()[1])
+                url = f"http://{link_host(host)}:{bound}"
+                tokens.record_address(url)
+                click.echo(f"Listening on port {bound}; login links: {url}/login#...", err=True)
+
+    server = Server(config)
     terminated: list[int] = []
 
     def on_term(signum: int, frame: FrameType | None) -> None:
@@ -122,6 +139,14 @@ def serve(ctx: click.Context, db: Path, host: str, port: int, max_items: int) ->
     if not server.started and not terminated:
         raise ServeError(f"the server could not start on {host}:{port} (see the log above)")
     click.echo("Stopped.", err=True)
+
+
+def link_host(host: str) -> str:
+    """The host part of links to a server listening on ``host`` (a wildcard: this machine's
+    name, which people elsewhere can reach; an IPv6 address in brackets)."""
+    if host in {"0.0.0.0", "::", ""}:
+        return socket.getfqdn()
+    return f"[{host}]" if ":" in host else host
 
 
 def _has_tokens(db: Path) -> bool:
@@ -139,6 +164,7 @@ def _state(row: TokenRow) -> str:
     return f"expired {row.expires_at}" if expired(row) else f"live, expires {row.expires_at}"
 
 
+_DEFAULT_URL = "http://127.0.0.1:8000"
 _LIFETIME = re.compile(r"(\d+(?:\.\d+)?)([mhd])")
 _LIFETIME_UNITS = {"m": "minutes", "h": "hours", "d": "days"}
 
@@ -172,9 +198,9 @@ def token() -> None:
 @click.option("--name", required=True, help="Who holds the token (labels carry this name).")
 @click.option(
     "--url",
-    default="http://127.0.0.1:8000",
-    show_default=True,
-    help="The server's address as people reach it, for the login link.",
+    default=None,
+    help="The server's address as people reach it, for the login link (default: the address "
+    "judgecards serve last listened on for this database, else http://127.0.0.1:8000).",
 )
 @click.option(
     "--expires-in",
@@ -184,14 +210,25 @@ def token() -> None:
     help="Stop working after this long: 90m, 12h, 30d (default: until revoked).",
 )
 @db_option
-def create(role: str, name: str, url: str, expires_in: timedelta | None, db: Path) -> None:
+def create(role: str, name: str, url: str | None, expires_in: timedelta | None, db: Path) -> None:
     """Print a new token once, and the personal login link that carries it."""
     with Store(db) as store:
-        issued = Tokens(store).create(role, name, expires_in=expires_in)
+        tokens = Tokens(store)
+        issued = tokens.create(role, name, expires_in=expires_in)
+        recorded = tokens.address()
+    where = None
+    if url is None and recorded is not None:
+        url, since = recorded
+        where = f"the address judgecards serve listened on at {since}; pass --url to change it"
+    elif url is None:
+        url = _DEFAULT_URL
+        where = "no server has run on this database yet; pass --url if it will listen elsewhere"
     click.echo(f"Token {issued.id} for {issued.name} ({issued.role}), shown only now:")
     click.echo(f"  {issued.secret}")
     click.echo("Personal login link (opens a session in the browser; keep it private):")
     click.echo(f"  {login_link(url, issued.secret)}")
+    if where is not None:
+        click.echo(f"  ({where})")
     click.echo("Scripts send it as: Authorization: Bearer <token>")
     if issued.expires_at is not None:
         click.echo(f"It expires {issued.expires_at.isoformat(timespec='seconds')}.")

@@ -7,6 +7,7 @@ A third provider is one new module and one entry in `_FACTORIES`. Imports are la
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from typing import Any
 
 from judgecards.errors import ProviderConfigError
@@ -29,6 +30,7 @@ __all__ = [
     "TokenLogprob",
     "Usage",
     "make_provider",
+    "provider_class",
     "split_model",
 ]
 
@@ -54,8 +56,12 @@ def split_model(model: str) -> tuple[str, str]:
     return prefix, name
 
 
-def make_provider(model: str, **options: Any) -> Provider:
-    """Build the provider for a ``provider:model`` string; ``options`` go to its constructor."""
+def provider_class(model: str) -> Callable[..., Provider]:
+    """The provider class for a ``provider:model`` string, imported on first use.
+
+    Raises:
+        ProviderConfigError: the provider part is unknown, or its SDK is not installed.
+    """
     prefix, name = split_model(model)
     if prefix not in _FACTORIES:
         raise ProviderConfigError(
@@ -71,5 +77,11 @@ def make_provider(model: str, **options: Any) -> Provider:
         raise ProviderConfigError(
             f"Provider {prefix!r} is not available{hint}: {error}", provider=prefix, model=name
         ) from error
-    provider: Provider = getattr(module, class_name)(name, **options)
+    cls: Callable[..., Provider] = getattr(module, class_name)
+    return cls
+
+
+def make_provider(model: str, **options: Any) -> Provider:
+    """Build the provider for a ``provider:model`` string; ``options`` go to its constructor."""
+    provider: Provider = provider_class(model)(split_model(model)[1], **options)
     return provider

@@ -20,6 +20,7 @@ class SDKProvider:
     name: ClassVar[str]
     key_variable: ClassVar[str]
     base_url_variable: ClassVar[str]
+    default_base_url: ClassVar[str]  # the hosted API the SDK calls without a base URL
 
     def __init__(
         self,
@@ -42,6 +43,19 @@ class SDKProvider:
         self._timeout = timeout
         self._client: Any = None
         self._async_client: Any = None
+
+    @classmethod
+    def endpoint_for(cls, base_url: str | None) -> str:
+        """The server a provider built with ``base_url`` calls: that URL, else the base-URL
+        variable's, else the hosted API's (without a trailing slash)."""
+        return (base_url or os.environ.get(cls.base_url_variable) or cls.default_base_url).rstrip(
+            "/"
+        )
+
+    @property
+    def endpoint(self) -> str:
+        """The server this provider calls (`endpoint_for`): part of every response-cache key."""
+        return self.endpoint_for(self.base_url)
 
     def _without_key(self) -> str:
         """The key to use when none is configured; by default, an error naming the variable."""

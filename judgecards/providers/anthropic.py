@@ -44,6 +44,7 @@ class AnthropicProvider(SDKProvider):
     native_output: ClassVar[bool] = True
     key_variable: ClassVar[str] = "ANTHROPIC_API_KEY"
     base_url_variable: ClassVar[str] = "ANTHROPIC_BASE_URL"
+    default_base_url: ClassVar[str] = "https://api.anthropic.com"
 
     def __init__(self, model: str, **options: Any) -> None:
         super().__init__(model, **options)

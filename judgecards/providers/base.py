@@ -20,6 +20,7 @@ __all__ = [
     "RetryDecision",
     "TokenLogprob",
     "Usage",
+    "endpoint_of",
 ]
 
 
@@ -237,3 +238,12 @@ class Provider(Protocol):
     async def aclose(self) -> None:
         """Release the async client, which is bound to the event loop that used it."""
         ...
+
+
+def endpoint_of(provider: Provider) -> str:
+    """The server ``provider`` talks to, for the response cache's keys: its ``endpoint``
+    (a base URL, the hosted default included), else its name for a provider that talks to no
+    server (the mock, a recorded replay). Replies from two servers under one model name are
+    different judgments and must never be served for each other."""
+    endpoint = getattr(provider, "endpoint", None)
+    return endpoint if isinstance(endpoint, str) and endpoint else provider.name

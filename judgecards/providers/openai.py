@@ -47,6 +47,7 @@ class OpenAIProvider(SDKProvider):
     native_output: ClassVar[bool] = True
     key_variable: ClassVar[str] = "OPENAI_API_KEY"
     base_url_variable: ClassVar[str] = "OPENAI_BASE_URL"
+    default_base_url: ClassVar[str] = "https://api.openai.com/v1"
 
     def _without_key(self) -> str:
         if self.base_url is None:

@@ -76,6 +76,16 @@ def _errors(points: Sequence[Interval]) -> tuple[list[float], list[list[float]]]
     return values, [below, above]
 
 
+def _span(points: Sequence[Interval], low: float, high: float) -> tuple[float, float]:
+    """``low``-``high`` widened to every defined value and bound, with a 5% margin."""
+    for point in points:
+        for number in point:
+            if not math.isnan(number):
+                low, high = min(low, number), max(high, number)
+    margin = 0.05 * (high - low or 1.0)
+    return low - margin, high + margin
+
+
 def forest(
     rows: Sequence[str],
     series: Sequence[tuple[str, Sequence[Interval]]],
@@ -84,8 +94,13 @@ def forest(
     xlabel: str,
     reference: float | None = None,
     reference_label: str | None = None,
+    limits: tuple[float, float] | None = None,
 ) -> str:
-    """A forest plot: one line per row, one marker per series, each with its interval."""
+    """A forest plot: one line per row, one marker per series, each with its interval.
+
+    ``limits``: the x range to show at least (a scale's ends: 0-1 for shares, -1-1 for kappa);
+    it widens to take in any point or interval beyond it, so nothing is drawn off the axes.
+    """
     with _drawing():
         height = 0.9 + 0.32 * len(rows) * max(1, len(series))
         figure, axes = _figure(6.4, min(height, 12.0))
@@ -103,6 +118,9 @@ def forest(
                 reference, color="#b91c1c", linestyle="--", linewidth=1, label=reference_label
             )
         axes.set_yticks(range(len(rows)), list(reversed(rows)))
+        if limits is not None:
+            low, high = _span([p for _, points in series for p in points], *limits)
+            axes.set_xlim(low, high)
         axes.set_xlabel(xlabel)
         axes.grid(axis="x", color="#e5e7eb")
         if len(series) > 1 or reference_label:
@@ -133,9 +151,13 @@ def over_time(
                      label=f"gate: kappa ≥ {threshold:.2f}")  # fmt: skip
         axes.set_xticks(xs, list(labels))
         axes.set_ylabel(ylabel)
-        axes.set_ylim(min(-0.05, threshold - 0.1), 1.05)
+        # Kappa runs from -1: a judge worse than chance is drawn, not left off the axis.
+        low, high = _span([p for _, points in series for p in points], min(0.0, threshold), 1.0)
+        axes.set_ylim(low, high)
+        axes.set_xlim(-0.5, len(xs) - 0.5)  # one audit sits in the middle, not on an edge
         axes.grid(axis="y", color="#e5e7eb")
-        axes.legend(loc="lower left", fontsize=8, frameon=False)
+        # Beside the axes: inside, it covered points (a negative kappa sits at lower left).
+        axes.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
         return figure_svg(figure, prefix=prefix)
 
 

@@ -14,6 +14,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from calibration.estimates_report import EstimateRow
+from calibration.pass_fail import PassFailView
 from judgecards.metrics.stats import Estimate
 from judgecards.pricing import format_cost
 from judgecards.report import plots
@@ -126,7 +128,6 @@ def _estimates(judge: JudgeReport, anchor: str, pct: str) -> Part:
             "sample (judgecards audit sample, or judgecards labels import) to correct the judge's "
             "numbers.",
         )  # fmt: skip
-    rows = [row.name for row in report.rows]
     table = Table(
         ("estimate", f"corrected ({pct})", f"human only ({pct})",
          f"judge only, UNCORRECTED ({pct})", "effective n", "labelled"),
@@ -137,15 +138,7 @@ def _estimates(judge: JudgeReport, anchor: str, pct: str) -> Part:
             for row in report.rows
         ),
     )  # fmt: skip
-    svg = plots.forest(
-        rows,
-        [
-            ("corrected", [_point(r.result.corrected) for r in report.rows]),
-            ("human only", [_point(r.result.human_only) for r in report.rows]),
-            ("judge only (uncorrected)", [_point(r.result.judge_only) for r in report.rows]),
-        ],
-        prefix=f"{anchor}-est-", xlabel="estimate",
-    )  # fmt: skip
+    found = _estimate_plots(report.rows, table, anchor)
     designs = dict.fromkeys(row.design for row in report.rows)
     notes = tuple(
         ("labels: " if design.known else "labels (ASSUMPTION): ") + design.description
@@ -164,14 +157,45 @@ def _estimates(judge: JudgeReport, anchor: str, pct: str) -> Part:
         "= the human labels the human-only interval would need to be as narrow.",
         judge.guarantee,
     )
-    plot = Plot("estimates", "Corrected, human-only and judge-only estimates", svg, table)
     return Part(
         "estimates",
         "Corrected estimates",
         intro,
-        (plot,),
+        found,
         (Table(("notes",), tuple((n,) for n in notes)),) if notes else (),
     )
+
+
+def _estimate_plots(rows: Sequence[EstimateRow], table: Table, anchor: str) -> tuple[Plot, ...]:
+    """One plot per scale: shares (verdicts, win rates: 0-1) apart from means of scores (the
+    card's scale, e.g. 1-5), so neither is squeezed onto the other's axis."""
+    shares = [i for i, r in enumerate(rows) if r.kind != "score"]
+    means = [i for i, r in enumerate(rows) if r.kind == "score"]
+    groups: list[tuple[str, str, str, tuple[float, float] | None, list[int]]] = [
+        ("shares", "Shares and win rates (0 to 1)", "share", (0.0, 1.0), shares),
+        ("means", "Means of scores (each on its score scale)", "mean score", None, means),
+    ]
+    found = []
+    for key, title, xlabel, limits, indexes in groups:
+        if not indexes:
+            continue
+        chosen = [rows[i] for i in indexes]
+        svg = plots.forest(
+            [r.name for r in chosen],
+            [
+                ("corrected", [_point(r.result.corrected) for r in chosen]),
+                ("human only", [_point(r.result.human_only) for r in chosen]),
+                ("judge only (uncorrected)", [_point(r.result.judge_only) for r in chosen]),
+            ],
+            prefix=f"{anchor}-est-{key}-",
+            xlabel=xlabel,
+            limits=limits,
+        )
+        part = Table(table.header, tuple(table.rows[i] for i in indexes))
+        found.append(
+            Plot(f"estimates-{key}", f"{title}: corrected, human only, judge only", svg, part)
+        )
+    return tuple(found)
 
 
 def _over_time(judge: JudgeReport, anchor: str, min_kappa: float, pct: str) -> Part:
@@ -264,6 +288,7 @@ def _latest(judge: JudgeReport, anchor: str, pct: str) -> list[Part]:
             series,
             prefix=f"{anchor}-axes-",
             xlabel="kappa (score axes: quadratic-weighted)",
+            limits=(0.0, 1.0),
         )
         lead = ("The human ceiling is how well the labelers agree with each other on the items two "
                 "or more of them labelled: a judge is not expected to beat it.",)  # fmt: skip
@@ -274,7 +299,34 @@ def _latest(judge: JudgeReport, anchor: str, pct: str) -> list[Part]:
             "fields", f"Per field: judge vs people beside the human ceiling (audit #{latest.audit.id})",
             lead, (Plot("fields", "Kappa per field", svg, table),),
         ))  # fmt: skip
+    view = latest.pass_fail
+    if view is not None:
+        parts.append(_pass_fail(view, latest.audit.id, pct))
     return parts
+
+
+def _pass_fail(view: PassFailView, audit_id: int, pct: str) -> Part:
+    """The primary field read as a binary judge: TPR, TNR, the readiness line, the share."""
+    rates = view.rates
+    positive = rates.positive
+    rows = [
+        (f"TPR: people {positive}, judge {positive}", _interval(rates.tpr), str(rates.tpr.n)),
+        (f"TNR: people not {positive}, judge not", _interval(rates.tnr), str(rates.tnr.n)),
+    ]
+    if view.corrected is not None:
+        share = view.corrected
+        rows.append((f"share {positive}: Rogan–Gladen", _interval(share), str(share.n)))
+    if view.ppi is not None:
+        rows.append((f"share {rates.positive}: PPI", _interval(view.ppi), str(view.ppi.n)))
+    lead = (view.readiness(), *((view.note,) if view.note else ()))
+    table = Table(
+        ("rate", f"value ({pct}; Wilson for TPR/TNR)", "n"),
+        tuple(rows),
+        f"{view.field}: {view.rule}; positive {rates.positive}",
+    )
+    return Part(
+        "pass-fail", f"Pass/fail view: audit #{audit_id}, {view.field}", lead, tables=(table,)
+    )
 
 
 def _pairwise(judge: JudgeReport, anchor: str, pct: str, *, corrected: bool) -> Part:

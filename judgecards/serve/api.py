@@ -33,6 +33,7 @@ from judgecards.results import JudgeResult
 from judgecards.serve.api_errors import ApiError, ErrorResponse
 from judgecards.serve.auth import AdminUser, csrf_protect
 from judgecards.store import Store
+from judgecards.unicode_text import lone_surrogate
 
 __all__ = ["router"]
 
@@ -197,6 +198,9 @@ def _check_items(card: Card, items: Sequence[Mapping[str, Any]], field: str) -> 
         if item_id is not None and not isinstance(item_id, (str, int)):
             raise ApiError(422, "invalid", "id must be a string or an integer",
                            field=f"body.{field}.{index}.id")  # fmt: skip
+        if (found := lone_surrogate(item)) is not None:  # valid JSON, not text: cannot be sent
+            raise ApiError(422, "input", f"a lone surrogate {found[1]}: valid JSON, but not text",
+                           field=f"body.{field}.{index}.{found[0]}")  # fmt: skip
         try:
             check_inputs(card, item)
         except InvalidInput as error:

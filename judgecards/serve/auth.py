@@ -2,8 +2,9 @@
 
 Every route except the login page takes ``Depends(require_role(...))``. A request is
 authenticated by ``Authorization: Bearer <token>`` (scripts, tests) or by the session cookie
-that the login page sets (browsers). A bearer header that does not check out is refused even
-if a valid cookie came along: the two are never mixed.
+that the login page sets (browsers). The cookie holds a server-side session id, never the token
+(`Tokens.open_session`), so logging out ends it for good. A bearer header that does not check
+out is refused even if a valid cookie came along: the two are never mixed.
 
 CSRF: a cookie is sent by the browser whoever made the page, so every state-changing route a
 cookie can reach also takes ``Depends(csrf_protect)``. Its token is an HMAC of the session
@@ -12,7 +13,9 @@ cookie under a per-process secret (the signed double-submit pattern): pages carr
 neither read the page nor compute it. Bearer requests are exempt: a browser never adds that
 header on its own, and another origin cannot without a CORS grant (none is given). The session
 cookie is also ``SameSite=Strict``, so a cross-site request does not carry it at all in
-current browsers; the CSRF token is the defence that does not depend on that.
+current browsers; the CSRF token is the defence that does not depend on that. A request whose
+cookie no longer authenticates (logged out, token revoked) is a 401 before any CSRF check, as
+on every other route.
 """
 
 from __future__ import annotations
@@ -71,11 +74,23 @@ def authenticate(request: Request) -> Principal | None:
     presented = _presented(request)
     if presented is not None:
         tokens: Tokens = request.app.state.tokens
-        row = tokens.check(presented[1])
+        how, secret = presented
+        row = tokens.check(secret) if how == "bearer" else tokens.session(secret)
         if row is not None:
             role = cast(Literal["admin", "labeler"], row.role)
             principal = Principal(token_id=row.id, role=role, name=row.name)
     request.state.principal = principal
+    return principal
+
+
+def _authenticated(request: Request) -> Principal:
+    principal = authenticate(request)
+    if principal is None:
+        raise ApiError(
+            401,
+            "unauthenticated",
+            "log in with your personal link, or send Authorization: Bearer <token>",
+        )
     return principal
 
 
@@ -88,13 +103,7 @@ def require_role(*roles: Literal["admin", "labeler"]) -> Callable[[Request], Pri
         raise ValueError("require_role needs at least one role")
 
     def dependency(request: Request) -> Principal:
-        principal = authenticate(request)
-        if principal is None:
-            raise ApiError(
-                401,
-                "unauthenticated",
-                "log in with your personal link, or send Authorization: Bearer <token>",
-            )
+        principal = _authenticated(request)
         if principal.role not in roles:
             raise ApiError(403, "forbidden", f"this needs the {' or '.join(roles)} role")
         return principal
@@ -116,6 +125,7 @@ def csrf_protect(request: Request) -> None:
     presented = _presented(request)
     if presented is None or presented[0] == "bearer":
         return  # unauthenticated requests are refused by require_role; bearer is exempt
+    _authenticated(request)  # a dead session is "log in again" (401), not a CSRF failure
     expected = csrf_token(request)
     sent = request.headers.get(CSRF_HEADER, "")
     if not expected or not hmac.compare_digest(sent.encode(), expected.encode()):

@@ -13,10 +13,14 @@ JSON (`calibration.label_queue` does the work; bodies in `judgecards.serve.label
   ``POST /v1/audits/{id}/queue`` (admin) — change how an existing audit is served.
 * ``POST /v1/audits/{id}/next`` — the item to label now, reserved to the caller (a POST: it
   takes a reservation); ``/undo``, ``/skip``; ``GET /v1/audits/{id}/progress``.
-* ``POST /v1/labels`` — store a blind label (`LabelIn`).
+* ``POST /v1/labels`` — store a blind label (`LabelIn`) of the item ``next`` served the caller
+  (any other position: 409).
 * ``GET /v1/audits/{id}/items/{position}/judge`` — the judge's answer, only once the caller's
-  own label of that item is stored (before: 404, as for an item that does not exist);
-  ``POST .../reveal`` — why they differ, stored apart from the labels.
+  own label of that item is stored (before: 404, as for an item that does not exist). Showing
+  it is recorded: from then on ``undo`` of that label is refused (409);
+  ``POST .../reveal`` — why they differ, stored apart from the labels;
+  ``POST .../revision`` — a correction after the reveal (`RevisionIn`), stored as a marked
+  revision that agreement and kappa use only when asked.
 * ``GET /v1/audits/{id}/position-preference`` (admin) — how often people chose the pairwise
   answer shown first.
 
@@ -53,6 +57,8 @@ from judgecards.serve.labeling_models import (
     QueueSettingsIn,
     QueuesOut,
     RevealIn,
+    RevisionIn,
+    RevisionOut,
     SkipIn,
     UndoOut,
 )
@@ -331,3 +337,27 @@ def reveal(
         _queue(request).explain(audit_id, principal.name, position, body.reason, note=body.note)
     except LabelQueueError as error:
         raise _failed(error) from error
+
+
+@router.post(
+    "/v1/audits/{audit_id}/items/{position}/revision",
+    response_model=RevisionOut,
+    status_code=201,
+    tags=["labeling"],
+    dependencies=[Depends(csrf_protect)],
+)
+def revise(
+    body: RevisionIn,
+    request: Request,
+    principal: AnyUser,
+    audit_id: int = AuditId,
+    position: int = Path(ge=1),
+) -> RevisionOut:
+    """A correction after the judge's answer was shown: kept apart, the blind label stays."""
+    try:
+        stored = _queue(request).revise(
+            audit_id, principal.name, position, body.values, note=body.note
+        )
+    except LabelQueueError as error:
+        raise _failed(error) from error
+    return RevisionOut(position=position, stored=stored)

@@ -21,6 +21,7 @@ from calibration.queue_records import (
 )
 
 __all__ = [
+    "AnchorOut",
     "AuditIn",
     "FieldOut",
     "ItemOut",
@@ -34,6 +35,8 @@ __all__ = [
     "QueuesOut",
     "QueueSettingsIn",
     "RevealIn",
+    "RevisionIn",
+    "RevisionOut",
     "SkipIn",
     "UndoOut",
 ]
@@ -60,6 +63,13 @@ class ProgressOut(BaseModel):
         )
 
 
+class AnchorOut(BaseModel):
+    """The words the card gives to one point of a score scale."""
+
+    value: int
+    words: str
+
+
 class FieldOut(BaseModel):
     """One field of the label form."""
 
@@ -68,7 +78,13 @@ class FieldOut(BaseModel):
     choices: list[str] = Field(description="Allowed values of a verdict or winner, in order.")
     minimum: float | None = None
     maximum: float | None = None
-    hint: str | None = Field(default=None, description="What a rubric criterion means.")
+    hint: str | None = Field(
+        default=None, description="What the field means (a rubric criterion's description)."
+    )
+    anchors: list[AnchorOut] = Field(
+        default_factory=list,
+        description="The card's words for points of a score scale, low to high.",
+    )
 
 
 class ItemOut(BaseModel):
@@ -99,7 +115,8 @@ class ItemOut(BaseModel):
                     choices=list(spec.choices),
                     minimum=spec.minimum,
                     maximum=spec.maximum,
-                    hint=item.hints.get(spec.name),
+                    hint=item.hints.get(spec.name) or spec.description,
+                    anchors=[AnchorOut(value=v, words=w) for v, w in spec.anchors],
                 )
                 for spec in item.fields
             ],
@@ -238,6 +255,25 @@ class RevealIn(BaseModel):
 
     reason: Literal["judge_wrong", "i_slipped", "rubric_unclear"] | None = None
     note: _Note | None = None
+
+
+class RevisionIn(BaseModel):
+    """A correction of one's label made after the judge's answer was shown: every field.
+
+    Stored apart from the blind label (which stays) and marked as coming after the reveal;
+    agreement and kappa use it only when asked (``audit report --with-revisions``).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    values: dict[_Name, Any] = Field(max_length=100)
+    note: _Note | None = None
+
+
+class RevisionOut(BaseModel):
+    position: int
+    stored: int = Field(description="Values stored as revisions (one per field).")
+    revised_after_reveal: Literal[True] = True
 
 
 class PositionPreferenceOut(BaseModel):

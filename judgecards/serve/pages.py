@@ -6,8 +6,9 @@ CSS and scripts from ``/static`` only: the Content-Security-Policy allows nothin
 
 Login: the personal link is ``/login#token=<token>``. A URL fragment is never sent to the server,
 so the token is in no access log, proxy log or Referer; ``login.js`` reads it, removes it from
-the address bar and history, and POSTs it to ``/login``, which sets the session cookie
-(HttpOnly, SameSite=Strict, Path=/) and redirects. Without JavaScript the page shows a field to
+the address bar and history, and POSTs it to ``/login``, which opens a server-side session
+and sets its id as the session cookie (HttpOnly, SameSite=Strict, Path=/) and redirects;
+``/logout`` revokes that session, so a copy of the old cookie no longer authorises. Without JavaScript the page shows a field to
 paste the token into. A login POST from another origin is refused (login CSRF).
 """
 
@@ -100,7 +101,7 @@ def login(request: Request, token: str = Form(default="", max_length=200)) -> Re
     response = RedirectResponse("/", status_code=303)
     response.set_cookie(
         SESSION_COOKIE,
-        token.strip(),
+        tokens.open_session(row),
         httponly=True,
         samesite="strict",
         path="/",
@@ -113,6 +114,10 @@ def login(request: Request, token: str = Form(default="", max_length=200)) -> Re
 
 @router.post("/logout", dependencies=[Depends(csrf_protect)])
 def logout(request: Request, principal: AnyUser) -> Response:
+    session = request.cookies.get(SESSION_COOKIE)
+    if session and "authorization" not in request.headers:
+        tokens: Tokens = request.app.state.tokens
+        tokens.close_session(session)
     response = RedirectResponse("/login", status_code=303)
     response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="strict")
     return response

@@ -1,8 +1,13 @@
-"""Access tokens: created once, shown once, stored as a sha256 only.
+"""Access tokens and browser sessions: created once, shown once, stored as a sha256 only.
 
 A token is 32 random bytes (``secrets.token_urlsafe``) behind the prefix ``jc_``; only its
 sha256 is stored, so a copy of the database does not hand out access. Lookups hash what was
 presented and compare hashes in SQL (the hash of a guess reveals nothing about stored ones).
+
+A browser that logs in with a token gets a session of its own (``js_`` + 32 random bytes, also
+stored as a sha256): the cookie carries the session id, never the token, so logging out
+revokes that session and the old cookie stops working, while the token and the holder's other
+sessions live on. A session ends with its token (revoked or expired).
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Literal, get_args
 
 from judgecards.errors import JudgecardsError
-from judgecards.serve.repository import TokenRepository, TokenRow
+from judgecards.serve.repository import SessionRow, TokenRepository, TokenRow
 from judgecards.store import Store
 
 __all__ = [
@@ -31,6 +36,7 @@ __all__ = [
 Role = Literal["admin", "labeler"]
 ROLES: tuple[Role, ...] = get_args(Role)
 _PREFIX = "jc_"
+_SESSION_PREFIX = "js_"
 
 
 class TokenError(JudgecardsError):
@@ -130,3 +136,31 @@ class Tokens:
             raise TokenError(
                 f"no live token with id {token_id!r} (see: judgecards serve token list)"
             )
+
+    def open_session(self, row: TokenRow) -> str:
+        """A new browser session for the live token ``row``: the session id, for the cookie."""
+        session = _SESSION_PREFIX + secrets.token_urlsafe(32)
+        self._repository.insert_session(
+            SessionRow(token_hash(session), row.id, _stamp(_now()), row.expires_at)
+        )
+        return session
+
+    def session(self, session: str) -> TokenRow | None:
+        """The live token behind the live session ``session``, or ``None`` (unknown, logged
+        out, its token revoked or expired, malformed)."""
+        if not session.startswith(_SESSION_PREFIX) or len(session) > 200:
+            return None
+        row = self._repository.session_token(token_hash(session))
+        return None if row is None or expired(row) else row
+
+    def close_session(self, session: str) -> bool:
+        """Log one browser session out; ``False`` when it was not live."""
+        return self._repository.revoke_session(token_hash(session), _stamp(_now()))
+
+    def record_address(self, url: str) -> None:
+        """Remember where the server listens (``serve`` calls it once it is bound)."""
+        self._repository.set_address(url.rstrip("/"), _stamp(_now()))
+
+    def address(self) -> tuple[str, str] | None:
+        """``(url, since)`` the server last recorded for this database, or ``None``."""
+        return self._repository.address()

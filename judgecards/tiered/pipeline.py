@@ -22,7 +22,7 @@ from judgecards.tiered.checks import (
     MetricCheck,
     format_number,
 )
-from judgecards.tiered.plan import EvalPlan, plan_eval
+from judgecards.tiered.plan import EvalPlan
 from judgecards.tiered.report import ItemOutcome, Outcome, TieredReport, TierStats
 
 if TYPE_CHECKING:
@@ -268,7 +268,13 @@ class TieredEval:
         """The projected cost of `run` with no call (`judgecards.tiered.plan`): the deterministic
         tiers are free, and the judge tier is projected on every item, an upper bound, since
         which items survive the earlier tiers is known only once they run."""
-        return plan_eval(self, items)
+        rows = list(items)
+        judge_check = self.judge
+        free = tuple(stage.name for stage in self.tiers if stage is not judge_check)
+        if judge_check is None:
+            return EvalPlan(len(rows), free, None, None)
+        run = judge_check.judge.plan(judge_check.judge_item(row) for row in rows)
+        return EvalPlan(len(rows), free, judge_check.name, run)
 
     def run(
         self, items: Iterable[Mapping[str, Any]], *, progress: Progress | None = None

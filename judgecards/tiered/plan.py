@@ -10,16 +10,12 @@ free). The real run judges at most that many, usually fewer.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from judgecards.plan import RunPlan
 
-if TYPE_CHECKING:
-    from judgecards.tiered.pipeline import TieredEval
-
-__all__ = ["EvalPlan", "plan_eval"]
+__all__ = ["EvalPlan"]
 
 UPPER_BOUND = (
     "an upper bound: every item is projected as if it reached the judge tier; the earlier "
@@ -71,14 +67,3 @@ class EvalPlan:
         lines.append(f"judge:     tier {self.judge_tier!r}; {UPPER_BOUND}")
         lines.append(self.judge.as_text())
         return "\n".join(lines)
-
-
-def plan_eval(pipeline: TieredEval, items: Iterable[Mapping[str, Any]]) -> EvalPlan:
-    """The plan of ``pipeline.run(items)`` with no call and no tier run (`EvalPlan`)."""
-    rows = list(items)
-    judge_check = pipeline.judge
-    free = tuple(stage.name for stage in pipeline.tiers if stage is not judge_check)
-    if judge_check is None:
-        return EvalPlan(len(rows), free, None, None)
-    run = judge_check.judge.plan(judge_check.judge_item(row) for row in rows)
-    return EvalPlan(len(rows), free, judge_check.name, run)

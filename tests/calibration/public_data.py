@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import re
 from collections import defaultdict
 from dataclasses import dataclass
@@ -19,7 +20,11 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+# The same place as conftest's ``shared_data`` fixture: JUDGECARDS_SHARED_DATA, else beside the checkout.
+DATA = Path(
+    os.environ.get("JUDGECARDS_SHARED_DATA")
+    or Path(__file__).resolve().parents[2].parent / "shared" / "data"
+)
 
 LLMBAR_SUBSETS = (
     "LLMBar/Natural",
@@ -138,22 +143,28 @@ class LLMBar:
 @cache
 def llmbar() -> LLMBar:
     """The LLMBar verdict matrix (see `LLMBar`)."""
+    return llmbar_set(LLMBAR_SUBSETS, "Vanilla")
+
+
+@cache
+def llmbar_set(subsets: tuple[str, ...], strategy: str) -> LLMBar:
+    """The verdict matrix of any LLMBar subsets (e.g. ``("Processed/MT-Bench",)``, which has
+    only ``Metrics_Reference``) for one strategy, with every judge that has verdicts there."""
     rows = []
     with data_file("llmbar/evaluator_verdicts.jsonl").open() as handle:
         for line in handle:
             row = json.loads(line)
-            if row["strategy"] == "Vanilla" and row["subset"] in LLMBAR_SUBSETS:
+            if row["strategy"] == strategy and row["subset"] in subsets:
                 rows.append(row)
     judges = tuple(sorted({r["evaluator"] for r in rows}))
-    items = sorted({(LLMBAR_SUBSETS.index(r["subset"]), r["index"]) for r in rows})
+    items = sorted({(subsets.index(r["subset"]), r["index"]) for r in rows})
     position = {item: i for i, item in enumerate(items)}
     gold = np.zeros(len(items), dtype=np.int64)
     verdicts = np.zeros((len(items), 2 * len(judges)), dtype=np.int64)
     for r in rows:
-        i = position[(LLMBAR_SUBSETS.index(r["subset"]), r["index"])]
+        i = position[(subsets.index(r["subset"]), r["index"])]
         gold[i] = r["label"]
         j = judges.index(r["evaluator"])
         for o, key in enumerate(("winner_swap_false", "winner_swap_true")):
             verdicts[i, 2 * j + o] = {"1": 1, "2": 2}.get(r[key] or "", 0)
-    subsets = np.array([LLMBAR_SUBSETS[s] for s, _ in items])
-    return LLMBar(judges, subsets, gold, verdicts)
+    return LLMBar(judges, np.array([subsets[s] for s, _ in items]), gold, verdicts)

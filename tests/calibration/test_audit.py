@@ -582,6 +582,7 @@ def test_the_calibration_tables_are_created_by_migration(tmp_path: Path) -> None
         ("m004_label_queues",),
         ("m005_cascade_decisions",),
         ("m006_cascade_results",),
+        ("m007_label_revisions",),
     ]
     open_store(store)  # idempotent
     index_names = {

@@ -296,3 +296,76 @@ def test_cli_errors_name_the_place_and_exit_2(tmp_path: Path, server: FakeServer
     result = run("audit", "ingest", sheet, "--labeler", "alice", "--skip-invalid")
     assert result.exit_code == 0
     assert "from 5 of 6 row(s)" in result.output and "Skipped 2 problem(s)" in result.output
+
+
+def test_a_sheet_round_trips_a_lone_carriage_return_and_an_id_starting_with_tab(
+    tmp_path: Path,
+) -> None:
+    """Issue 22 item 4: a lone ``\\r`` in a value was written unquoted (10 items read back as
+    13 records, ingest refused the sheet), and an item id starting with TAB came back
+    stripped (exit 2, nothing imported)."""
+    import csv
+    from datetime import datetime, timedelta, timezone
+
+    from calibration.migrations import open_store
+    from judgecards.cards import load_card
+    from judgecards.results import JudgeResult
+
+    run = Cli(tmp_path / "cr.db")
+    card = load_card("reference@1")
+    with open_store(run.db) as store:
+        for i in range(10):
+            result = JudgeResult(
+                id=f"r{i:03d}",
+                item_id="\tid0" if i == 0 else f"=i{i}",
+                status="ok",
+                verdict="match",
+                model_verdict="match",
+                scores={"correctness": 5, "completeness": 5, "style_fidelity": 5},
+                output={"delta": "d", "decision_basis": "b"},
+                card=card.ref,
+                card_hash=card.hash,
+                model=MODEL,
+                created_at=datetime(2025, 5, 1, tzinfo=timezone.utc) + timedelta(seconds=i),
+            )
+            inputs = {
+                "question": f"Q{i}?\rsecond line",
+                "gold_answer": "\rG",
+                "model_output": f"a\r\n{i}\r",
+            }
+            store.save(result, inputs=inputs, params={})
+    sheet = tmp_path / "sheet.csv"
+    sampled = run(
+        "audit",
+        "sample",
+        "--card",
+        "reference@1",
+        "--model",
+        MODEL,
+        "--n",
+        10,
+        "--seed",
+        1,
+        "--sheet",
+        sheet,
+    )
+    assert sampled.exit_code == 0, sampled.output
+    with sheet.open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle, strict=True))
+    assert len(rows) == 10
+    assert {row["question"] for row in rows} == {f"Q{i}?\rsecond line" for i in range(10)}
+    assert {row["gold_answer"] for row in rows} == {"'\rG"}  # a formula start, escaped
+    assert "'\tid0" in {row["item_id"] for row in rows}
+    # A spreadsheet saves it back with CRLF line ends and every cell quoted.
+    for row in rows:
+        row.update(verdict="match", correctness="5", completeness="5", style_fidelity="4")
+    with sheet.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]), quoting=csv.QUOTE_ALL)
+        writer.writeheader()
+        writer.writerows(rows)
+    ingested = run("audit", "ingest", sheet, "--labeler", "al")
+    assert ingested.exit_code == 0, ingested.output
+    assert "stored 40 label(s) by al from 10 of 10 row(s)" in ingested.output
+    with open_store(run.db) as store:
+        stored = store.query("SELECT item_id, count(*) FROM labels GROUP BY item_id")
+    assert dict(stored)["\tid0"] == 4 and len(stored) == 10

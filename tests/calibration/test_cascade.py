@@ -20,7 +20,12 @@ import pytest
 from click.testing import CliRunner, Result
 from numpy.typing import NDArray
 
-from calibration import Audit, import_labels, latest_calibration, selective_threshold
+from calibration import (
+    Audit,
+    cascade_thresholds,
+    import_labels,
+    latest_calibration,
+)
 from calibration.cascade import Cascade, minimum_labels
 from calibration.cascade_repository import cascade_result_decisions
 from calibration.confidence import judgment_confidence, order_consistency, sample_agreement
@@ -76,12 +81,12 @@ def judges(store: Store) -> tuple[Judge, Judge, Script, Script]:
 
 
 def calibration_items() -> list[dict[str, Any]]:
-    """40 items. cheap: right and sure (0.95) on 25, wrong and unsure (0.55) on 15.
-    strong: right and sure (0.99) on 30; unsure (0.6) on 10, of which it gets 5 wrong."""
+    """60 items. cheap: right and sure (0.95) on 25, wrong and unsure (0.55) on 35.
+    strong: right and sure (0.99) on 55; wrong and unsure (0.6) on 5."""
     items = []
-    for i in range(40):
+    for i in range(60):
         cheap = (HUMAN, 0.95) if i < 25 else (HUMAN + 1, 0.55)
-        strong = (HUMAN, 0.99) if i < 30 else ((HUMAN, 0.6) if i < 35 else (HUMAN + 1, 0.6))
+        strong = (HUMAN, 0.99) if i < 55 else (HUMAN + 1, 0.6)
         items.append(item(f"c{i}", cheap=cheap, strong=strong))
     return items
 
@@ -138,11 +143,14 @@ def test_items_go_to_the_first_judge_trusted_on_them_and_the_rest_to_people(
     cascade = Cascade([cheap, strong], target=0.85, delta=0.1)
     stages = cascade.calibrate()
     # cheap: 25 sure items, none wrong: bound 0.1 ** (1/25) = 0.912 ≥ 0.85 passes at 0.95;
-    # adding the 15 unsure wrong ones fails. strong: 30 sure right items pass at 0.99
-    # (0.1 ** (1/30) = 0.926); all 40 with 5 wrong (bound < 0.8) fail.
-    assert stages[0].threshold == pytest.approx(0.95) and stages[0].n_labels == 40
-    assert stages[1].threshold == pytest.approx(0.99) and stages[1].n_labels == 40
-    assert stages[0].selective.coverage == pytest.approx(25 / 40)
+    # adding the 35 unsure wrong ones fails. strong is calibrated only on the 35 items cheap
+    # leaves it: 30 sure right ones pass at 0.99 (0.1 ** (1/30) = 0.926); all 35 with 5 wrong
+    # (bound 0.75) fail. (On all 60 labels, 55 right, it would pass at 0.6 too, bound 0.851,
+    # and decide t3 below: on the items it actually decides it would agree 30 of 35.)
+    assert stages[0].threshold == pytest.approx(0.95) and stages[0].n_labels == 60
+    assert stages[1].threshold == pytest.approx(0.99) and stages[1].n_labels == 35
+    assert stages[0].selective.coverage == pytest.approx(25 / 60)
+    assert stages[1].selective.coverage == pytest.approx(30 / 35)
 
     before = len(cheap_script.requests), len(strong_script.requests)
     run = cascade.run([
@@ -281,14 +289,14 @@ def test_labels_given_to_escalated_items_do_not_move_the_thresholds(
         assert audit.report(card="single@1").checks == ()
     again = Cascade([cheap, strong], target=0.85, delta=0.1).calibrate()
     assert [stage.threshold for stage in again] == before
-    assert [stage.n_labels for stage in again] == [40, 40]
+    assert [stage.n_labels for stage in again] == [60, 35]
 
 
 def test_labels_of_an_uncertainty_sample_are_left_out_of_calibration(
     store: Store, tmp_path: Path
 ) -> None:
     # An uncertainty sample draws unsure items more often: unweighted, its labels would bias
-    # the thresholds. Here it draws from the strong judge's 40 labelled results plus 20 more.
+    # the thresholds. Here it draws from the strong judge's 60 labelled results plus 20 more.
     cheap, strong, _, _ = calibrated(store, tmp_path)
     cascade = Cascade([cheap, strong], target=0.85, delta=0.1)
     before = [stage.threshold for stage in cascade.calibrate()]
@@ -305,15 +313,15 @@ def test_labels_of_an_uncertainty_sample_are_left_out_of_calibration(
     assert any(row["result_id"] in {r.id for r in extra} for row in rows)
     again = Cascade([cheap, strong], target=0.85, delta=0.1).calibrate()
     assert [stage.threshold for stage in again] == before
-    assert [stage.n_labels for stage in again] == [40, 40]
+    assert [stage.n_labels for stage in again] == [60, 35]
 
 
 def test_a_judge_without_a_threshold_decides_nothing_and_is_never_called(
     store: Store, tmp_path: Path
 ) -> None:
     cheap, strong, cheap_script, strong_script = calibrated(store, tmp_path)
-    # At 0.92 (28 labels needed) the cheap judge's 25 sure items are too few, and all 40
-    # have 15 wrong; the strong judge's 30 pass (0.1 ** (1/30) = 0.926).
+    # At 0.92 (28 labels needed) the cheap judge's 25 sure items are too few, and all 60
+    # have 35 wrong; the strong judge, left all 60, passes on its 55 (0.1 ** (1/55) = 0.959).
     cascade = Cascade([cheap, strong], target=0.92, delta=0.1)
     stages = cascade.calibrate()
     assert stages[0].threshold is None and stages[1].threshold == pytest.approx(0.99)
@@ -323,6 +331,20 @@ def test_a_judge_without_a_threshold_decides_nothing_and_is_never_called(
     assert len(strong_script.requests) == before[1] + 1
     assert run.decisions[0].decided_by == "openai:strong"
     assert run.stages[0].sent == 0 and "decides nothing, not called" in run.summary()
+
+
+def test_labels_on_one_judges_results_calibrate_every_judge_of_the_item(
+    store: Store, tmp_path: Path
+) -> None:
+    # People labelled the cheap judge's results only; the strong judge judged the same items
+    # (matched by id), so those labels are its reference too.
+    cheap, strong, _, _ = judges(store)
+    items = calibration_items()
+    label(store, tmp_path, cheap.score_many(items), "cheap")
+    strong.score_many(items)
+    stages = Cascade([cheap, strong], target=0.85, delta=0.1).calibrate()
+    assert [s.threshold for s in stages] == [pytest.approx(0.95), pytest.approx(0.99)]
+    assert [s.n_labels for s in stages] == [60, 35]
 
 
 def test_too_few_labels_is_an_error_naming_what_to_label_before_any_call(
@@ -346,10 +368,10 @@ def test_too_few_labels_is_an_error_naming_what_to_label_before_any_call(
 
 def test_no_judge_able_to_meet_the_target_is_an_error(store: Store, tmp_path: Path) -> None:
     cheap, strong, cheap_script, _ = calibrated(store, tmp_path)
-    # At 0.94 (38 labels needed) neither judge's sure items are enough, and all 40 have errors.
+    # At 0.96 (57 labels needed) neither judge's sure items are enough, and all 60 have errors.
     sent = len(cheap_script.requests)
-    with pytest.raises(AuditError, match="no judge of the cascade can guarantee agreement ≥ 94%"):
-        Cascade([cheap, strong], target=0.94, delta=0.1).run([item("t", cheap=(5, 0.9))])
+    with pytest.raises(AuditError, match="no judge of the cascade can guarantee agreement ≥ 96%"):
+        Cascade([cheap, strong], target=0.96, delta=0.1).run([item("t", cheap=(5, 0.9))])
     assert len(cheap_script.requests) == sent
 
 
@@ -387,10 +409,13 @@ def test_a_two_judge_cascade_keeps_the_target_on_decided_items() -> None:
     for _ in range(splits):
         order = rng.permutation(size)
         cal, test = order[:400], order[400:]
-        trusted = []
-        for j in range(2):
-            chosen = selective_threshold(conf[j, cal], right[j, cal], target=target, delta=delta)
-            trusted.append(chosen.trusts(conf[j, test]))
+        thresholds = cascade_thresholds(
+            list(conf[:, cal]), list(right[:, cal]), target=target, delta=delta
+        )
+        trusted = [
+            np.zeros(len(test), dtype=bool) if t is None else conf[j, test] >= t
+            for j, t in enumerate(thresholds)
+        ]
         by_cheap = trusted[0]
         by_strong = ~by_cheap & trusted[1]
         decided = by_cheap | by_strong
@@ -463,8 +488,11 @@ def test_score_with_a_guarantee_on_the_command_line(
     assert {r["output"]["cascade"]["decided_by"] for r in written} == {"openai:strong"}
     assert {r["output"]["cascade"]["threshold"] for r in written} == {0.0}
     assert "coverage:  100% decided by a judge, 0 to people" in result.output
-    assert "no threshold (40 labels): decides nothing, not called" in result.output
-    assert "threshold 0 (40 labels): 5 sent, 5 calls, 5 decided" in result.output
+    assert "no threshold (40 labels left to it): decides nothing, not called" in result.output
+    assert (
+        "threshold 0 (40 labels left to it: trusted on 100%, agreement 1.000 ≥ 0.944): "
+        "5 sent, 5 calls, 5 decided" in result.output
+    )
     # Each result's decision is stored beside it, as the report reads it.
     with Store(db) as opened:
         stored = cascade_result_decisions(opened, card="single@1")
@@ -493,12 +521,14 @@ CHEAP_TO_STRONG = ("LLaMA2", "Falcon", "ChatGPT-0301", "ChatGPT", "PaLM2", "GPT-
 def llmbar_cascade(
     keep: NDArray[np.bool_], target: float, delta: float = 0.1, splits: int = 200
 ) -> tuple[float, float, NDArray[np.float64], NDArray[np.float64]]:
-    """Half the items calibrate each judge, the other half go down the cascade, 200 times.
+    """Half the items calibrate the judges (`cascade_thresholds`: each only on what the earlier
+    ones leave), the other half go down the cascade, 200 times.
 
     Confidence is both-order consistency; an inconsistent verdict is a tie, which never
-    matches LLMBar's gold. Returns the share of splits whose decided test items agree with the
-    gold at least ``target``, the mean coverage, and per judge the mean share of test items
-    sent to it and decided by it.
+    matches LLMBar's gold. Returns the share of splits in which every stage's agreement with
+    the gold on what it decides of the whole subset (the population the guarantee is about) is
+    at least ``target``, the mean coverage of the test half, and per judge the mean share of
+    test items sent to it and decided by it.
     """
     data = llmbar()
     gold = data.gold[keep]
@@ -516,21 +546,23 @@ def llmbar_cascade(
     for _ in range(splits):
         order = rng.permutation(n)
         cal, test = order[: n // 2], order[n // 2 :]
-        remaining = np.ones(len(test), dtype=bool)
-        right: list[bool] = []
-        for j in range(len(CHEAP_TO_STRONG)):
-            chosen = selective_threshold(
-                confidence[j][cal], agrees[j][cal], target=target, delta=delta
-            )
-            if not chosen.found:
+        thresholds = cascade_thresholds(
+            [c[cal] for c in confidence], [a[cal] for a in agrees], target=target, delta=delta
+        )
+        in_test = np.zeros(n, dtype=bool)
+        in_test[test] = True
+        remaining = np.ones(n, dtype=bool)
+        kept = True
+        for j, threshold in enumerate(thresholds):
+            if threshold is None:
                 continue  # decides nothing, is not called
-            sent[j] += remaining.mean()
-            trusted = chosen.trusts(confidence[j][test]) & remaining
-            decided[j] += trusted.mean()
-            right.extend(agrees[j][test][trusted])
+            sent[j] += remaining[in_test].mean()
+            trusted = (confidence[j] >= threshold) & remaining
+            decided[j] += trusted[in_test].mean()
+            kept &= not trusted.any() or float(agrees[j][trusted].mean()) >= target
             remaining &= ~trusted
-        held += not right or float(np.mean(right)) >= target
-        coverage.append(1 - remaining.mean())
+        held += kept
+        coverage.append(1 - remaining[in_test].mean())
     return held / splits, float(np.mean(coverage)), sent / splits, decided / splits
 
 
@@ -543,11 +575,14 @@ def test_llmbar_cascade_keeps_the_guarantee_and_leaves_gpt4_less_to_do() -> None
     # (In 2.5% of the splits GPT-4's half of the items cannot show 0.8 either: all to people.)
     assert sent[:-1].sum() == 0.0 and sent[-1] > 0.95 and coverage > 0.85
     # Natural items only: the cheap judges are trusted on most of them and GPT-4 is asked
-    # about less than 40% of the items (100% alone), with the target still kept.
+    # about less than 40% of the items (100% alone), with the target kept by every stage.
     natural = data.subsets == "LLMBar/Natural"
     held, coverage, sent, decided = llmbar_cascade(natural, 0.85)
-    assert held >= 0.9 and coverage > 0.95
-    assert sent[-1] < 0.4 and decided[:-1].sum() > 0.6
+    # Calibrated only on what PaLM2 and ChatGPT leave it, GPT-4 cannot always show 85% there
+    # (0.96 coverage when it was calibrated on all its labels, but then its agreement on what
+    # it decided fell below 85% in 16% of splits: bench/cascade_stages.py).
+    assert held >= 0.9 and coverage > 0.75
+    assert sent[-1] < 0.4 and decided[:-1].sum() > 0.45  # 0.53 (0.6 with the old rule)
 
 
 def test_top_logprobs_on_the_command_line(

@@ -113,10 +113,53 @@ def test_a_lapsed_reservation_releases_the_item(db: Path) -> None:
         assert taken is not None and taken.position == 1
         # Alice's hold lapsed: she is not served the item bob now holds...
         assert queue.next(audit_id, "alice") is None
-        # ...but her late label is still accepted (a second opinion, never lost).
-        queue.submit(audit_id, "alice", 1, label_of(taken))
+        # ...nor may she label it: it asks for one label and is bob's now (issue 22 item 2).
+        with pytest.raises(LabelQueueError, match="went to another labeler") as late:
+            queue.submit(audit_id, "alice", 1, label_of(taken))
+        assert late.value.code == "conflict"
+        queue.submit(audit_id, "bob", 1, label_of(taken))
         labels = read_labels(queue.store, audit_id=audit_id)
-        assert {label.labeler for label in labels} == {"alice"}
+        assert {label.labeler for label in labels} == {"bob"}
+
+
+def test_a_lapsed_hold_nobody_took_may_still_be_labelled(db: Path) -> None:
+    audit_id = new_audit(db, n=2)
+    clock = Clock()
+    with LabelQueue(db, clock=clock) as queue:
+        queue.open(audit_id, reserve_seconds=60)
+        served = queue.next(audit_id, "alice")
+        assert served is not None and queue.next(audit_id, "bob") is not None  # bob: item 2
+        clock.now += 61
+        queue.want(audit_id, [served.position], 2)
+        # Dave is served alice's item (it asks for two labels); her lapsed hold stays...
+        dave = queue.next(audit_id, "dave")
+        assert dave is not None and dave.position == served.position
+        # ...and there is room for her label beside his.
+        queue.submit(audit_id, "alice", served.position, label_of(served))
+        with pytest.raises(LabelQueueError, match="not served"):
+            queue.submit(audit_id, "carol", 2, label_of(served))
+
+
+def test_undo_is_refused_once_the_judges_answer_was_shown(db: Path) -> None:
+    """Issue 22 item 1 at the queue: the blind label is the measurement."""
+    audit_id = new_audit(db, n=2)
+    with LabelQueue(db, clock=Clock()) as queue:
+        item = queue.next(audit_id, "alice")
+        assert item is not None
+        queue.submit(audit_id, "alice", item.position, label_of(item, "mismatch"))
+        answer = queue.judge_answer(audit_id, "alice", item.position)
+        with pytest.raises(LabelQueueError, match="was shown") as refused:
+            queue.undo(audit_id, "alice")
+        assert refused.value.code == "conflict"
+        assert (
+            queue.revise(audit_id, "alice", item.position, {**label_of(item), **answer.judge}) == 4
+        )
+        blind = read_labels(queue.store, audit_id=audit_id)
+        assert {label.value for label in blind if label.field == "verdict"} == {"mismatch"}
+        revised = queue.calibration.labels(audit_id=audit_id, revisions=True)
+        [verdict] = [label for label in revised if label.field == "verdict"]
+        assert verdict.value == answer.judge["verdict"]
+        assert verdict.note is not None and "after the judge's answer was shown" in verdict.note
 
 
 def test_each_item_gets_n_labels_from_different_labelers(db: Path) -> None:

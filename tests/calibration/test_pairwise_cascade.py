@@ -87,11 +87,11 @@ def judges(store: Store) -> tuple[Judge, Judge, Script, Script]:
 
 
 def calibration_pairs() -> list[dict[str, Any]]:
-    """40 pairs, people prefer A on all. cheap: consistent and right on 25, inconsistent (a
-    tie, wrong) on 15. strong: consistent and right on 30, inconsistent on 10."""
+    """60 pairs, people prefer A on all. cheap: consistent and right on 25, inconsistent (a
+    tie, wrong) on 35. strong: consistent and right on 55, inconsistent on 5."""
     return [
-        pair(f"c{i}", cheap="AA" if i < 25 else "AB", strong="AA" if i < 30 else "BA")
-        for i in range(40)
+        pair(f"c{i}", cheap="AA" if i < 25 else "AB", strong="AA" if i < 55 else "BA")
+        for i in range(60)
     ]
 
 
@@ -148,11 +148,13 @@ def test_pairs_go_to_the_first_judge_trusted_on_them_and_the_rest_to_people(
     cascade = PairwiseCascade([cheap, strong], target=0.85, delta=0.1)
     stages = cascade.calibrate()
     # cheap: 25 consistent right comparisons pass at 1.0 (0.1 ** (1/25) = 0.912 ≥ 0.85); the
-    # 15 ties fail. strong: its labels name position B on the B-first results, mapped back to
-    # A: 30 consistent right ones pass (mapped wrongly, all 30 would disagree: no threshold).
+    # 35 ties fail. strong is calibrated on the 35 pairs cheap leaves it: its labels name
+    # position B on the B-first results, mapped back to A: 30 consistent right ones pass
+    # (mapped wrongly, all 30 would disagree: no threshold); with its 5 ties (30/35) they fail.
     assert [s.threshold for s in stages] == [1.0, 1.0]
-    assert [s.n_labels for s in stages] == [40, 40]
-    assert stages[0].selective.coverage == pytest.approx(25 / 40)
+    assert [s.n_labels for s in stages] == [60, 35]
+    assert stages[0].selective.coverage == pytest.approx(25 / 60)
+    assert stages[1].selective.coverage == pytest.approx(30 / 35)
 
     before = len(cheap_script.requests), len(strong_script.requests)
     run = cascade.run(
@@ -245,7 +247,7 @@ def test_escalated_pairs_are_labelled_by_sheet_and_do_not_move_the_thresholds(
         assert summary.fields["winner"].report is not None
         assert summary.fields["winner"].report.agreement.value == 0.0
     again = PairwiseCascade([cheap, strong], target=0.85).calibrate()
-    assert [s.threshold for s in again] == before and [s.n_labels for s in again] == [40, 40]
+    assert [s.threshold for s in again] == before and [s.n_labels for s in again] == [60, 35]
 
 
 def test_a_judge_without_a_threshold_decides_nothing_and_is_never_called(
@@ -428,8 +430,15 @@ def test_compare_with_a_guarantee_on_the_command_line(
     audit_id = rows[2]["cascade"]["audit_id"]
     assert isinstance(audit_id, int)
     assert "coverage:  67% decided by a judge, 1 to people (audit #" in result.output
-    assert "threshold 1 (40 labels): 3 sent, 6 calls, 1 decided" in result.output
-    assert "threshold 1 (40 labels): 2 sent, 4 calls, 1 decided" in result.output
+    # Each stage with what it was calibrated on: the strong judge on the 35 pairs left to it.
+    assert (
+        "threshold 1 (60 labels left to it: trusted on 42%, agreement 1.000 ≥ 0.912): "
+        "3 sent, 6 calls, 1 decided" in result.output
+    )
+    assert (
+        "threshold 1 (35 labels left to it: trusted on 86%, agreement 1.000 ≥ 0.926): "
+        "2 sent, 4 calls, 1 decided" in result.output
+    )
 
     # Again: every judgment is stored, so nothing is called, and the decisions are the same.
     again = compare("new", *cascade, "--json")

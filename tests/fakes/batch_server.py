@@ -17,7 +17,8 @@ goes ``in_progress`` → ``in_progress`` → ``ended``; each result is ``succeed
 that is not a judgment, ``errored`` ones an error line, ``expire`` ones expire. Counters record
 creates, uploads, retrieves, result reads and live calls. ``gate`` (an event) holds every paid
 request (a live call or a batch create) until it is set, counting it in ``counts["held"]`` as it
-arrives: a test can catch a collector in the middle of paying for something.
+arrives: a test can catch a collector in the middle of paying for something. ``echo_key``
+makes errored lines quote the API key the create call was sent, as some servers do.
 """
 
 from __future__ import annotations
@@ -84,6 +85,7 @@ class FakeBatch:
     metadata: dict[str, Any]
     input_file_id: str | None
     created: float = field(default_factory=time.time)
+    key: str = ""  # the API key the create call was sent
     step: int = 0
     canceling: bool = False
     failed: bool = False
@@ -105,12 +107,14 @@ class BatchFake:
     cache_read: int = 0  # Anthropic replies bill this many input tokens as prompt-cache reads
     reject_file: bool = False  # OpenAI batches fail validation (status failed, no output)
     gate: threading.Event | None = None  # paid requests wait for it to be set
+    echo_key: bool = False  # errored lines quote the key the batch was created with
     counts: Counter[str] = field(default_factory=Counter)
     batches: dict[str, FakeBatch] = field(default_factory=dict)
     files: dict[str, bytes] = field(default_factory=dict)
     uploads: list[bytes] = field(default_factory=list)
     live_bodies: list[dict[str, Any]] = field(default_factory=list)
     port: int = 0
+    last_key: str = ""  # the API key of the request being handled
     _ids: Any = field(default_factory=itertools.count)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _server: ThreadingHTTPServer | None = None
@@ -143,6 +147,8 @@ class BatchFake:
                         fake.counts["held"] += 1
                     gate.wait(60)
                 with fake._lock:
+                    bearer = self.headers.get("authorization", "").removeprefix("Bearer ")
+                    fake.last_key = self.headers.get("x-api-key") or bearer
                     status, payload, kind = fake.handle(
                         self.command, self.path, self.headers.get("content-type", ""), body
                     )
@@ -241,7 +247,10 @@ class BatchFake:
             elif key in self.expire:
                 batch.outcomes[key] = ("expired", None)
             elif key in self.errored:
-                batch.outcomes[key] = ("errored", "server error while processing the request")
+                detail = "server error while processing the request"
+                if self.echo_key:
+                    detail += f" (received API key: {batch.key})"
+                batch.outcomes[key] = ("errored", detail)
             else:
                 body = request["body"]
                 prompt = _prompt(body)
@@ -277,6 +286,7 @@ class BatchFake:
                 or {}, input_file_id=request["input_file_id"],
                 requests=[{"custom_id": r["custom_id"], "body": r["body"]} for r in requests],
             )  # fmt: skip
+            batch.key = self.last_key
             self.batches[batch.id] = batch
             self.counts["creates"] += 1
             return 200, self._openai_batch(batch), kind
@@ -357,6 +367,7 @@ class BatchFake:
                 requests=[{"custom_id": r["custom_id"], "body": r["params"]}
                           for r in request["requests"]],
             )  # fmt: skip
+            batch.key = self.last_key
             self.batches[batch.id] = batch
             self.counts["creates"] += 1
             return 200, self._anthropic_batch(batch), kind

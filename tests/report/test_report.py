@@ -124,7 +124,8 @@ def test_corrected_numbers_lead_and_the_judges_own_are_marked(
     _, report, html = built
     for view in judge_views(report):
         assert view.parts[0].key == "estimates" and view.parts[0].plots
-    assert html.count("judge only, UNCORRECTED") == 2
+    # Each estimates table heads its uncorrected column so: reference has two (shares, means).
+    assert html.count("judge only, UNCORRECTED") == 3
     assert "Score distributions (the judge&#39;s own, uncorrected)" in html
     assert "Win rates (judge only, uncorrected)" in html
     assert "No agreement guarantee is in force" in html
@@ -186,7 +187,7 @@ def test_the_file_refers_to_nothing_outside_itself(
     assert "@import" not in html and "url(" not in html.split("<body>")[0]
     # One <svg> per plot the views say, and each plot beside its table.
     views = judge_views(report)
-    assert sum(1 for tag, _ in tags if tag == "svg") == plot_count(views) == 12
+    assert sum(1 for tag, _ in tags if tag == "svg") == plot_count(views) == 13
     assert sum(1 for tag, _ in tags if tag == "figure") == plot_count(views)
     # Hostile item text and model names are shown as text, never as markup.
     assert (

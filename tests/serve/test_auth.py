@@ -161,3 +161,43 @@ def test_tokens_made_before_expiry_existed_keep_working(tmp_path) -> None:  # ty
         row = tokens.check(secret)
         assert row is not None and row.name == "ann" and row.expires_at is None
         assert tokens.any_live()
+
+
+def test_logout_ends_the_session_and_the_old_cookie_no_longer_authorises(
+    served_app: ServedApp,
+) -> None:
+    """Issue 22 item 3: the cookie was the bearer token itself and outlived the logout."""
+    secret = served_app.token("labeler", "bob")
+    with httpx.Client(base_url=served_app.url) as client:
+        client.post("/login", data={"token": secret})
+        cookie = client.cookies["jc_session"]
+        assert secret not in cookie  # the browser holds a session id, never the token
+        page = client.get("/", headers={"Accept": "text/html"}).text
+        csrf = page.split('name="csrf-token" content="', 1)[1].split('"', 1)[0]
+        assert client.post("/logout", headers={"X-CSRF-Token": csrf}).status_code == 303
+    with httpx.Client(base_url=served_app.url, cookies={"jc_session": cookie}) as stolen:
+        assert stolen.get("/").status_code == 401
+        assert stolen.get("/v1/audits").status_code == 401
+    # The token itself lives on: a new login works.
+    with httpx.Client(base_url=served_app.url) as client:
+        assert client.post("/login", data={"token": secret}).status_code == 303
+        assert client.get("/").status_code == 200
+        assert client.cookies["jc_session"] != cookie
+
+
+def test_a_revoked_tokens_cookie_is_401_on_state_changing_routes_not_csrf(
+    served_app: ServedApp,
+) -> None:
+    """Issue 22 item 23: the CSRF check ran first and answered 403 ``csrf``."""
+    secret = served_app.token("labeler", "bob")
+    with httpx.Client(base_url=served_app.url) as client:
+        client.post("/login", data={"token": secret})
+        page = client.get("/", headers={"Accept": "text/html"}).text
+        csrf = page.split('name="csrf-token" content="', 1)[1].split('"', 1)[0]
+        tokens: Tokens = served_app.app.state.tokens
+        tokens.revoke(next(row.id for row in tokens.list() if row.name == "bob"))
+        for path in ("/logout", "/v1/audits/1/next"):
+            for headers in ({}, {"X-CSRF-Token": csrf}):
+                refused = client.post(path, headers=headers)
+                assert refused.status_code == 401, (path, headers, refused.text)
+                assert refused.json()["error"]["code"] == "unauthenticated"

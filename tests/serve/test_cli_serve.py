@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import signal
 import socket
 import sqlite3
@@ -66,9 +67,20 @@ def test_a_token_can_be_given_a_lifetime_and_a_bad_one_is_refused(tmp_path: Path
 
     def create(*extra: str) -> Any:
         return CliRunner().invoke(
-            cli, ["serve", "token", "create", "--role", "labeler", "--name", "bob", *extra,
-                  "--db", str(db)],
-        )  # fmt: skip
+            cli,
+            [
+                "serve",
+                "token",
+                "create",
+                "--role",
+                "labeler",
+                "--name",
+                "bob",
+                *extra,
+                "--db",
+                str(db),
+            ],
+        )
 
     made = create("--expires-in", "12h")
     assert made.exit_code == 0, made.output
@@ -150,7 +162,14 @@ def test_sigterm_stops_the_server_cleanly_after_answering_what_it_was_doing(
 
         thread = threading.Thread(target=post)
         thread.start()
-        time.sleep(0.1)  # the request is in flight (or already answered) when the signal lands
+        # The signal lands once the request is being worked on (some of its results stored)
+        # or answered: a readiness signal, not a sleep (a fixed 0.1 s lost the race on a busy
+        # machine, and the request then met a closed port).
+        with closing(sqlite3.connect(db)) as watch:
+            while thread.is_alive():
+                if watch.execute("SELECT count(*) FROM results").fetchone()[0] > 1:
+                    break
+                time.sleep(0.01)
         process.send_signal(signal.SIGTERM)
         thread.join(timeout=30)
         assert process.wait(timeout=30) == 0
@@ -223,3 +242,69 @@ def test_a_missing_extra_names_the_install_command(
     assert result.exit_code == 2
     assert "uvicorn" in result.output and "pip install 'judgecards[serve]'" in result.output
     assert not db.exists()
+
+
+def test_token_links_carry_the_port_the_server_really_listens_on(tmp_path: Path) -> None:
+    """Issue 22 item 22: ``token create`` printed ``:8000`` links whatever port was served."""
+    db = tmp_path / "port.db"
+    _token(db, "admin", "ann")  # before any server ran: the documented default, :8000
+    process = subprocess.Popen(
+        [sys.executable, "-m", "judgecards", "serve", "--db", str(db), "--port", "0"],
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    lines: queue.Queue[str] = queue.Queue()
+    reader = threading.Thread(target=lambda: [lines.put(x) for x in process.stderr or ()])
+    reader.daemon = True
+    reader.start()
+    try:
+        assert process.stderr is not None
+        # uvicorn's own line says where it listens (the port --port 0 got)...
+        seen = ""
+        while "Uvicorn running on http://127.0.0.1:" not in seen:
+            seen = lines.get(timeout=60)
+        port = int(seen.split("http://127.0.0.1:")[1].split()[0])
+        # ...and the server's next line that it recorded that address (the readiness signal;
+        # the timeout only bounds a failure).
+        recorded = ""
+        while not recorded.startswith("Listening on port "):
+            try:
+                recorded = lines.get(timeout=30)
+            except queue.Empty:
+                break
+        assert port not in (0, 8000)
+        made = CliRunner().invoke(
+            cli, ["serve", "token", "create", "--role", "labeler", "--name", "bob", "--db", str(db)]
+        )
+        assert made.exit_code == 0, made.output
+        link = made.output.splitlines()[3].strip()
+        assert link.startswith(f"http://127.0.0.1:{port}/login#token=jc_")
+        assert "the address judgecards serve listened on" in made.output
+        assert httpx.get(link.split("#")[0], timeout=10).status_code == 200
+        explicit = CliRunner().invoke(
+            cli,
+            [
+                "serve",
+                "token",
+                "create",
+                "--role",
+                "labeler",
+                "--name",
+                "cy",
+                "--url",
+                "https://label.example/",
+                "--db",
+                str(db),
+            ],
+        )
+        assert explicit.output.splitlines()[3].strip().startswith("https://label.example/login#")
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        reader.join(timeout=30)  # it ends at the closed pipe's end; then the pipe is closed
+        if process.stderr:
+            process.stderr.close()

@@ -141,7 +141,7 @@ def test_bad_labels_name_the_field_and_store_nothing(
 def test_cookie_requests_need_the_csrf_header(served_app: ServedApp) -> None:
     client, audit_id, _admin, labeler = start(served_app)
     with client:
-        client.cookies.set("jc_session", labeler)
+        assert client.post("/login", data={"token": labeler}).status_code == 303
         refused = client.post(f"/v1/audits/{audit_id}/next")
         assert refused.status_code == 403 and refused.json()["error"]["code"] == "csrf"
         page = client.get(f"/label/{audit_id}")
@@ -170,17 +170,21 @@ def test_labels_conflict_undo_skip_and_reveal(served_app: ServedApp) -> None:
         assert (
             client.post(reveal, json={"reason": "rubric_unclear"}, headers=bob).status_code == 204
         )
+        # Once the judge's answer was shown the label stays (issue 22 item 1).
+        kept = client.post(f"/v1/audits/{audit_id}/undo", headers=bob)
+        assert kept.status_code == 409 and "revision" in kept.json()["error"]["message"]
+        # A label undone before its reveal goes, with nothing left of it.
+        second = client.post(f"/v1/audits/{audit_id}/next", headers=bob).json()["item"]
+        body = {"audit_id": audit_id, "position": second["position"], "values": LABEL}
+        assert client.post("/v1/labels", json=body, headers=bob).status_code == 201
         undone = client.post(f"/v1/audits/{audit_id}/undo", headers=bob).json()
-        assert undone["position"] == item["position"] and undone["progress"]["done"] == 0
-        # The reveal went with the label it explained.
-        with open_store(served_app.db_path) as store:
-            assert store.query("SELECT count(*) FROM label_reveals") == [(0,)]
+        assert undone["position"] == second["position"] and undone["progress"]["done"] == 1
         skipped = client.post(
-            f"/v1/audits/{audit_id}/skip", json={"position": item["position"]}, headers=bob
+            f"/v1/audits/{audit_id}/skip", json={"position": second["position"]}, headers=bob
         )
         assert skipped.json()["skipped"] == 1
         nxt = client.post(f"/v1/audits/{audit_id}/next", headers=bob).json()["item"]
-        assert nxt["position"] != item["position"]
+        assert nxt["position"] not in {item["position"], second["position"]}
 
 
 def test_labels_refresh_the_cached_calibration(served_app: ServedApp) -> None:
@@ -242,3 +246,101 @@ def test_pairwise_labels_posted_as_shown_are_stored_as_the_results_sides(
         preference["second"] == swapped[0][0] and preference["first"] + preference["second"] == 18
     )
     assert preference["low"] <= preference["share_first"] <= preference["high"]
+
+
+def _judge_values(answer: dict[str, Any]) -> dict[str, Any]:
+    return {**LABEL, **answer["judge"]}
+
+
+def test_a_label_given_before_the_reveal_stays_and_corrections_are_marked_revisions(
+    served_app: ServedApp, tmp_path: Any
+) -> None:
+    """Issue 22 item 1: label, GET the judge's answer, undo, relabel with the judge's answer
+    made every item agree (kappa 1.000, gate passed). Now undo is refused after the reveal,
+    a correction is a marked revision, and `audit report` reads the blind labels unless
+    asked (--with-revisions)."""
+    from click.testing import CliRunner
+
+    from judgecards.cli import cli
+
+    client, audit_id, _admin, labeler = start(served_app)
+    bob = served_app.headers(labeler)
+    blind = {"verdict": "mismatch", "correctness": 1, "completeness": 1, "style_fidelity": 1}
+    with client:
+        while item := client.post(f"/v1/audits/{audit_id}/next", headers=bob).json()["item"]:
+            position = item["position"]
+            body = {"audit_id": audit_id, "position": position, "values": blind}
+            assert client.post("/v1/labels", json=body, headers=bob).status_code == 201
+            answer = client.get(f"/v1/audits/{audit_id}/items/{position}/judge", headers=bob)
+            assert answer.status_code == 200
+            undo = client.post(f"/v1/audits/{audit_id}/undo", headers=bob)
+            assert undo.status_code == 409, undo.text
+            assert undo.json()["error"]["code"] == "conflict"
+            relabel = {**body, "values": _judge_values(answer.json())}
+            assert client.post("/v1/labels", json=relabel, headers=bob).status_code == 409
+            revised = client.post(
+                f"/v1/audits/{audit_id}/items/{position}/revision",
+                json={"values": _judge_values(answer.json()), "note": "saw the judge"},
+                headers=bob,
+            )
+            assert revised.status_code == 201, revised.text
+            assert revised.json() == {
+                "position": position,
+                "stored": 4,
+                "revised_after_reveal": True,
+            }
+        # A revision before any reveal is refused: that is what undo is for.
+        other = served_app.headers(served_app.token("labeler", "cy"))
+        early = client.post(
+            f"/v1/audits/{audit_id}/items/1/revision", json={"values": LABEL}, headers=other
+        )
+        assert early.status_code == 409
+    with open_store(served_app.db_path) as store:
+        stored = store.query("SELECT DISTINCT value FROM labels WHERE field = 'verdict'")
+        marks = store.query(
+            "SELECT count(*), count(DISTINCT result_id), min(revealed_at IS NOT NULL) "
+            "FROM label_revisions WHERE labeler = 'bob'"
+        )
+        shown = store.query("SELECT count(*) FROM queue_disclosures WHERE labeler = 'bob'")
+    assert stored == [('"mismatch"',)]  # every blind label kept as given
+    assert marks == [(40, 10, 1)] and shown == [(10,)]
+    runner = CliRunner()
+    args = ["audit", "report", "--db", str(served_app.db_path), "--json", "--resamples", "200"]
+    blind_report = runner.invoke(cli, args)
+    assert blind_report.exit_code == 1, blind_report.output  # the gate fails on the blind labels
+    data = json.loads(blind_report.output)
+    assert data["audits"][0]["kappa"]["value"] < 0.6
+    asked = runner.invoke(cli, [*args, "--with-revisions"])
+    assert asked.exit_code == 0, asked.output
+    assert json.loads(asked.output)["audits"][0]["kappa"]["value"] == pytest.approx(1.0)
+
+
+def test_a_labeler_may_label_only_what_was_served_to_them(served_app: ServedApp) -> None:
+    """Issue 22 item 2: any position was accepted, held or finished by another (201)."""
+    client, audit_id, _admin, labeler = start(served_app, labels_wanted=1)
+    bob = served_app.headers(labeler)
+    cy = served_app.headers(served_app.token("labeler", "cy"))
+    with client:
+        held = client.post(f"/v1/audits/{audit_id}/next", headers=bob).json()["item"]["position"]
+        finished = held
+        body = {"audit_id": audit_id, "position": held, "values": LABEL}
+        # Held by bob: cy may not label it, nor see its judge answer through a label.
+        refused = client.post("/v1/labels", json=body, headers=cy)
+        assert refused.status_code == 409, refused.text
+        judge = f"/v1/audits/{audit_id}/items/{held}/judge"
+        assert client.get(judge, headers=cy).status_code == 404
+        assert client.post("/v1/labels", json=body, headers=bob).status_code == 201
+        # Finished by bob.
+        assert client.post("/v1/labels", json=body, headers=cy).status_code == 409
+        # Never served to anyone: still not cy's to label.
+        never = {**body, "position": 9 if finished != 9 else 8}
+        assert client.post("/v1/labels", json=never, headers=cy).status_code == 409
+        mine = client.post(f"/v1/audits/{audit_id}/next", headers=cy).json()["item"]
+        assert mine["position"] != finished
+        ok = {**body, "position": mine["position"]}
+        assert client.post("/v1/labels", json=ok, headers=cy).status_code == 201
+    with open_store(served_app.db_path) as store:
+        per_item = store.query(
+            "SELECT result_id, count(DISTINCT labeler) FROM labels GROUP BY result_id"
+        )
+    assert len(per_item) == 2 and all(n == 1 for _, n in per_item)

@@ -86,9 +86,10 @@ def test_ten_items_labelled_with_the_keyboard_give_audit_reports_kappa(
     admin = served_app.token("admin", "ann")
     labeler = served_app.token("labeler", "bob")
     created = httpx.post(
-        f"{served_app.url}/v1/audits", headers=served_app.headers(admin),
+        f"{served_app.url}/v1/audits",
+        headers=served_app.headers(admin),
         json={"card": "reference@1", "model": MODEL, "n": 10, "seed": 3},
-    )  # fmt: skip
+    )
     assert created.status_code == 201, created.text
     audit_id = created.json()["audit_id"]
 
@@ -118,6 +119,7 @@ def test_ten_items_labelled_with_the_keyboard_give_audit_reports_kappa(
 
     labelled: list[int] = []
     undone = False
+    revised_item = -1
     while len(labelled) < 10:
         page.wait_for_selector("#labeling[data-state=label]")
         i = question_number(page)
@@ -138,14 +140,27 @@ def test_ten_items_labelled_with_the_keyboard_give_audit_reports_kappa(
         assert (page.locator("#reveal tr.differs").count() > 0) == (human != JUDGE[i])
         labelled.append(i)
         if len(labelled) == 4 and not undone:
-            # Undo the last label with u, then label the same item again.
+            # The issue-22 path: label, reveal, Enter, u, relabel with the judge's answer. The
+            # judge was shown, so the first label stays: u offers a correction, stored as a
+            # marked revision, and the kappa below is the blind labels' kappa.
             page.keyboard.press("Enter")
             page.wait_for_selector("#labeling[data-state=label]")
+            waiting = question_number(page)
             page.keyboard.press("u")
-            expect(page.locator("#progress")).to_contain_text("3 / 10")
-            page.wait_for_selector("#labeling[data-state=label]")
+            page.wait_for_selector("#labeling[data-state=revise]")
             assert question_number(page) == i
-            labelled.pop()
+            expect(page.locator("#message")).to_contain_text("stays")
+            assert page.locator("#progress").inner_text().startswith("4 / 10")
+            page.screenshot(path=str(screenshot_dir / "label-revise.png"), full_page=True)
+            judged = SCORES[JUDGE[i]]
+            page.keyboard.press(VERDICT_KEY[JUDGE[i]])
+            for digit in (*judged, 1):
+                page.keyboard.press(str(digit))
+            page.keyboard.press("Enter")
+            page.wait_for_selector("#labeling[data-state=label]")
+            expect(page.locator("#message")).to_contain_text("stored apart")
+            assert question_number(page) == waiting
+            revised_item = i
             undone = True
             continue
         page.keyboard.press("1" if human != JUDGE[i] else "Enter")
@@ -170,13 +185,40 @@ def test_ten_items_labelled_with_the_keyboard_give_audit_reports_kappa(
 
     with open_store(served_app.db_path) as store:
         reveals = store.query("SELECT reason FROM label_reveals")
-    assert sorted(r[0] for r in reveals) == ["judge_wrong", "judge_wrong"]
+        revisions = store.query(
+            "SELECT DISTINCT r.result_id, r.revealed_at IS NOT NULL FROM label_revisions r"
+        )
+        blind = store.query(
+            "SELECT value FROM labels WHERE field = 'verdict' AND result_id = ?",
+            (f"r{revised_item:03d}",),
+        )
+    assert revisions == [(f"r{revised_item:03d}", 1)]
+    assert blind == [(json.dumps(HUMAN[revised_item]),)]
+    # The fourth item's reveal was left with Enter, the revision added none.
+    assert sorted(r[0] for r in reveals) == ["judge_wrong"] * (
+        sum(h != j for h, j in zip(HUMAN, JUDGE, strict=True))
+        - (HUMAN[revised_item] != JUDGE[revised_item])
+    )
 
     report = subprocess.run(
-        [sys.executable, "-m", "judgecards", "audit", "report", "--db", str(served_app.db_path),
-         "--json", "--min-kappa", "0", "--resamples", "200"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "judgecards",
+            "audit",
+            "report",
+            "--db",
+            str(served_app.db_path),
+            "--json",
+            "--min-kappa",
+            "0",
+            "--resamples",
+            "200",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert report.returncode == 0, report.stderr
     audits = json.loads(report.stdout)["audits"]
     verdict = next(a for a in audits if a["id"] == audit_id)["fields"]["verdict"]
@@ -191,9 +233,10 @@ def test_hostile_outputs_stay_text_and_the_layout_holds(
     seed_results(served_app.db_path)
     admin = served_app.token("admin", "ann")
     created = httpx.post(
-        f"{served_app.url}/v1/audits", headers=served_app.headers(admin),
+        f"{served_app.url}/v1/audits",
+        headers=served_app.headers(admin),
         json={"card": "reference@1", "model": MODEL, "n": 10, "seed": 3},
-    )  # fmt: skip
+    )
     audit_id = created.json()["audit_id"]
     dialogs: list[str] = []
     page.on("dialog", lambda dialog: record_dialog(dialogs, dialog))
@@ -265,4 +308,47 @@ def test_an_admin_starts_a_queue_from_the_page(
     page.fill("#na-model", "openai:nothing-stored")
     page.click("#new-audit button[type=submit]")
     expect(page.locator("#new-audit-message")).to_contain_text("no successful results")
+    assert aborted_requests == []
+
+
+def test_the_form_shows_the_cards_anchors_and_the_reveal_comes_into_view(
+    served_app: ServedApp, page: Any, aborted_requests: list[str], screenshot_dir: Path
+) -> None:
+    """Issue 22 item 22: the scale read ``1 · 1 … 5 · 5`` with no words, and at 1280x900
+    the reveal panel opened below the fold so the page looked unchanged after Enter."""
+    seed_results(served_app.db_path)
+    admin = served_app.token("admin", "ann")
+    created = httpx.post(
+        f"{served_app.url}/v1/audits",
+        headers=served_app.headers(admin),
+        json={"card": "reference@1", "model": MODEL, "n": 10, "seed": 3},
+    )
+    audit_id = created.json()["audit_id"]
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(served_app.login_url(served_app.token("labeler", "dee")))
+    page.wait_for_url(f"{served_app.url}/")
+    page.goto(f"{served_app.url}/label/{audit_id}")
+    page.wait_for_selector("#labeling[data-state=label]")
+    while question_number(page) != len(HOSTILE) - 1:  # its long output pushes the form down
+        page.keyboard.press("s")
+        page.wait_for_selector("#labeling[data-state=label]")
+    correctness = page.locator('#form .field[data-field="correctness"]')
+    expect(correctness.locator(".choice").nth(4)).to_contain_text("no factual error")
+    expect(correctness.locator(".choice").nth(0)).to_contain_text("the main answer is wrong")
+    expect(correctness).to_contain_text("Factual agreement with the gold answer")
+    completeness = page.locator('#form .field[data-field="completeness"]')
+    expect(completeness.locator(".choice").nth(3)).to_contain_text("all but a minor one")
+    style = page.locator('#form .field[data-field="style_fidelity"]')
+    expect(style.locator(".choice").nth(0)).to_contain_text("worst")
+    expect(style.locator(".choice").nth(4)).to_contain_text("best")
+    page.screenshot(path=str(screenshot_dir / "label-anchors.png"))
+    for key in ("1", "5", "5", "5"):
+        page.keyboard.press(key)
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#labeling[data-state=reveal]")
+    box = page.locator("#reveal")
+    expect(box).to_be_in_viewport()
+    top = box.evaluate("e => e.getBoundingClientRect().top")
+    assert 0 <= top < 900
+    page.screenshot(path=str(screenshot_dir / "label-reveal-1280x900.png"))
     assert aborted_requests == []

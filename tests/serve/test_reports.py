@@ -168,7 +168,8 @@ def test_the_served_page_draws_every_plot_under_the_csp(
         page.screenshot(path=str(screenshot_dir / "report-served-pairwise.png"), full_page=True)
         page.goto(served.url + report_link("reference@1", MODEL), timeout=60_000)
         boxes = svg_boxes(page)
-        assert len(boxes) == 6 and all(w > 50 and h > 50 for w, h in boxes)
+        # Seven: the corrected estimates are two plots, shares (0-1) apart from mean scores.
+        assert len(boxes) == 7 and all(w > 50 and h > 50 for w, h in boxes)
         # The disagreements show hostile inputs as text: nothing ran or loaded.
         assert page.title() == "reference@1 · openai:gpt-4o · judgecards"
         assert (
@@ -214,7 +215,7 @@ def test_the_saved_file_opens_offline_with_every_plot(
     try:
         page.goto(output.as_uri())
         boxes = svg_boxes(page)
-        assert len(boxes) == expected == 12
+        assert len(boxes) == expected == 13
         assert all(w > 50 and h > 50 for w, h in boxes), boxes
         # The hostile inputs stayed text: nothing ran, nothing loaded, the title is the report's.
         assert page.title() == "judgecards report · served.db"
@@ -225,3 +226,98 @@ def test_the_saved_file_opens_offline_with_every_plot(
         context.close()
     assert refused == []
     assert requests == [output.as_uri()]  # the file itself, and not one request more
+
+
+def _contrarian(row: dict[str, str]) -> dict[str, Any]:
+    """A labeler who reads every answer the other way round from the judge: kappa < 0."""
+    verdict = "match" if row["model_output"].startswith("wrong") else "mismatch"
+    score = 5 if verdict == "match" else 1
+    return {"verdict": verdict, "correctness": score, "completeness": score, "style_fidelity": 5}
+
+
+def _negative_kappa_db(db: Path, work: Path) -> None:
+    from calibration.audit import Audit
+    from tests.calibration.test_audit import fill_sheet
+    from tests.report.data import judged
+
+    judged(db, n=45)
+    with Audit(db, n_resamples=200) as audit:
+        sheet = work / "contrarian.csv"
+        audit.sample(card="reference@1", model=MODEL, n=30, seed=4, sheet=sheet)
+        fill_sheet(sheet, _contrarian)
+        audit.ingest(sheet, labeler="carl")
+
+
+_MARKS_IN_AXES = """figure => {
+  const axes = figure.querySelector('svg [id$="axes_1"]');
+  const box = axes.querySelector('[id$="patch_2"] path').getBoundingClientRect();
+  const marks = [...axes.querySelectorAll(':scope > [id*="line2d"] use')].map(u => {
+    const r = u.getBoundingClientRect();
+    return [r.left + r.width / 2, r.top + r.height / 2];
+  });
+  const ticks = [...figure.querySelectorAll('svg [id*="%s"] text')]
+    .map(t => t.textContent.replace('\\u2212', '-').trim()).filter(t => t !== '')
+    .map(Number).filter(n => !Number.isNaN(n));
+  return {box: [box.left, box.top, box.right, box.bottom], marks, ticks};
+}"""
+
+
+@pytest.mark.browser
+def test_plots_show_a_negative_kappa_and_keep_scales_apart_at_1280px(
+    tmp_path: Path, browser: Any, screenshot_dir: Path
+) -> None:
+    """Issue 22 item 21: the kappa axis was 0-1 (kappa -0.8 drawn off it), the corrected
+    estimates put 0-1 shares and 1-5 means on one axis, and the per-field table was cut off
+    at 1280 px."""
+    db = tmp_path / "negative.db"
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(_negative_kappa_db, db, tmp_path).result()
+    [audit] = cli_json("audit", "report", "--db", db, "--resamples", 200)["audits"]
+    assert audit["kappa"]["value"] < -0.3
+    output = tmp_path / "report.html"
+    made = CliRunner().invoke(
+        cli, ["report", "-o", str(output), "--db", str(db), "--resamples", "200"]
+    )
+    assert made.exit_code == 0, made.output
+    context = browser.new_context(offline=True, viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    try:
+        page.goto(output.as_uri())
+        page.screenshot(path=str(screenshot_dir / "report-negative-kappa.png"), full_page=True)
+
+        def inside(plot: str, ticks: str) -> dict[str, Any]:
+            found: dict[str, Any] = page.eval_on_selector(
+                f"figure[data-plot={plot}]", _MARKS_IN_AXES % ticks
+            )
+            left, top, right, bottom = found["box"]
+            assert found["marks"], plot
+            for x, y in found["marks"]:
+                assert left - 1 <= x <= right + 1 and top - 1 <= y <= bottom + 1, (plot, x, y)
+            return found
+
+        over_time = inside("over-time", "ytick")
+        assert min(over_time["ticks"]) < audit["kappa"]["value"] <= max(over_time["ticks"])
+        fields = inside("fields", "xtick")
+        assert min(fields["ticks"]) < 0
+        # Shares and means on axes of their own.
+        shares = inside("estimates-shares", "xtick")
+        means = inside("estimates-means", "xtick")
+        assert -0.15 <= min(shares["ticks"]) and max(shares["ticks"]) <= 1.15
+        assert min(means["ticks"]) >= 0.5 and max(means["ticks"]) <= 5.5
+        share_rows = page.locator("figure[data-plot=estimates-shares] tbody tr").all_inner_texts()
+        mean_rows = page.locator("figure[data-plot=estimates-means] tbody tr").all_inner_texts()
+        assert share_rows and all(r.startswith("share ") for r in share_rows)
+        assert mean_rows and all(r.startswith("mean ") for r in mean_rows)
+        # The per-field table is whole: nothing cut off or scrolled away at 1280 px.
+        table = page.eval_on_selector(
+            "figure[data-plot=fields] .table-wrap",
+            "w => ({scroll: w.scrollWidth, client: w.clientWidth,"
+            " right: w.querySelector('table').getBoundingClientRect().right})",
+        )
+        assert table["scroll"] <= table["client"] + 1 and table["right"] <= 1280, table
+        for plot in ("fields", "over-time", "estimates-shares", "estimates-means"):
+            page.locator(f"figure[data-plot={plot}]").screenshot(
+                path=str(screenshot_dir / f"report-{plot}-1280.png")
+            )
+    finally:
+        context.close()

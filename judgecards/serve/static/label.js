@@ -2,6 +2,8 @@
 // Item text is put on the page with textContent only: nothing from an item is parsed as HTML,
 // so a model output holding <script>, onerror= or </textarea> stays text. The judge's answer is
 // fetched only after this labeler's own label of the item is stored (the server refuses before).
+// Once it was shown, that label stays: `u` then offers a correction, stored as a marked
+// revision that agreement and kappa do not use unless asked (the server refuses the undo).
 (function () {
   "use strict";
 
@@ -85,7 +87,8 @@
   var progressText = document.getElementById("progress");
   var progressBar = document.getElementById("progress-bar");
 
-  var state = { mode: "busy", item: null, values: {}, focus: 0, answer: null };
+  // `previous`: the item last labelled here (and shown the judge's answer), for a revision.
+  var state = { mode: "busy", item: null, values: {}, focus: 0, answer: null, previous: null };
 
   function say(text) { message.textContent = text || ""; }
 
@@ -117,6 +120,15 @@
     if (field.choices.length) return index < 9 ? String(index + 1) : null;
     if (value >= 0 && value <= 9) return String(value);
     if (value === 10 && field.minimum >= 1) return "0";
+    return null;
+  }
+
+  // The card's words for a point of a score scale ("5 = no factual error"), if it gives any.
+  function anchorOf(field, value) {
+    var anchors = field.anchors || [];
+    for (var i = 0; i < anchors.length; i++) {
+      if (anchors[i].value === value) return anchors[i].words;
+    }
     return null;
   }
 
@@ -167,6 +179,8 @@
       options(field).forEach(function (value, i) {
         var key = keyOf(field, i);
         var button = el("button", "choice", (key ? key + " · " : "") + shown(field, value));
+        var anchor = anchorOf(field, value);
+        if (anchor) button.appendChild(el("span", "anchor", anchor));
         button.type = "button";
         button.tabIndex = -1;
         var chosen = state.values[field.name] === value;
@@ -181,7 +195,9 @@
       row.appendChild(choices);
       formBox.appendChild(row);
     });
-    var submit = el("button", "submit", "Enter · submit");
+    var submit = el(
+      "button", "submit", state.mode === "revise" ? "Enter · store the correction" : "Enter · submit"
+    );
     submit.type = "button";
     submit.tabIndex = -1;
     submit.addEventListener("click", send);
@@ -196,8 +212,9 @@
     renderForm();
   }
 
-  function load() {
+  function load(keepMessage) {
     setMode("busy");
+    if (!keepMessage) say("");
     call("POST", base + "/next").then(function (result) {
       revealBox.classList.add("hidden");
       if (!result.ok) { say(problem(result)); setMode("label"); return; }
@@ -233,12 +250,14 @@
         return;
       }
     }
+    if (state.mode === "revise") { sendRevision(item); return; }
     setMode("busy");
     var body = { audit_id: auditId, position: item.position, values: state.values };
     if (note.value.trim()) body.note = note.value.trim();
     call("POST", "/v1/labels", body).then(function (result) {
       if (!result.ok) { say(problem(result)); setMode("label"); return; }
       setProgress(result.data.progress);
+      state.previous = item;
       if (item.reveal) reveal(item); else load();
     });
   }
@@ -278,6 +297,36 @@
       }
       revealBox.classList.remove("hidden");
       setMode("reveal");
+      // Below a long item the panel opens under the fold: bring it into view.
+      revealBox.scrollIntoView({ block: "start" });
+    });
+  }
+
+  // After the reveal the first label stays; a correction goes in as a marked revision.
+  function revise(item) {
+    state.item = item;
+    state.values = {};
+    state.focus = 0;
+    note.value = "";
+    doneBox.classList.add("hidden");
+    noteRow.classList.remove("hidden");
+    setMode("revise");
+    renderItem(item);
+    say("The judge's answer on item " + item.position + " was shown, so your first label " +
+      "stays as the measurement. Label it again to store a correction, kept apart and marked " +
+      "as after the reveal (Enter), or Esc to leave it as it is.");
+    window.scrollTo(0, 0);
+  }
+
+  function sendRevision(item) {
+    setMode("busy");
+    var body = { values: state.values };
+    if (note.value.trim()) body.note = note.value.trim();
+    call("POST", base + "/items/" + item.position + "/revision", body).then(function (result) {
+      if (!result.ok) { say(problem(result)); setMode("revise"); return; }
+      state.previous = null;
+      say("Correction of item " + item.position + " stored apart; your first label stays.");
+      load(true);
     });
   }
 
@@ -286,16 +335,20 @@
     call("POST", base + "/items/" + state.answer.position + "/reveal", { reason: reason })
       .then(function (result) {
         if (!result.ok) say(problem(result));
-        load();
+        load(!result.ok);
       });
   }
 
   function undo() {
     setMode("busy");
     call("POST", base + "/undo").then(function (result) {
+      if (!result.ok && result.status === 409 && state.previous) {
+        revise(state.previous);
+        return;
+      }
       if (!result.ok) { say(problem(result)); setMode(state.item ? "label" : "done"); return; }
       say("Your label of item " + result.data.position + " was undone.");
-      load();
+      load(true);
     });
   }
 
@@ -327,8 +380,9 @@
       }
       return;
     }
-    if (key === "u") { event.preventDefault(); undo(); return; }
-    if (state.mode !== "label") return;
+    if (state.mode === "revise" && key === "Escape") { event.preventDefault(); load(); return; }
+    if (key === "u" && state.mode !== "revise") { event.preventDefault(); undo(); return; }
+    if (state.mode !== "label" && state.mode !== "revise") return;
     var fields = state.item.fields;
     var field = fields[state.focus];
     if (/^[0-9]$/.test(key)) {
@@ -349,7 +403,7 @@
     } else if (key === "Enter") {
       event.preventDefault();
       send();
-    } else if (key === "s") {
+    } else if (key === "s" && state.mode === "label") {
       event.preventDefault();
       skip();
     } else if (key === "n") {
