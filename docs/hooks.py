@@ -3,6 +3,7 @@
 A page asks for a generated section with a marker comment on a line of its own:
 
     <!-- generated: api judgecards -->     one mkdocstrings entry per name in ``judgecards.__all__``
+    <!-- generated: moved judgecards -->   one entry per name moved off that face (``_MOVED``)
     <!-- generated: errors -->             the exception and warning tree
     <!-- generated: card-format -->        the card front-matter fields, from its pydantic models
     <!-- generated: database -->           every table of every migration set, from a fresh database
@@ -76,6 +77,21 @@ def api_section(face: str) -> str:
     parts = []
     for name in names:
         parts.append(f"::: {face}.{name}\n")  # its heading and anchor come from mkdocstrings
+    return "\n".join(parts)
+
+
+def moved_section(face: str) -> str:
+    """One mkdocstrings entry per name a face dropped, under the module it is imported from now.
+
+    Names whose new home is another face (documented there) or `judgecards.errors` (the
+    errors page) are left out, so each object has one entry.
+    """
+    moved: dict[str, str] = getattr(importlib.import_module(face), "_MOVED", {})
+    parts = [
+        f"::: {module}.{name}\n"
+        for name, module in moved.items()
+        if module not in FACES and module != "judgecards.errors"
+    ]
     return "\n".join(parts)
 
 
@@ -230,6 +246,7 @@ def environment_section() -> str:
 
 SECTIONS: dict[str, Callable[..., str]] = {
     "api": api_section,
+    "moved": moved_section,
     "errors": errors_section,
     "card-format": card_format_section,
     "database": database_section,
