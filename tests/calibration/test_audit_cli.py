@@ -163,8 +163,12 @@ def test_a_whole_audit_cycle_gates_on_judge_drift(tmp_path: Path, server: FakeSe
     report = json.loads(result.stdout)
     assert report["passed"] is False
     assert [a["id"] for a in report["audits"]] == [1, 2]
+    # Drift flips right and wrong but keeps partial, so the drifted judge's kappa is near 0 (about
+    # -0.05 to 0.1 depending on the sample, and the sample depends on the result ids, which name
+    # the fake server's port): far below the gate, and significantly below the baseline.
     assert (
-        report["audits"][1]["kappa"]["value"] < 0 and report["audits"][1]["vs_baseline"]["high"] < 0
+        report["audits"][1]["kappa"]["value"] < 0.2
+        and report["audits"][1]["vs_baseline"]["high"] < 0
     )
     # Audit #1's results were overwritten by the --no-cache run, but it keeps what the judge said then.
     assert report["audits"][0]["kappa"]["value"] == 1.0
