@@ -137,6 +137,8 @@ class FakeServer:
     requests: int = 0
     rejected: int = 0
     peak: int = 0
+    prompt_tokens: int = 0  # the bill: usage reported over every reply, as the provider counts it
+    completion_tokens: int = 0
     port: int = 0
     _ends: list[float] = field(default_factory=list)
     _ready: threading.Event = field(default_factory=threading.Event)
@@ -196,8 +198,11 @@ class FakeServer:
                 return answer
         messages = request.get("messages", [])
         prompt = "\n".join(str(m.get("content", "")) for m in messages)
+        if path.endswith("/chat/completions") or path.endswith("/messages"):
+            self.prompt_tokens += len(prompt.split())
         if path.endswith("/chat/completions"):
             text = self.reply(prompt)
+            self.completion_tokens += len(text.split())
             return 200, {
                 "id": f"chatcmpl-{self.requests}", "object": "chat.completion", "created": 1741569952,
                 "model": request.get("model", "fake"),
@@ -206,6 +211,7 @@ class FakeServer:
             }  # fmt: skip
         if path.endswith("/messages"):
             text = self.reply(prompt)
+            self.completion_tokens += len(text.split())
             return 200, {
                 "id": f"msg_{self.requests}", "type": "message", "role": "assistant", "model": request.get("model", "fake"),
                 "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
