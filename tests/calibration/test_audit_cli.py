@@ -121,8 +121,8 @@ def test_a_whole_audit_cycle_gates_on_judge_drift(tmp_path: Path, server: FakeSe
     result = run("cards", "list")
     assert result.exit_code == 0, result.output
     assert (
-        "calibrated: kappa 1.000 [1.000, 1.000] n=45" in result.output
-        and "openai:gpt-4o (audit #1)" in result.output
+        "openai:gpt-4o: calibrated, kappa 1.000 [1.000, 1.000] n=45" in result.output
+        and "(audit #1)" in result.output
     )
 
     # 6. The provider silently updates the model behind the same name; results are re-judged.

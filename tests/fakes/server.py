@@ -10,7 +10,8 @@ criteria. A ``fault(request)`` hook may answer instead with an error status and 
 that many requests at once and answers the rest at once with a 429 (with ``retry-after-ms``: the
 time until its first slot frees, unless ``retry_after`` is False), as a concurrency-limited
 provider does; ``retry_after_s`` sends a fixed ``retry-after`` in seconds instead (real
-providers send 1), and ``refuse_share`` refuses that share of requests at random. Run it in-process in a thread (`serve_in_thread`) or as its own process::
+providers send 1), and ``refuse_share`` refuses that share of requests at random. Run it
+in-process in a thread (`serve_in_thread`) or as its own process::
 
     python -m tests.fakes.server --port 0 --latency 0.2   # prints "PORT <n>" when ready
 """
