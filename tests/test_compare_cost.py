@@ -200,6 +200,7 @@ def test_compare_plan_prints_the_projection_without_a_key_or_a_call(
     assert "6 judgments on openai:fake-judge: 6 to judge" in result.output
     assert "batch:" in result.output and server.requests == 0
     assert not (tmp_path / "out.jsonl").exists()
+    assert not (tmp_path / "runs.db").exists()  # a plan creates no database
 
     data = json.loads(run(*args, "--json").stdout)
     assert data["pairs"] == 3 and data["judgments"]["to_judge"] == 6
