@@ -119,6 +119,17 @@ def test_live_retries_and_a_ticker_when_nothing_finishes() -> None:
     )
 
 
+def test_the_first_line_shows_the_total_before_any_item_finishes() -> None:
+    # Issue 22 item 23: the ticker's first line, drawn while the first calls were out, read
+    # "judging 0  ok 0 ..." with no total (it was learnt from the first result only).
+    clock = Clock()
+    progress, stream = reporter(clock, total=40, retries=lambda: 3)
+    clock.now += 5
+    assert progress.line().startswith("judging 0/40 (0%)  ok 0  errors 0  retries 3")
+    progress.close()  # interrupted before any item finished: the line drawn says how far
+    assert stream.getvalue().startswith("judging 0/40 (0%)")
+
+
 def test_interrupted_text_counts_what_was_saved() -> None:
     clock = Clock()
     progress, _ = reporter(clock, unit="judgments")

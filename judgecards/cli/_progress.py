@@ -62,6 +62,8 @@ class ProgressReporter:
         rate_limited: a live count of the retries that followed a 429, shown beside them.
         clock: monotonic seconds; injectable for tests.
         ticker: redraw from a background thread even when nothing finishes.
+        total: the number of items, when known before the first finishes (so the first line,
+            drawn by the ticker while the first calls are out, shows it too).
     """
 
     def __init__(
@@ -76,6 +78,7 @@ class ProgressReporter:
         rate_limited: Callable[[], int] | None = None,
         clock: Callable[[], float] = time.monotonic,
         ticker: bool = True,
+        total: int | None = None,
     ) -> None:
         self.label = label
         self.unit = unit
@@ -86,7 +89,7 @@ class ProgressReporter:
         self._rate_limited = rate_limited
         self._clock = clock
         self.started = clock()
-        self.total: int | None = None
+        self.total: int | None = total
         self.done = 0
         self.ok = 0
         self.errors = 0
@@ -228,14 +231,18 @@ class ProgressReporter:
         return "\n".join(lines)
 
 
-def for_judge(judge: Any, label: str = "judging", *, unit: str = "items") -> ProgressReporter:
-    """A reporter showing ``judge``'s live transport retries (`judgecards.retry.TransportCounters`)."""
+def for_judge(
+    judge: Any, label: str = "judging", *, unit: str = "items", total: int | None = None
+) -> ProgressReporter:
+    """A reporter showing ``judge``'s live transport retries (`judgecards.retry.TransportCounters`);
+    ``total``: the items to judge, when known before the first finishes."""
     counters = judge.transport_counters
     return ProgressReporter(
         label,
         unit=unit,
         retries=lambda: int(counters.retries),
         rate_limited=lambda: int(counters.rate_limited),
+        total=total,
     )
 
 

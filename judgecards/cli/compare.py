@@ -278,7 +278,7 @@ def compare(
             err=True,
         )
         started = time.perf_counter()
-        reporter = for_judge(judge, "judging (both orders)", unit="judgments")
+        reporter = for_judge(judge, "judging (both orders)", unit="judgments", total=total)
         with reporting(reporter, where=str(db)) as progress:
             comparisons = compare_many(
                 judge, joined.pairs, concurrency=concurrency, progress=progress

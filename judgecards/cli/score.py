@@ -244,7 +244,7 @@ def score(
         started = time.perf_counter()
         # Results go to the output as they come; the tally keeps each one only for CI outputs.
         tally = ScoreTally(keep_results=ci.junit is not None or ci.summary is not None or ci.github)
-        with reporting(for_judge(judge), where=str(db)) as progress:
+        with reporting(for_judge(judge, total=len(items)), where=str(db)) as progress:
             stream_to_file(
                 judge, items, output, tally, total=len(items), concurrency=concurrency,
                 progress=progress, note=f"; the results are stored in {db}: run the same command "
