@@ -14,7 +14,7 @@ from typing import Any
 from click.testing import CliRunner
 
 from judgecards.cli import cli
-from judgecards.cli._progress import ProgressReporter
+from judgecards.cli._progress import ProgressReporter, Stages
 from tests.fakes.server import FakeRequest, FakeServer
 
 
@@ -128,6 +128,18 @@ def test_the_first_line_shows_the_total_before_any_item_finishes() -> None:
     assert progress.line().startswith("judging 0/40 (0%)  ok 0  errors 0  retries 3")
     progress.close()  # interrupted before any item finished: the line drawn says how far
     assert stream.getvalue().startswith("judging 0/40 (0%)")
+
+
+def test_a_stage_says_when_it_starts_and_how_long_it_took() -> None:
+    clock = Clock()
+    stream = io.StringIO()
+    stages = Stages("audit report", stream=stream, clock=clock, ticker=False)
+    with stages.stage("measuring agreement"):
+        clock.now += 12.5
+    assert stream.getvalue().splitlines() == [
+        "audit report: measuring agreement...",
+        "audit report: measuring agreement: done in 12.5s",
+    ]
 
 
 def test_interrupted_text_counts_what_was_saved() -> None:
