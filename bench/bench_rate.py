@@ -206,7 +206,7 @@ async def bare_loop(
 
     refused = 0
 
-    def count(response: httpx2.Response) -> None:
+    async def count(response: httpx2.Response) -> None:
         nonlocal refused
         refused += response.status_code == 429
 

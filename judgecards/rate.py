@@ -9,8 +9,9 @@ TCP learns a link's capacity:
   the asked concurrency would send a whole burst that a small server can only refuse.
 - **Only sustained refusals count.** A refusal is *sustained* when the call was sent with more
   calls in flight than any recently answered call had beside it (the server has not been seen
-  serving that many at once), when it ends a streak of three refusals, or when refusals are at
-  least `SUSTAINED_SHARE` of the recent outcomes. Anything else is *isolated*: a server refusing a share of requests at random
+  serving that many at once) (in slow start, only once another such refusal came before any
+  call was served at a higher level: one alone may be chance while the limit grows), when it
+  ends a streak of three refusals, or when refusals are at least `SUSTAINED_SHARE` of the recent outcomes. Anything else is *isolated*: a server refusing a share of requests at random
   (another client's burst, a load balancer) refuses at levels it has just served. An isolated
   refusal neither cuts the limit nor pauses the other calls; the refused call alone waits its
   ``retry-after`` (or its backoff) and is sent again. Cutting on each one, with a shared pause
@@ -264,6 +265,7 @@ class AdaptiveLimiter:
         self._paused_s = 0.0
         self._outcomes: deque[bool] = deque(maxlen=_HISTORY)  # True: refused
         self._served: deque[int] = deque(maxlen=_HISTORY)  # levels of recent successes
+        self._above_refused = 0  # refusals above the level served since it last rose
 
     # ---------------------------------------------------------------- taking a permit
 
@@ -397,6 +399,8 @@ class AdaptiveLimiter:
     def succeeded(self, permit: Permit, used_tokens: int | None = None) -> None:
         """The call was answered; ``used_tokens``: the tokens it reported (None: unknown)."""
         with self._lock:
+            if permit.level > self._served_level():
+                self._above_refused = 0  # served more at once than before: refusals were not load
             self._outcomes.append(False)
             self._served.append(permit.level)
             # Grow only a limit in use (half of it or more in flight), so a run with fewer items
@@ -478,14 +482,20 @@ class AdaptiveLimiter:
 
     def _refusal_kind(self, permit: Permit) -> Literal["isolated", "level", "flood"]:
         """What a refusal of a call sent at ``permit.level`` says: ``level``, more were in flight
-        than the server was recently seen serving ("fewer at once"); ``flood``, nothing was
+        than the server was recently seen serving ("fewer at once"; in slow start, for the second
+        time since that level last rose); ``flood``, nothing was
         answered recently, or the last `_STREAK` outcomes were refusals, or refusals are
         `SUSTAINED_SHARE` of the recent outcomes ("not now"); else ``isolated``."""
         served = self._served_level()
         if served == 0:
             return "flood"
         if permit.level > served:
-            return "level"
+            if not self._slow_start:
+                return "level"  # a probe above what the server serves
+            # While the limit grows, one refusal above it may be chance (a random 429 at the
+            # new level); a second before any call is served above it is the server's limit.
+            self._above_refused += 1
+            return "level" if self._above_refused >= 2 else "isolated"
         recent = list(islice(reversed(self._outcomes), self._window()))
         refused = sum(recent)
         if len(recent) >= _STREAK and all(recent[:_STREAK]):

@@ -193,10 +193,20 @@ def test_a_probe_above_the_level_served_is_cut_without_pausing_the_calls_within_
     clock = Clock()
     limiter = AdaptiveLimiter(64, start=8, clock=clock)
     serve_rounds(limiter, 1, lambda i: False, 1.0)  # 8 served: slow start makes the limit 16
-    permits = take(limiter, 9)
-    refusal = limiter.overloaded(permits[8], 1.0)
-    assert refusal.paused_until == -math.inf and limiter.stats().pauses == 0
-    assert limiter.concurrency == 8 and limiter.stats().isolated == 0
+    grown = limiter.concurrency
+    permits = take(limiter, 10)
+    first = limiter.overloaded(permits[8], 1.0)  # one refusal above 8 while growing: chance?
+    assert limiter.concurrency == grown and limiter.stats().isolated == 1
+    refusal = limiter.overloaded(permits[9], 1.0)  # a second, with none served above 8: a limit
+    assert first.paused_until == refusal.paused_until == -math.inf
+    assert limiter.stats().pauses == 0 and limiter.concurrency == 8
+    for permit in permits[:8]:
+        limiter.succeeded(permit)
+    while limiter.concurrency < 9:  # probing climbs to 9
+        serve_rounds(limiter, 1, lambda i: False, 1.0)
+    probe = take(limiter, 9)  # past slow start, a probe refused above 8 is cut at once
+    limiter.overloaded(probe[-1], 1.0)
+    assert limiter.concurrency == 8 and limiter.stats().isolated == 1
 
 
 def test_a_retry_after_pauses_every_other_call_but_not_the_one_that_waited_it() -> None:
@@ -487,7 +497,7 @@ def test_a_run_against_random_429s_keeps_its_concurrency_and_loses_nothing(
     assert stats is not None and server.rejected >= 5
     assert [r.status for r in results].count("ok") == 200
     assert stats.overloads == server.rejected and stats.pauses <= 1
-    assert stats.concurrency == 16 and (stats.lowest or 16) >= 8
+    assert stats.concurrency >= 12 and stats.decreases <= 3  # before: 20 cuts, ending at 1
 
 
 class RequestsPerWindow:
