@@ -9,16 +9,17 @@ TCP learns a link's capacity:
   the asked concurrency would send a whole burst that a small server can only refuse.
 - **Only sustained refusals count.** A refusal is *sustained* when the call was sent with more
   calls in flight than any recently answered call had beside it (the server has not been seen
-  serving that many at once) (in slow start, only once another such refusal came before any
-  call was served at a higher level: one alone may be chance while the limit grows), when it
-  ends a streak of three refusals, or when refusals are at least `SUSTAINED_SHARE` of the recent outcomes. Anything else is *isolated*: a server refusing a share of requests at random
+  serving that many at once; in slow start, only once a second such refusal comes before any
+  call is served higher, since one alone may be chance while the limit grows), when it ends a
+  streak of three refusals, or when refusals are at least `SUSTAINED_SHARE` of the recent
+  outcomes. Anything else is *isolated*: a server refusing a share of requests at random
   (another client's burst, a load balancer) refuses at levels it has just served. An isolated
   refusal neither cuts the limit nor pauses the other calls; the refused call alone waits its
   ``retry-after`` (or its backoff) and is sent again. Cutting on each one, with a shared pause
   of the 1 s real providers send, pinned a run with 10% random 429s at one call in flight.
 - **Cut to what the server serves.** A sustained 429, 529 (overloaded) or 503 with
-  ``retry-after`` sets the limit to the calls still in flight besides the refused one: a server that refuses at
-  once, without queuing, is serving those, so they are its capacity. One refusal lowers the
+  ``retry-after`` sets the limit to the calls still in flight besides the refused one: a server
+  that refuses at once, without queuing, is serving those, so they are its capacity. One refusal lowers the
   limit by at most the factor `DECREASE`, so a lone refusal (few calls in flight: a
   requests-per-minute limit, another client) never collapses it, while repeated ones still take
   it down to 1. A burst refused together lands, refusal by refusal, on what the server accepted.
