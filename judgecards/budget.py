@@ -150,16 +150,6 @@ class CostCap:
         """Async twin of `reserve_call`."""
         return await self._wait(key, self.projected(request), admit=False)
 
-    def reserve(self, key: str, projected: float) -> bool:
-        """Reserve ``projected`` for item ``key`` if it fits under the cap now; False: do not
-        start it (no waiting: see `admit`)."""
-        with self._lock:
-            if self._fits(projected):
-                self._reserved[key] = self._reserved.get(key, 0.0) + projected
-                return True
-            self._not_judged += 1
-            return False
-
     def _first_projection(
         self,
         key: str,
@@ -287,7 +277,12 @@ class CostCap:
         self._changed.notify_all()
         futures, self._futures = self._futures, []
         for loop, future in futures:
-            loop.call_soon_threadsafe(_resolve, future)
+            if future.done() or loop.is_closed():
+                continue  # its waiter was cancelled, or its run ended
+            try:
+                loop.call_soon_threadsafe(_resolve, future)
+            except RuntimeError:  # the loop closed meanwhile
+                continue
 
     @contextmanager
     def together(self, groups: Iterable[Mapping[str, float]]) -> Iterator[None]:
