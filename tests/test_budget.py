@@ -238,3 +238,25 @@ def test_score_max_cost_on_an_unpriced_model_exits_2_before_the_database(
     assert result.exit_code == 2, result.output
     assert "--max-cost needs a price for openai:local-llama" in result.output
     assert not db.exists() and server.requests == 0
+
+
+def test_a_single_score_stops_before_a_re_ask_that_would_pass_the_cap(
+    prices: Path, tmp_path: Path
+) -> None:
+    # The synchronous path reserves its re-asks too: every reply is malformed, and the cap
+    # leaves room for the first call and a little more, never for all 20 attempts.
+    server = FakeServer(reply=malformed_mostly(1.0)).serve_in_thread()
+    try:
+        options: dict[str, Any] = {"max_tokens": 80, "max_attempts": 20}
+        first = per_item(server, tmp_path / "p.db", prices, **options)
+        cap = 3 * first
+        with judge(server, tmp_path / "runs.db", prices, max_cost=cap, **options) as capped:
+            result = capped.score(**{k: v for k, v in items(1)[0].items() if k != "id"})
+            price = capped.prices.lookup(MODEL)
+        assert price is not None
+        bill = price.cost(server.prompt_tokens, server.completion_tokens)
+    finally:
+        server.stop()
+    assert result.status == "error" and result.error_kind == "max_cost"
+    assert "--max-cost" in (result.error or "") and result.attempts == server.requests >= 2
+    assert result.cost_usd == pytest.approx(bill) and bill <= cap
