@@ -12,7 +12,8 @@ TCP learns a link's capacity:
   serving that many at once; in slow start, only once a second such refusal comes before any
   call is served higher, since one alone may be chance while the limit grows), when it ends a
   streak of three refusals, or when refusals are at least `SUSTAINED_SHARE` of the recent
-  outcomes. Anything else is *isolated*: a server refusing a share of requests at random
+  outcomes. Before anything is answered a lone refusal only cuts: a refusal comes back at once
+  and a reply only after the model's latency, so a random 429 often comes first. Anything else is *isolated*: a server refusing a share of requests at random
   (another client's burst, a load balancer) refuses at levels it has just served. An isolated
   refusal neither cuts the limit nor pauses the other calls; the refused call alone waits its
   ``retry-after`` (or its backoff) and is sent again. Cutting on each one, with a shared pause
@@ -98,7 +99,7 @@ once in 400."""
 _MIN_PROBE = 1 / 16
 _MIN_WINDOW = 32  # recent outcomes (and successes) looked at: this many at least, or 2 × limit
 _HISTORY = 256
-_STREAK = 3  # refusals in a row that are sustained whatever their level (1% of random 10% ones)
+_STREAK = 3  # refusals in a row that are sustained whatever their level
 _OVERLOADED = {429, 529}
 
 
@@ -484,12 +485,16 @@ class AdaptiveLimiter:
     def _refusal_kind(self, permit: Permit) -> Literal["isolated", "level", "flood"]:
         """What a refusal of a call sent at ``permit.level`` says: ``level``, more were in flight
         than the server was recently seen serving ("fewer at once"; in slow start, for the second
-        time since that level last rose); ``flood``, nothing was
-        answered recently, or the last `_STREAK` outcomes were refusals, or refusals are
+        time since that level last rose), or the first refusal before anything was answered;
+        ``flood``, a second refusal before anything was answered, the last `_STREAK` outcomes
+        were refusals, or refusals are
         `SUSTAINED_SHARE` of the recent outcomes ("not now"); else ``isolated``."""
         served = self._served_level()
+        recent = list(islice(reversed(self._outcomes), self._window()))
         if served == 0:
-            return "flood"
+            # Nothing answered yet: a refusal comes back at once and a reply only after the
+            # model's latency, so a lone one (a random 429) says "fewer" at most; a second, "not now".
+            return "flood" if sum(recent) >= 2 else "level"
         if permit.level > served:
             if not self._slow_start:
                 return "level"  # a probe above what the server serves
@@ -497,10 +502,9 @@ class AdaptiveLimiter:
             # new level); a second before any call is served above it is the server's limit.
             self._above_refused += 1
             return "level" if self._above_refused >= 2 else "isolated"
-        recent = list(islice(reversed(self._outcomes), self._window()))
-        refused = sum(recent)
         if len(recent) >= _STREAK and all(recent[:_STREAK]):
             return "flood"
+        refused = sum(recent)
         if refused >= 2 and refused >= SUSTAINED_SHARE * len(recent):
             return "flood"
         return "isolated"

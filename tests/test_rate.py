@@ -212,6 +212,9 @@ def test_a_probe_above_the_level_served_is_cut_without_pausing_the_calls_within_
 def test_a_retry_after_pauses_every_other_call_but_not_the_one_that_waited_it() -> None:
     clock = Clock()
     limiter = AdaptiveLimiter(8, clock=clock)
+    # A lone refusal before anything was answered only cuts (a random 429 comes back before
+    # any reply); a second one says "not now": every call waits its retry-after.
+    assert limiter.overloaded(take(limiter, 1)[0], 5.0).paused_until == -math.inf
     until = limiter.overloaded(take(limiter, 1)[0], 5.0).paused_until
     assert until == 105.0
     other, waited = Waits(), Waits()
@@ -226,7 +229,8 @@ def test_a_retry_after_pauses_every_other_call_but_not_the_one_that_waited_it() 
 def test_async_acquire_waits_out_the_pause_with_the_given_sleep() -> None:
     clock = Clock()
     limiter = AdaptiveLimiter(8, clock=clock)
-    limiter.overloaded(take(limiter, 1)[0], 2.0)
+    for _ in range(2):  # the second refusal before any answer pauses every call
+        limiter.overloaded(take(limiter, 1)[0], 2.0)
     waits = Waits()
     asyncio.run(limiter.acquire(sleep=waits.asleep))
     assert waits.waits == [2.0]
@@ -331,12 +335,14 @@ def test_bad_settings_are_refused(bad: dict[str, float]) -> None:
 def test_a_429_with_retry_after_cuts_and_pauses_and_is_waited_once() -> None:
     limiter = AdaptiveLimiter(8)
     waits = Waits()
-    script = Script(rate_limited(retry_after=0.25), openai_chat("fine"))
+    script = Script(
+        rate_limited(retry_after=0.25), rate_limited(retry_after=0.25), openai_chat("fine")
+    )
     sent = call_with_retries(openai_provider(script), REQUEST, waits.policy(), limiter=limiter)
     assert sent.completion.text == "fine"
     stats = limiter.stats()
-    assert (stats.requests, stats.overloads, stats.decreases, stats.pauses) == (2, 1, 1, 1)
-    assert waits.waits == [0.25]  # its own retry wait covers the pause it caused
+    assert (stats.requests, stats.overloads, stats.decreases, stats.pauses) == (3, 2, 2, 1)
+    assert waits.waits == [0.25, 0.25]  # its own retry wait covers the pause it caused
 
 
 def test_a_429_without_retry_after_while_others_are_in_flight_waits_for_a_slot_not_a_backoff() -> (
