@@ -42,13 +42,13 @@ def test_the_next_successful_run_removes_the_temporary_file_of_a_killed_one(
     tmp_path: Path,
 ) -> None:
     output = tmp_path / "out.jsonl"
-    writer = subprocess.Popen(
+    with subprocess.Popen(
         [sys.executable, "-c", KILLED_WRITER, str(output)], cwd=REPO, stdin=subprocess.PIPE,
         stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(REPO)},
-    )  # fmt: skip
-    assert writer.stdout is not None and writer.stdout.readline() == "writing\n"
-    writer.send_signal(signal.SIGKILL)
-    writer.wait()
+    ) as writer:  # fmt: skip
+        assert writer.stdout is not None and writer.stdout.readline() == "writing\n"
+        writer.send_signal(signal.SIGKILL)
+        writer.wait()
     assert len(leftovers(output)) == 1 and not output.exists()  # what SIGKILL leaves
 
     items = tmp_path / "items.jsonl"
