@@ -110,19 +110,23 @@ def test_a_whole_audit_cycle_gates_on_judge_drift(tmp_path: Path, server: FakeSe
     result = run("audit", "ingest", sheet, "--labeler", "alice")
     assert result.exit_code == 0, result.output
     assert "Audit #1: stored 180 label(s) by alice from 45 of 45 row(s)" in result.output
+    # It says what it is doing while it works (issue 22 item 23), on stderr.
+    assert "audit ingest: reading and storing the labels of audit-1.csv..." in result.stderr
+    assert "audit ingest: measuring agreement on audit #1: done in " in result.stderr
 
     # 5. The report passes the gate.
     result = run("audit", "report", "--card", "reference", *RESAMPLES)
     assert result.exit_code == 0, result.output
     assert "PASS  reference · openai:gpt-4o" in result.output
+    assert "audit report: measuring agreement and kappa per audit (" in result.stderr
     assert "1.000 [1.000, 1.000]" in result.output
 
     # The card version now carries its calibration, and Judge stops warning about it.
     result = run("cards", "list")
     assert result.exit_code == 0, result.output
     assert (
-        "calibrated: kappa 1.000 [1.000, 1.000] n=45" in result.output
-        and "openai:gpt-4o (audit #1)" in result.output
+        "openai:gpt-4o: calibrated, kappa 1.000 [1.000, 1.000] n=45" in result.output
+        and "(audit #1)" in result.output
     )
 
     # 6. The provider silently updates the model behind the same name; results are re-judged.
