@@ -138,7 +138,7 @@ def export_labels(
     export imports back into a database holding the same results. JSONL rows leave out unlabelled
     fields; CSV leaves their cells empty and escapes formula cells (`spreadsheet_cell`). It is
     `label_table` written by `judgecards.export.write_table`, byte for byte what
-    ``judgecards export labels`` and ``judgecards labels export`` write.
+    ``judgecards labels export`` writes.
 
     Args:
         path: a file path (written atomically) or an open text stream.
@@ -188,7 +188,7 @@ def label_table(
 ) -> Table:
     """Stored labels as an export table, one row per (result, labeler, audit).
 
-    What `export_labels` and ``judgecards export labels`` write: the columns `import_labels`
+    What `export_labels` and ``judgecards labels export`` write: the columns `import_labels`
     reads, typed for Parquet (score axes are integers). Unlabelled fields are ``None``.
     Labels are grouped into rows in memory: they are human work, thousands, not millions.
 
