@@ -45,8 +45,10 @@ __all__ = [
     "ComparisonResult",
     "OrderJudgment",
     "acompare_many",
+    "combine_orders",
     "compare",
     "compare_many",
+    "pair_orders",
     "plan_comparisons",
 ]
 
@@ -242,15 +244,15 @@ async def acompare_many(
     batches that share it (see `Judge.ascore_many`)."""
     _check_pairwise(judge)
     pairs = list(pairs)
-    orders = [_orders(pair) for pair in pairs]
-    items = [order for pair_orders in orders for order in pair_orders]
+    orders = [pair_orders(pair) for pair in pairs]
+    items = [order for both in orders for order in both]
     # Both orders of every pair share one pool, so a swap doubles the calls but not the wall time per call.
     with hold_pairs(judge, orders):  # under a max_cost: both orders of a pair, or neither
         results = await judge.ascore_many(
             items, concurrency=concurrency, progress=progress, pool=pool
         )
     comparisons = [
-        _combine(judge, pair, results[2 * index], results[2 * index + 1], model_a, model_b)
+        combine_orders(judge, pair, results[2 * index], results[2 * index + 1], model_a, model_b)
         for index, pair in enumerate(pairs)
     ]
     save_comparisons(judge.store, [c for c in comparisons if c.status != "not_judged"])
@@ -266,7 +268,7 @@ def plan_comparisons(judge: Judge, pairs: Iterable[Mapping[str, Any]]) -> Compar
         WrongCardKind: the judge's card is not a pairwise card (a `ValueError`).
     """
     _check_pairwise(judge)
-    return ComparePlan.of(judge, [_orders(pair) for pair in pairs])
+    return ComparePlan.of(judge, [pair_orders(pair) for pair in pairs])
 
 
 def _check_pairwise(judge: Judge) -> None:
@@ -280,8 +282,9 @@ def _check_pairwise(judge: Judge) -> None:
         )
 
 
-def _orders(pair: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The two items of a pair: A shown first, then B shown first."""
+def pair_orders(pair: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The two items of a pair: A shown first, then B shown first (ids ``ID:AB``, ``ID:BA``);
+    what is judged of a pair, live or through a provider batch."""
     shared = {key: value for key, value in pair.items() if key not in _PAIR_KEYS}
     first = {**shared, "answer_a": pair.get("answer_a"), "answer_b": pair.get("answer_b")}
     second = {**shared, "answer_a": pair.get("answer_b"), "answer_b": pair.get("answer_a")}
@@ -323,7 +326,7 @@ def _order(result: JudgeResult, shown_first: Literal["A", "B"]) -> OrderJudgment
     )
 
 
-def _combine(
+def combine_orders(
     judge: Judge,
     pair: Mapping[str, Any],
     first_result: JudgeResult,
@@ -331,6 +334,8 @@ def _combine(
     model_a: str | None,
     model_b: str | None,
 ) -> ComparisonResult:
+    """The comparison of ``pair`` from its two orders' results (`pair_orders`), by the two-order
+    rule: written once, for live comparisons and batch ones alike."""
     first = _order(first_result, "A")
     second = _order(second_result, "B")
     label_a = _label(pair.get("model_a")) or model_a
