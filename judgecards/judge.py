@@ -249,10 +249,14 @@ class Judge:
         stored = {item.key for item in prepared if item.state == "stored"}
         refused = sum(item.state == "refused" for item in prepared)
         return RunPlan.of(
-            self.model, self.prices.lookup(self.model), requests,
-            items=len(prepared), stored=len(stored), refused=refused,
+            self.model,
+            self.prices.lookup(self.model),
+            requests,
+            items=len(prepared),
+            stored=len(stored),
+            refused=refused,
             counter=counter_for(self.model),
-        )  # fmt: skip
+        )
 
     def score_many(
         self,
@@ -462,15 +466,26 @@ class Judge:
         result = None
         if record:
             result = JudgeResult(
-                id=key, item_id=item_id, status="error", card=self.card.ref,
-                card_hash=self.card.hash, model=self.model, error_kind="input", error=str(error),
+                id=key,
+                item_id=item_id,
+                status="error",
+                card=self.card.ref,
+                card_hash=self.card.hash,
+                model=self.model,
+                error_kind="input",
+                error=str(error),
                 cost_usd=0.0,
-            )  # fmt: skip
+            )
             self.store.save(result, inputs=inputs, params=self.params)
         return PreparedItem(
-            key=key, item_id=item_id, inputs=inputs, state="refused", source=item,
-            result=result, refusal=str(error),
-        )  # fmt: skip
+            key=key,
+            item_id=item_id,
+            inputs=inputs,
+            state="refused",
+            source=item,
+            result=result,
+            refusal=str(error),
+        )
 
     def _stored(self, items: Sequence[PreparedItem]) -> dict[str, JudgeResult]:
         if not self.cache or not items:
