@@ -39,11 +39,13 @@ METHODS: dict[str, Method] = {
     "PPI++ (infinite population)": lambda y, f, f_u: corrected_mean(y, f, f_u),
     "PPI++ finite population": lambda y, f, f_u: corrected_mean(y, f, f_u, finite_population=True),
     "PPI++ finite, bounds 1-5": lambda y, f, f_u: corrected_mean(
-        y, f, f_u, finite_population=True, bounds=(1.0, 5.0)
+        y, f, f_u, finite_population=True, bounds=(1.0, 5.0), interval="bounded"
     ),
     # The same bounded interval without the judge: the like-for-like human-only comparison.
     "human-only finite, bounds 1-5": lambda y, f, f_u: (
-        corrected_estimate(y, f, f_u, finite_population=True, bounds=(1.0, 5.0)).human_only
+        corrected_estimate(
+            y, f, f_u, finite_population=True, bounds=(1.0, 5.0), interval="bounded"
+        ).human_only
     ),
 }
 

@@ -109,6 +109,7 @@ def labelled_items(
     for label in labels:
         if label.field == name:
             by_result[label.result_id][label.labeler] = label.value  # the newest label wins
+    _refuse_errored(store, card, by_result)
     items: list[AlignItem] = []
     seen: set[str] = set()
     for result_id, by_labeler in by_result.items():
@@ -134,6 +135,27 @@ def labelled_items(
         items,
         [label for label in labels if label.field == name and label.result_id in used],
     )
+
+
+def _refuse_errored(store: Store, card: Card, by_result: Mapping[str, Any]) -> None:
+    """Labels on results that errored: refuse before the first call.
+
+    Such a result has no judge verdict to compare the people with, and its stored inputs are
+    the ones the judge already failed on; aligning on them re-judged every dev item into an
+    error and stored a run with κ = None, saying nothing (issue 21).
+    """
+    errored: list[tuple[str, str]] = []
+    for result_id in by_result:
+        stored = store.get(result_id)
+        if stored is not None and not stored[0].ok:
+            errored.append((result_id, stored[0].error_kind or "error"))
+    if errored:
+        first = ", ".join(f"{rid} ({kind})" for rid, kind in errored[:3])
+        raise AlignmentError(
+            f"{len(errored)} of {len(by_result)} labelled results of {card.ref} are errors, "
+            f"not verdicts (first: {first}): there is no judge verdict to align with. Re-judge "
+            "those items until they succeed, or label successful results, then align"
+        )
 
 
 def split_labelled(items: Sequence[AlignItem], *, seed: int, k: int) -> AlignSplit:

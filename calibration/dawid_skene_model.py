@@ -78,7 +78,8 @@ def dawid_skene(
 
     Raises:
         ValueError: a ragged or empty matrix, duplicate judge names, fewer than two labels, or
-            an item no judge labelled.
+            no item any judge labelled. (An item no judge labelled gets the prior as its
+            posterior.)
     """
     coded = encode_verdicts(verdicts, judges=judges, labels=labels)
     if len(set(coded.judges)) != len(coded.judges):
@@ -86,10 +87,15 @@ def dawid_skene(
     if max_iter < 1 or not tol > 0:
         raise ValueError(f"max_iter must be >= 1 and tol > 0, got {max_iter} and {tol}")
     codes, k = coded.codes, len(coded.classes)
+    # An item no judge gave a verdict on (every reply unparsed) carries no evidence: EM runs on
+    # the others, and its posterior is the prior, as the model says (fit_jury and majority_vote
+    # accept such items too).
+    answered = np.asarray((codes >= 0).any(axis=1), dtype=bool)
+    codes_all_rows = len(codes)
+    if not answered.any():
+        raise ValueError("no item has a verdict from any judge")
+    codes = codes[answered]
     seen = codes >= 0
-    empty = np.flatnonzero(~seen.any(axis=1))
-    if empty.size:
-        raise ValueError(f"item {empty[0]} has no verdict from any judge")
     # said[i, j, s] = 1 when judge j said label s on item i.
     said = np.zeros((*codes.shape, k))
     rows, cols = np.nonzero(seen)
@@ -108,6 +114,9 @@ def dawid_skene(
             converged = True
             break
         bound = new_bound
+    everyone = np.tile(priors, (codes_all_rows, 1))
+    everyone[answered] = posteriors
+    posteriors = everyone
     best = posteriors.argmax(axis=1)
     per_judge = {name: confusion[j] for j, name in enumerate(coded.judges)}
     return DawidSkeneResult(

@@ -15,17 +15,26 @@ reports three columns for each number (`estimate`, ``judgecards estimate``):
 The number estimated is the one over the judged items themselves, a finite population: with
 labels drawn uniformly (without replacement, as audits draw), the corrected and human-only
 intervals carry the finite-population correction 1 − n/N, and a field whose every judged item
-is labelled is reported exactly (zero width). Shares and win rates, bounded by 0 and 1, and
-score axes whose scale the judging card's schema gives (`calibration.score_scales`) get the
-bounded (betting) interval, valid for any number of labels (`calibration.corrected_mean`'s
-``bounds``); other axes keep the t-based one. Weighted designs keep the infinite-population
+is labelled is reported exactly (zero width). Each estimate gets the interval that earns its
+keep (`calibration.corrected_estimate`, ``interval="auto"``): the PPI++ small-sample t interval
+where its labels allow (at least 50, and not too skewed for their number: Cochran's rule), and
+where they do not, if the scale is known (shares and win rates lie in [0, 1]; a score axis on
+the scale its card's schema gives, `calibration.score_scales`), the bounded (betting) interval,
+valid for any number of labels. The report says which was used and why; its human-only column
+is the same interval without the judge (λ = 0). Weighted designs keep the infinite-population
 variance, which is conservative.
 
 The numbers are the mean of each score axis, the share of each verdict, and for pairwise cards
 the win rate of each model pair (a win 1, a tie ½, a loss 0; the judge's two-order outcome from
 the ``comparisons`` table against the people's ``winner`` labels of either order, mapped back
-to A/B naming). An item's human reference on a field is its labelers' majority; items on which
-the labelers tie are left out, as in audits.
+to A/B naming).
+
+**Every label counts, and the item is the sampling unit** (a cluster of its labels): an item's
+human value on a field is the mean of its labelers' values (a score's mean, a verdict's share of
+its labelers: two who disagree make it ½ each, a win rate's mean points). The estimate is over
+items, as audits draw them, and its variance is taken between items, so labelers who disagree
+widen the interval as they should. (The old rule dropped such items: 18 of 40 completeness
+labels lost with two labelers.) The report notes how many items had labelers who disagree.
 
 **How the labelled items were chosen matters.** The correction is unbiased when the labelled
 items are a uniform random sample of the judged ones, or when every item's chance of being
@@ -210,7 +219,8 @@ def _estimate(
             "verdict", {r.id: r.verdict for r in results if r.verdict is not None},
             references, origins, audits, strata, pi,
         )  # fmt: skip
-        counts = Counter([*data.judged_labeled, *data.judged_unlabeled, *data.human])
+        seen = [v for h in data.human for v in (_values(h))]
+        counts = Counter([*data.judged_labeled, *data.judged_unlabeled, *seen])
         order = sorted(counts, key=lambda c: (-counts[c], str(c)))
         fields.append(("verdict", "verdict", "share", data, list(order)))
     scales = score_scales(ref, {r.card_hash for r in results}) if score_axes else {}
@@ -234,7 +244,11 @@ def _estimate(
             + "; ".join(notes)
         )
     for field_name, n in sorted(ties.items()):
-        notes.append(f"{n} item(s) left out of {field_name}: their labelers tied")
+        notes.append(
+            f"{field_name}: the labelers of {n} item(s) disagree; every label counts (an item's "
+            "value is its labelers' mean, a verdict's share of them) and the item is the "
+            "sampling unit"
+        )
     stray = len({label.result_id for label in labels} - set(verdict_of))
     if stray:
         notes.append(f"{stray} labelled result(s) are not successful results: left out")
@@ -269,26 +283,52 @@ def _resolve(store: Store, card: str, model: str) -> str:
     return max(versions, key=lambda ref: int(ref.partition("@")[2]))
 
 
+@dataclass(frozen=True)
+class _Mixed:
+    """The labels of an item whose labelers disagree: each value with its share of them."""
+
+    shares: tuple[tuple[Any, float], ...]
+
+    def share(self, category: Hashable) -> float:
+        return sum(share for value, share in self.shares if value == category)
+
+    def points(self) -> float:
+        return sum(share * _POINTS[str(value)] for value, share in self.shares)
+
+    def swapped(self) -> _Mixed:
+        return _Mixed(tuple((_SWAP[str(value)], share) for value, share in self.shares))
+
+
 def _references(
     labels: Iterable[Label],
 ) -> tuple[dict[str, dict[str, Any]], Counter[str], dict[str, dict[str, set[int | None]]]]:
-    """Each result's human reference per field (the labelers' majority), ties per field, and
-    the audits its labels came from per field (``None``: outside any audit)."""
+    """Each result's human value per field (every label counts: the value its labelers agree
+    on, else a score's mean or a `_Mixed` of their shares), how many items per field have
+    labelers who disagree, and the audits its labels came from per field (``None``: none)."""
     votes: dict[str, dict[str, dict[str, Any]]] = defaultdict(lambda: defaultdict(dict))
+    kinds: dict[str, str] = {}
     origins: dict[str, dict[str, set[int | None]]] = defaultdict(lambda: defaultdict(set))
     for label in labels:  # oldest first: a labeler's newest label of a field wins
         votes[label.result_id][label.field][label.labeler] = label.value
+        kinds[label.field] = label.kind
         origins[label.result_id][label.field].add(label.audit_id)
     references: dict[str, dict[str, Any]] = defaultdict(dict)
-    ties: Counter[str] = Counter()
+    disagree: Counter[str] = Counter()
     for result_id, by_field in votes.items():
         for field_name, by_labeler in by_field.items():
-            ranked = Counter(by_labeler.values()).most_common()
-            if len(ranked) > 1 and ranked[0][1] == ranked[1][1]:
-                ties[field_name] += 1
+            counts = Counter(by_labeler.values())
+            if len(counts) == 1:
+                references[result_id][field_name] = next(iter(counts))
                 continue
-            references[result_id][field_name] = ranked[0][0]
-    return dict(references), ties, {k: dict(v) for k, v in origins.items()}
+            disagree[field_name] += 1
+            if kinds[field_name] == "score":
+                values = [float(v) for v in by_labeler.values()]
+                references[result_id][field_name] = sum(values) / len(values)
+                continue
+            ordered = sorted(counts.items(), key=lambda vc: str(vc[0]))
+            total = len(by_labeler)
+            references[result_id][field_name] = _Mixed(tuple((v, c / total) for v, c in ordered))
+    return dict(references), disagree, {k: dict(v) for k, v in origins.items()}
 
 
 def _field_arrays(
@@ -419,13 +459,32 @@ def _rows(
         )
     rows = []
     for category in categories:
+        human, judged, rest_judged = data.human, data.judged_labeled, data.judged_unlabeled
+        if category is not None:  # per item: the category's share of its labelers (1 or 0)
+            human = [_share(h, category) for h in human]
+            judged = [float(v == category) for v in judged]
+            rest_judged = [float(v == category) for v in rest_judged]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", SmallSampleWarning)  # said once, above
             result = corrected_estimate(
-                data.human, data.judged_labeled, data.judged_unlabeled, category=category,
-                alpha=alpha, tuning=tuning, folds=folds, seed=seed, weights=data.weights,
-                finite_population=finite, bounds=_bounds(kind, category, data, finite),
-            )  # fmt: skip
+                human,
+                judged,
+                rest_judged,
+                alpha=alpha,
+                tuning=tuning,
+                folds=folds,
+                seed=seed,
+                weights=data.weights,
+                finite_population=finite,
+                bounds=_bounds(kind, category, data, finite),
+            )
+        if category is not None:
+            result = replace(
+                result,
+                corrected=clip_share(result.corrected),
+                human_only=clip_share(result.human_only),
+                judge_only=clip_share(result.judge_only),
+            )
         if data.weights is not None:
             # The weights describe how the labelled items were drawn; the judge's own number is
             # over every judged item, which needs no weights.
@@ -433,6 +492,14 @@ def _rows(
         label = title if category is None else f"{title} {category}"
         rows.append(EstimateRow(kind, name, label, result, data.design, data.weights is not None))
     return rows
+
+
+def _values(human: Any) -> list[Any]:
+    return [v for v, _ in human.shares] if isinstance(human, _Mixed) else [human]
+
+
+def _share(human: Any, category: Hashable) -> float:
+    return human.share(category) if isinstance(human, _Mixed) else float(human == category)
 
 
 def _bounds(
@@ -479,14 +546,15 @@ def _win_rates(
     for (first, second), row in latest.items():
         human = references.get(first, {}).get("winner")
         if human is None and "winner" in references.get(second, {}):
-            human = _SWAP[references[second]["winner"]]  # the second order shows B as "A"
+            other = references[second]["winner"]  # the second order shows B as "A"
+            human = other.swapped() if isinstance(other, _Mixed) else _SWAP[other]
         sources = origins.get(first, {}).get("winner", set()) | origins.get(second, {}).get(
             "winner", set()
         )
         pair = tuple(sorted((row["model_a"], row["model_b"])))
         flip = row["model_a"] != pair[0]
         judged = _POINTS[row["winner"]]
-        people = None if human is None else _POINTS[human]
+        people = None if human is None else _points(human)
         if flip:
             judged = 1.0 - judged
             people = None if people is None else 1.0 - people
@@ -518,6 +586,10 @@ def _win_rates(
             )
             rows.append(replace(found, result=clipped))
     return rows, len(latest)
+
+
+def _points(human: Any) -> float:
+    return human.points() if isinstance(human, _Mixed) else _POINTS[human]
 
 
 def _pair_design(

@@ -13,7 +13,7 @@ from typing import Any, Literal
 from calibration.ppi import CorrectedEstimate
 from judgecards.metrics.stats import Estimate
 
-__all__ = ["Design", "EstimateRow", "EstimatesReport", "Kind", "estimate_lines"]
+__all__ = ["Design", "EstimateRow", "EstimatesReport", "Kind", "estimate_lines", "interval_notes"]
 
 Kind = Literal["score", "verdict", "win_rate"]
 
@@ -128,6 +128,17 @@ def _interval(e: Estimate) -> str:
     return f"{e.value:.3f} [{e.low:.3f}, {e.high:.3f}]"
 
 
+def interval_notes(report: EstimatesReport) -> list[str]:
+    """Which interval each estimate reports and why, one line per reason (`calibration.
+    corrected_estimate`'s ``interval="auto"``: the t one where the labels allow, the bounded
+    one where they do not); the text table and the HTML report both print them."""
+    reasons: dict[str, list[str]] = {}
+    for row in report.rows:
+        if row.result.interval_reason:
+            reasons.setdefault(row.result.interval_reason, []).append(row.name)
+    return [f"interval ({', '.join(names)}): {reason}" for reason, names in reasons.items()]
+
+
 def estimate_lines(report: EstimatesReport, *, indent: str = "") -> list[str]:
     """The report's table, corrected column first; reused by ``audit report``."""
     level = round((1 - report.alpha) * 100)
@@ -142,8 +153,9 @@ def estimate_lines(report: EstimatesReport, *, indent: str = "") -> list[str]:
         f"{indent}Corrected estimates: {report.card} judged by {report.model} "
         f"({judged}, {report.n_labeled} labelled by {who}; {level}% intervals)",
         f"{indent}  corrected = the judge on every item minus its bias measured on the labelled "
-        "items (PPI++); judge only is UNCORRECTED (biased); effective n = the human labels "
-        "the human-only interval would need to be as narrow",
+        "items (PPI++); human only = the same interval without the judge; judge only is "
+        "UNCORRECTED (biased); effective n = the human labels the human-only interval would "
+        "need to be as narrow",
         f"{indent}  {'estimate':<{width}} {'corrected':<24} {'human only':<24} "
         f"{'judge only (uncorrected)':<26} {'effective n':>14}",
     ]
@@ -155,6 +167,7 @@ def estimate_lines(report: EstimatesReport, *, indent: str = "") -> list[str]:
             f"{indent}  {row.name:<{width}} {_interval(r.corrected):<24} {_interval(r.human_only):<24} "
             f"{_interval(r.judge_only):<26} {worth:>14}"
         )
+    lines += [f"{indent}  {line}" for line in interval_notes(report)]
     designs = dict.fromkeys(row.design for row in report.rows)
     for design in designs:
         what = "labels" if design.known else "labels (ASSUMPTION)"

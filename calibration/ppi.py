@@ -50,9 +50,12 @@ has the numbers): MT-Bench win rates of six models and SummEval per-dimension me
 50/100/200 labels, covered ≥ 93% and were narrower than the textbook human-only t interval.
 Per SummEval system (100 summaries, 10–50 labelled) they do not hold: a sample of an almost
 constant score can show no spread at all. When the scale is known (``bounds``, with a finite
-population) the interval is instead the betting interval of `calibration._ppi_bounded`,
-valid for any number of labels; it covered ≥ 93% in every system × dimension and is wider
-(bench/ppi_coverage_systems.py; tests/calibration/test_ppi_finite.py).
+population) the betting interval of `calibration._ppi_bounded` is valid for any number of
+labels, but wider. ``interval="auto"`` (the default) therefore picks per estimate: the t
+interval where the labels allow it (≥ 50 of them and Cochran's rule n > 25·g₁² on their
+skewness), the bounded one where they do not; `CorrectedEstimate.interval_reason` says which
+and why. ``interval="normal"`` gives the papers' interval (bench/ppi_interval_choice.py;
+tests/calibration/test_ppi_interval.py).
 """
 
 from __future__ import annotations
@@ -68,13 +71,20 @@ from numpy.typing import NDArray
 from calibration._core import warn_if_small
 from calibration._ppi_bounded import bounded_estimate, check_design
 from calibration._ppi_core import (
+    SLOPE_MINORITY,
+    Fit,
+    Floats,
+    Interval,
+    IntervalChoice,
     Tuning,
     check_alpha,
     checked_inputs,
+    choose_interval,
     clip_share,
     fit_ppi,
     indicator,
     normal_estimate,
+    slope_measurable,
 )
 from judgecards.metrics.stats import Estimate
 
@@ -100,8 +110,12 @@ class CorrectedEstimate:
         n_labeled: items with a human label.
         n_unlabeled: items with only the judge's output.
         effective_labels: how many human labels the human-only interval would need to be as
-            narrow as the corrected one (``n_labeled`` × variance ratio; with ``bounds``, ×
-            squared width ratio); ``nan`` when undefined.
+            narrow as the corrected one (``n_labeled`` × variance ratio; with the bounded
+            interval, × squared width ratio); ``nan`` when undefined.
+        interval: the interval used for the corrected and human-only estimates: ``"t"``
+            (PPI++ small-sample t), ``"normal"`` (the papers') or ``"bounded"`` (betting).
+        interval_reason: why that interval, in words (``interval="auto"`` decides per
+            estimate from its labels).
     """
 
     corrected: Estimate
@@ -111,6 +125,8 @@ class CorrectedEstimate:
     n_labeled: int
     n_unlabeled: int
     effective_labels: float
+    interval: str = "t"
+    interval_reason: str = ""
 
     @property
     def labels_gained(self) -> float:
@@ -129,6 +145,8 @@ class CorrectedEstimate:
             "effective_labels": None
             if math.isnan(self.effective_labels)
             else self.effective_labels,
+            "interval": self.interval,
+            "interval_reason": self.interval_reason,
         }
 
     def __str__(self) -> str:
@@ -152,14 +170,21 @@ def corrected_mean(
     unlabeled_weights: Sequence[float] | NDArray[Any] | None = None,
     finite_population: bool = False,
     bounds: tuple[float, float] | None = None,
+    interval: Interval = "auto",
 ) -> Estimate:
     """Mean score corrected for the judge's bias with human labels on a subset (PPI / PPI++).
 
     Args:
         human: the human score of each labelled item.
         judge_on_labeled: the judge's score of the same items, in the same order.
-        judge_on_unlabeled: the judge's score of items without a human label (a separate set:
-            do not repeat the labelled items here).
+        judge_on_unlabeled: the judge's scores that estimate its mean over the population.
+            Labelled uniformly (no ``weights``): the items without a human label, a separate
+            set (do not repeat the labelled items). With ``weights`` (labelled items drawn with
+            unequal probabilities): every judged item, the labelled ones included, as
+            `calibration.estimate` does. The unlabelled ones alone are then not a uniform
+            sample (an audit that favoured the judge's ties leaves fewer of them behind), and
+            their mean biases the estimate: −0.0086 on MT-Bench's tie share at n = 200, about
+            8 Monte-Carlo standard errors (tests/calibration/test_ppi.py).
         alpha: error level; the interval covers the true mean with probability ≈ ``1 - alpha``.
         tuning: ``"ppi++"`` (λ estimated to minimise the variance, clipped to [0, 1]),
             ``"ppi"`` (λ = 1), or a fixed λ in [0, 1] (0 gives the human-only interval).
@@ -176,15 +201,21 @@ def corrected_mean(
             replacement (an audit of stored results). The judge's mean is then taken over all
             of them, the variance shrinks by 1 − n/N, and labelling every item (no unlabelled
             ones) gives the exact human mean with a zero-width interval. Not with weights.
-        bounds: ``(low, high)``, the scale every human score lies on (a card's 1–5 schema).
-            With ``finite_population=True`` the interval is then the betting interval of
-            `calibration._ppi_bounded`, valid for any number of labels, which never collapses
-            on a sample that happens to be constant; usually wider than the t-based one.
+        bounds: ``(low, high)``, the scale every human score lies on (a card's 1–5 schema),
+            with ``finite_population=True``. It makes the bounded (betting) interval of
+            `calibration._ppi_bounded` available: valid for any number of labels, it never
+            collapses on a sample that happens to be constant, but is usually wider.
+        interval: ``"auto"`` (default): the small-sample t interval, except with ``bounds``
+            where the labels are too few or too skewed for it (fewer than 50, or Cochran's
+            rule n > 25·g₁² fails), where it is the bounded one (`CorrectedEstimate.interval`
+            says which and why); ``"t"``, ``"bounded"``: that one; ``"normal"``: the papers'
+            normal interval (population variances, normal quantile), which with ``folds=1``
+            reproduces ``ppi-python``'s ``ppi_mean_ci`` exactly.
 
     Returns:
-        An `Estimate` with the corrected mean, its small-sample interval at level
-        ``1 - alpha`` (t-quantile, skew removed: asymmetric when the errors are skewed) and
-        ``n`` = the number of labelled items.
+        An `Estimate` with the corrected mean, its interval at level ``1 - alpha`` (the t one:
+        t-quantile, skew removed, asymmetric when the errors are skewed) and ``n`` = the
+        number of labelled items.
 
     Raises:
         ValueError: lengths differ, a value is missing or not finite, fewer than 2 labelled or
@@ -198,11 +229,64 @@ def corrected_mean(
     )
     check_alpha(alpha)
     check_design(finite_population, bounds, weights is not None, y)
+    choice = choose_interval(interval, y, bounds, finite_population)
+    tuning, choice = _tuning(tuning, interval, finite_population, f, choice)
     warn_if_small(len(y), "corrected mean", stacklevel=2)
-    fit = fit_ppi(y, f, f_u, w, w_u, alpha, tuning, folds, seed, finite_population)
-    if bounds is None:
-        return fit.estimate
-    return bounded_estimate(fit.estimate, y, f, f_u, bounds, alpha, tuning, seed)
+    fit = fit_ppi(
+        y,
+        f,
+        f_u,
+        w,
+        w_u,
+        alpha,
+        tuning,
+        folds,
+        seed,
+        finite_population,
+        _shrinks(interval, finite_population),
+    )
+    return _interval(fit, choice, y, f, f_u, bounds, alpha, tuning, seed)
+
+
+def _tuning(
+    tuning: Tuning, interval: Interval, finite_population: bool, f: Floats, choice: IntervalChoice
+) -> tuple[Tuning, IntervalChoice]:
+    """λ = 0 in the ``"auto"`` interval of an audit whose judge scores cannot carry a slope
+    (`calibration._ppi_core.slope_measurable`), said in the reason."""
+    if tuning == "ppi++" and _shrinks(interval, finite_population) and not slope_measurable(f):
+        reason = (
+            f"{choice.reason}; fewer than {SLOPE_MINORITY} labelled judge scores differ from "
+            "its most common one, too few for a slope: λ = 0"
+        )
+        return 0.0, IntervalChoice(choice.kind, reason)
+    return tuning, choice
+
+
+def _shrinks(interval: Interval, finite_population: bool) -> bool:
+    """Whether PPI++'s λ is shrunk toward 0 (`calibration._ppi_core.shrink_factor`): in the
+    ``"auto"`` interval of an audit of stored results (a finite population), where a noisy λ
+    from few labels made the interval wider than the people's own. Asked for by name (``"t"``,
+    ``"normal"``), λ is the papers' power-tuned one, as ``ppi-python`` fits it."""
+    return interval == "auto" and finite_population
+
+
+def _interval(
+    fit: Fit,
+    choice: IntervalChoice,
+    y: Floats,
+    f: Floats,
+    f_u: Floats,
+    bounds: tuple[float, float] | None,
+    alpha: float,
+    tuning: Tuning,
+    seed: int | None,
+) -> Estimate:
+    """The fit's estimate with the interval chosen."""
+    if choice.kind == "normal":
+        return fit.papers
+    if choice.kind == "bounded" and bounds is not None:
+        return bounded_estimate(fit.estimate, y, f, f_u, bounds, alpha, tuning, seed)
+    return fit.estimate
 
 
 def corrected_rate(
@@ -219,6 +303,7 @@ def corrected_rate(
     unlabeled_weights: Sequence[float] | NDArray[Any] | None = None,
     finite_population: bool = False,
     bounds: tuple[float, float] | None = None,
+    interval: Interval = "auto",
 ) -> Estimate:
     """Share of items in one category (a verdict rate, a win rate) corrected with human labels.
 
@@ -239,7 +324,8 @@ def corrected_rate(
         unlabeled_weights: the same for the unlabelled items, or ``None``.
         finite_population: the labelled items are a sample without replacement of the labelled
             + unlabelled ones, whose share is wanted, as in `corrected_mean`.
-        bounds: ``(0, 1)`` for the bounded (betting) interval of `corrected_mean`.
+        bounds: ``(0, 1)`` to allow the bounded (betting) interval of `corrected_mean`.
+        interval: ``"auto"``, ``"t"``, ``"normal"`` or ``"bounded"``, as in `corrected_mean`.
 
     Returns:
         An `Estimate` of the share in [0, 1]; ``n`` = the number of labelled items.
@@ -261,11 +347,23 @@ def corrected_rate(
     y, f, f_u, w, w_u = checked_inputs(y, f, f_u, weights, unlabeled_weights, finite_population)
     check_alpha(alpha)
     check_design(finite_population, bounds, weights is not None, y)
+    choice = choose_interval(interval, y, bounds, finite_population)
+    tuning, choice = _tuning(tuning, interval, finite_population, f, choice)
     warn_if_small(len(y), "corrected rate", stacklevel=2)
-    estimate = fit_ppi(y, f, f_u, w, w_u, alpha, tuning, folds, seed, finite_population).estimate
-    if bounds is not None:
-        estimate = bounded_estimate(estimate, y, f, f_u, bounds, alpha, tuning, seed)
-    return clip_share(estimate)
+    fit = fit_ppi(
+        y,
+        f,
+        f_u,
+        w,
+        w_u,
+        alpha,
+        tuning,
+        folds,
+        seed,
+        finite_population,
+        _shrinks(interval, finite_population),
+    )
+    return clip_share(_interval(fit, choice, y, f, f_u, bounds, alpha, tuning, seed))
 
 
 def corrected_estimate(
@@ -282,6 +380,7 @@ def corrected_estimate(
     unlabeled_weights: Sequence[float] | NDArray[Any] | None = None,
     finite_population: bool = False,
     bounds: tuple[float, float] | None = None,
+    interval: Interval = "auto",
 ) -> CorrectedEstimate:
     """The corrected estimate with the judge-only and human-only ones, for a report.
 
@@ -300,8 +399,11 @@ def corrected_estimate(
         finite_population: the labelled items are a sample without replacement of the labelled
             + unlabelled ones, whose mean is wanted, as in `corrected_mean` (the human-only
             interval gets the same 1 − n/N).
-        bounds: the scale of the scores (``(0, 1)`` for a share) for the bounded interval of
-            `corrected_mean`, applied to the corrected and the human-only estimates.
+        bounds: the scale of the scores (``(0, 1)`` for a share), allowing the bounded
+            interval of `corrected_mean`.
+        interval: ``"auto"``, ``"t"``, ``"normal"`` or ``"bounded"``, as in `corrected_mean`;
+            the corrected and the human-only estimates get the same kind, so their widths
+            compare like for like (the human-only one is that interval at λ = 0).
 
     Returns:
         A `CorrectedEstimate`: corrected, human-only and judge-only estimates, the λ used and
@@ -327,22 +429,34 @@ def corrected_estimate(
     )
     check_alpha(alpha)
     check_design(finite_population, bounds, weights is not None, y)
+    choice = choose_interval(interval, y, bounds, finite_population)
+    tuning, choice = _tuning(tuning, interval, finite_population, f, choice)
     warn_if_small(len(y), "corrected estimate", stacklevel=2)
-    fit = fit_ppi(y, f, f_u, w, w_u, alpha, tuning, folds, seed, finite_population)
+    fit = fit_ppi(
+        y,
+        f,
+        f_u,
+        w,
+        w_u,
+        alpha,
+        tuning,
+        folds,
+        seed,
+        finite_population,
+        _shrinks(interval, finite_population),
+    )
     classical = fit_ppi(y, f, f_u, w, w_u, alpha, 0.0, 1, None, finite_population)
     judged = np.concatenate([w * f, w_u * f_u])
     judge_only = normal_estimate(
         float(judged.mean()), float(judged.std() / math.sqrt(judged.size)), alpha, judged.size
     )
-    corrected, human_only = fit.estimate, classical.estimate
-    if bounds is not None:
-        corrected = bounded_estimate(corrected, y, f, f_u, bounds, alpha, tuning, seed)
-        human_only = bounded_estimate(human_only, y, f, f_u, bounds, alpha, 0.0, seed)
+    corrected = _interval(fit, choice, y, f, f_u, bounds, alpha, tuning, seed)
+    human_only = _interval(classical, choice, y, f, f_u, bounds, alpha, 0.0, seed)
     if category is not None:
         corrected, human_only, judge_only = (
             clip_share(e) for e in (corrected, human_only, judge_only)
         )
-    if bounds is not None:  # the bounded intervals are not ± a standard error: compare widths
+    if choice.kind == "bounded":  # not ± a standard error: compare widths
         spans = (human_only.high - human_only.low, corrected.high - corrected.low)
         effective = len(y) * (spans[0] / spans[1]) ** 2 if min(spans) > 0 else math.nan
     else:
@@ -357,4 +471,6 @@ def corrected_estimate(
         n_labeled=len(y),
         n_unlabeled=len(f_u),
         effective_labels=effective,
+        interval=choice.kind,
+        interval_reason=choice.reason,
     )

@@ -113,7 +113,7 @@ RESULT_COLUMNS = _columns(
     "id item_id card card_hash model status verdict model_verdict verdict_overridden scores "
     "output inputs params raw_reply error_kind error attempts transport_retries input_tokens "
     "output_tokens cache_read_tokens cache_write_tokens cost_usd latency_s cached extraction "
-    "created_at",
+    "native_method created_at",
     integer="verdict_overridden attempts transport_retries input_tokens output_tokens "
     "cache_read_tokens cache_write_tokens cached",
     real="cost_usd latency_s",

@@ -57,7 +57,8 @@ Path = tuple[str | int, ...]
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?")
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _SCORE_TOKEN = re.compile(r"\s*(\d+)\s*")
-_DECODER = json.JSONDecoder()
+# As `judgecards.parse` reads replies: raw control characters inside strings are accepted.
+_DECODER = json.JSONDecoder(strict=False)
 
 
 @dataclass(frozen=True)
@@ -250,7 +251,9 @@ def score_sites(card: Card, text: str, inputs: Mapping[str, Any]) -> dict[str, S
         given = inputs.get("criteria")
         scales = {c.name: (c.scale_min, c.scale_max) for c in criteria_from(given)} if given else {}
         for index, entry in enumerate(judgment.scores):
-            span = spans.get(("scores", index, "score"))
+            span = spans.get(("scores", index, "score")) or spans.get(
+                ("scores", entry.name, "score")  # the keyed native form (`rubric_schema`)
+            )
             if span is not None and entry.name in scales:
                 sites[entry.name] = ScoreSite(span[0], span[1], *scales[entry.name])
         return sites

@@ -107,6 +107,7 @@ class Attempts:
             output={**judgment.model_dump(mode="json"), **decision.annotations},
             cached=self.all_cached,
             extraction=structured_output.extraction_of(self.request, decision.annotations),
+            native_method=structured_output.native_method_of(self.request),
         )
 
     def _cut(self) -> JudgeResult | None:

@@ -55,7 +55,8 @@ def first_request(
         shown = None if per_item is None else schema_text(per_item)
         schema = per_item or json.loads(card.output_schema)
         if native:  # `_strict` is cached by schema text: the card's own text is one already
-            text = json.dumps(per_item) if per_item else card.output_schema
+            keyed = item_schema(card.output_model, inputs, keyed=True)
+            text = json.dumps(keyed) if keyed else card.output_schema
             native_schema = _strict(text, card.body)
     hidden = native_schema is not None and guards_schema(card.body)
     fallback: tuple[Message, ...] | None = None

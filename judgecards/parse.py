@@ -49,7 +49,10 @@ from judgecards.schemas import RubricJudgment, criteria_from
 __all__ = ["Reading", "json_objects", "parse_reply", "read_reply", "repeated_key", "unique_keys"]
 
 _ONE_FENCE = re.compile(r"```(?:json|JSON)?[ \t]*\n?(.*?)\n?[ \t]*```", re.DOTALL)
-_DECODER = json.JSONDecoder()
+# Control characters inside strings are accepted (``strict=False``): llama.cpp's ``json_object``
+# grammar lets a raw newline into a string (7 of 20 replies of SmolLM2-135M), and such a reply is
+# the judge's answer, not a fault to re-ask about.
+_DECODER = json.JSONDecoder(strict=False)
 
 
 class _RepeatedKey(ValueError):
@@ -68,14 +71,14 @@ def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return value
 
 
-_STRICT = json.JSONDecoder(object_pairs_hook=unique_keys)
+_UNIQUE_KEYS = json.JSONDecoder(object_pairs_hook=unique_keys, strict=False)
 
 
 def repeated_key(text: str, start: int = 0) -> str | None:
     """The first key repeated within the JSON object at ``text[start:]`` (nested objects
     included), or None; text that does not decode has none."""
     try:
-        _STRICT.raw_decode(text, start)
+        _UNIQUE_KEYS.raw_decode(text, start)
     except _RepeatedKey as error:
         return error.key
     except (ValueError, RecursionError):
@@ -187,11 +190,32 @@ def _whole(text: str) -> tuple[int, int, dict[str, Any]] | None:
         start = offset + len(body) - len(body.lstrip())
         body = body.strip()
         try:
-            value = json.loads(body)
+            value = _DECODER.decode(body)
         except (ValueError, RecursionError):
             continue
         if isinstance(value, dict):
             return start, start + len(body), value
+    return None
+
+
+def _malformed(text: str) -> str | None:
+    """What is wrong with a reply that is shaped as one JSON object (alone or in one fence) but
+    does not decode; None for any other reply. Without it, the objects nested in the broken one
+    are validated instead and the re-ask would name their missing keys, not the real fault."""
+    body = text.strip()
+    fence = _ONE_FENCE.fullmatch(body)
+    if fence is not None:
+        body = fence.group(1).strip()
+    if not (body.startswith("{") and body.endswith("}")):
+        return None
+    try:
+        _DECODER.decode(body)
+    except json.JSONDecodeError as error:
+        return (
+            f"the reply is not valid JSON: {error.msg} at line {error.lineno} column {error.colno}"
+        )
+    except (ValueError, RecursionError):
+        return "the reply is not valid JSON"
     return None
 
 
@@ -277,7 +301,8 @@ def _read_json(card: Card, text: str, inputs: Mapping[str, Any] | None) -> Readi
         )
     if valid:
         return next(iter(valid.values()))
-    raise JudgeOutputError(text, last_problems)
+    malformed = _malformed(text) if whole is None else None
+    raise JudgeOutputError(text, [malformed] if malformed else last_problems)
 
 
 def _bare_rating(pattern: re.Pattern[str], line: str) -> tuple[int, re.Match[str]] | None:

@@ -65,11 +65,17 @@ class JudgeResult(BaseModel):
             (JSON constrained by the provider's structured output), ``prompt_json`` (JSON asked
             for in the prompt), ``final_token`` (a final rating line) or ``geval`` (scores
             weighted by token probabilities); None for errors and results stored before it.
+        native_method: for a natively constrained reply, the form that carried the schema
+            (`judgecards.structured_output.NativeMethod`): ``json_schema``, ``json_object``
+            (with the schema, as llama-cpp-python's server takes it) or ``tool``; None for
+            prompt-mode and error results and for results stored before it was recorded.
         via: where the first reply came from: ``live`` (a call per item) or ``batch`` (a
             provider batch, `judgecards.batch`; its re-asks are live calls).
         error_kind: ``invalid_output``, ``truncated`` (the reply was cut at the token limit, also
-            at twice the budget), ``rate_limit``, ``transient``, ``fatal`` or ``input`` (the
-            item is missing an input, has one over the size limit, or its data breaks the card).
+            at twice the budget), ``rate_limit``, ``transient``, ``context_length`` (the prompt
+            and reply budget exceed the model's context; the error gives the server's numbers),
+            ``fatal`` or ``input`` (the item is missing an input, has one over the size limit,
+            or its data breaks the card).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -94,6 +100,7 @@ class JudgeResult(BaseModel):
     cached: bool = False
     via: Literal["live", "batch"] = "live"
     extraction: Literal["native", "prompt_json", "final_token", "geval"] | None = None
+    native_method: Literal["json_schema", "json_object", "tool"] | None = None
     error_kind: str | None = None
     error: str | None = None
     created_at: datetime = Field(default_factory=_now)

@@ -46,7 +46,7 @@ from tenacity import AsyncRetrying, RetryCallState, Retrying, wait_exponential_j
 
 from judgecards.errors import ProviderError, TransportError
 from judgecards.plan import estimate_tokens
-from judgecards.providers._http import unreachable_reason
+from judgecards.providers._http import context_overflow, unreachable_reason
 from judgecards.providers.base import (
     Completion,
     CompletionRequest,
@@ -316,6 +316,8 @@ class _Call:
             self.state.answered = True
         elif decision.cause == "unreachable" and not self.state.answered:
             return self._unreachable(error)
+        elif decision.cause == "wrong_path":
+            return self._wrong_path(error)
         parameter = decision.rejected_parameter
         if parameter == "json_schema" and not self.request.sends(parameter):
             parameter = "response_format"  # the json_object form was refused too: the prompt
@@ -379,6 +381,19 @@ class _Call:
     def give_up(self, classified: _Classified) -> TransportError:
         decision = classified.decision
         status = f"HTTP {decision.status}: " if decision.status else ""
+        overflow = context_overflow(
+            decision.status or 0, classified.error, getattr(classified.error, "body", None)
+        )
+        if decision.kind == "context_length" and overflow is not None:
+            return TransportError(
+                f"{self.provider.name}:{self.provider.model} failed ({decision.kind}): "
+                f"{status}{overflow.advice()}",
+                provider=self.provider.name,
+                model=self.provider.model,
+                kind=decision.kind,
+                status=decision.status,
+                retries=self.retries,
+            )
         # The SDK's message is built from the response body, never from request headers;
         # TransportError redacts any key a server echoed in that body.
         return TransportError(
@@ -402,6 +417,27 @@ class _Call:
             provider=self.provider.name,
             model=self.provider.model,
             kind="unreachable",
+            url=url,
+        )
+
+    def _wrong_path(self, error: BaseException) -> TransportError:
+        """A 404 for the endpoint itself stops the run like an unreachable server: every item
+        would get the same answer. Most often the base URL lacks the ``/v1`` that
+        OpenAI-compatible servers (llama.cpp, vLLM, Ollama) serve their API under."""
+        url = _url_of(error) or "?"
+        variable = getattr(self.provider, "base_url_variable", None)
+        where = f"base_url= or {variable}" if variable else "base_url="
+        hint = ""
+        endpoint = "/chat/completions"  # what an OpenAI-compatible base URL is followed by
+        if url.endswith(endpoint) and "/v1/" not in url:
+            hint = f"; OpenAI-compatible servers serve it under /v1: try {url[: -len(endpoint)]}/v1"
+        return TransportError(
+            f"{self.provider.name}:{self.provider.model}: {url} answered HTTP 404 (no API at "
+            f"this path). Check the base URL ({where}){hint}.",
+            provider=self.provider.name,
+            model=self.provider.model,
+            kind="unreachable",
+            status=404,
             url=url,
         )
 

@@ -58,10 +58,11 @@ class ReferenceScores(BaseModel):
     )
 
 
-def _within_words(value: str, limit: int, empty: str) -> str:
-    """Refuse an empty or long explanation: a judge that rambles is re-asked, not stored."""
+def _within_words(value: str, limit: int, empty: str | None) -> str:
+    """Refuse a long explanation (a judge that rambles is re-asked, not stored) and, when
+    ``empty`` is a message, an empty one."""
     words = len(value.split())
-    if words == 0:
+    if words == 0 and empty is not None:
         raise ValueError(empty)
     if words > limit:
         raise ValueError(f"must be at most {limit} words, got {words}")
@@ -72,15 +73,26 @@ def _short_sentence(value: str) -> str:
     return _within_words(value, MAX_SENTENCE_WORDS, "must be one sentence, not empty")
 
 
+def _short_or_empty(value: str) -> str:
+    return _within_words(value, MAX_SENTENCE_WORDS, None)
+
+
 # The two explanations every reference card asks for, checked the same way in each version.
+# An answer equal to the gold one has no difference to state, so an empty delta is a valid
+# reply (llama.cpp's SmolLM2 gave one for 18 of 20 items, 12 of them exact matches). The basis
+# of a decision always exists: its schema says ``minLength: 1`` so the model can see the rule,
+# and the validator keeps it because strict modes drop ``minLength`` (`strict_schema`).
 Delta = Annotated[
     str,
-    Field(description="One sentence: how the output differs from the gold answer."),
-    AfterValidator(_short_sentence),
+    Field(
+        description="One sentence: how the output differs from the gold answer; "
+        "empty when it does not differ."
+    ),
+    AfterValidator(_short_or_empty),
 ]
 DecisionBasis = Annotated[
     str,
-    Field(description="One sentence: what decided the scores."),
+    Field(min_length=1, description="One sentence: what decided the scores."),
     AfterValidator(_short_sentence),
 ]
 
@@ -310,6 +322,18 @@ class RubricJudgment(BaseModel):
         min_length=1, description="One entry per criterion, in the order listed."
     )
 
+    @field_validator("scores", mode="before")
+    @classmethod
+    def _keyed_scores(cls, value: Any) -> Any:
+        """Scores keyed by criterion name (the native form, `rubric_schema` ``keyed``) as the
+        list of entries, in the order written."""
+        if isinstance(value, Mapping):
+            return [
+                {"name": name, **entry} if isinstance(entry, Mapping) else {"name": name}
+                for name, entry in value.items()
+            ]
+        return value
+
     def axis_scores(self) -> dict[str, int]:
         """Score by criterion name, in the judge's order."""
         return {entry.name: entry.score for entry in self.scores}
@@ -442,7 +466,10 @@ def _integer_scale(low: int, high: int) -> dict[str, Any]:
 
 
 def rubric_schema(
-    criteria: Sequence[Criterion], model: type[RubricJudgment] = RubricJudgment
+    criteria: Sequence[Criterion],
+    model: type[RubricJudgment] = RubricJudgment,
+    *,
+    keyed: bool = False,
 ) -> dict[str, Any]:
     """The JSON Schema of a rubric reply for exactly these criteria.
 
@@ -453,6 +480,11 @@ def rubric_schema(
     ``enum`` but not ``minimum``/``maximum``, and a generic ``name: string`` let schema-following
     clients invent names. What a schema cannot say (each criterion once) is checked by
     `RubricJudgment.problems_given`.
+
+    With ``keyed`` (the form sent as native structured output), ``scores`` is an object with
+    one required property per criterion, each ``{reason, score}``: strict modes drop
+    ``minItems``/``maxItems``, so a list let a schema-following server return 2 of 4 criteria,
+    while every strict mode enforces ``required``. `RubricJudgment` reads both forms.
     """
     schema = model.model_json_schema()
     definitions: dict[str, Any] = schema.setdefault("$defs", {})
@@ -461,43 +493,69 @@ def rubric_schema(
     scores = dict(schema["properties"]["scores"])
     scores.pop("$ref", None)
     scores.pop("items", None)
-    scores.update(
-        {
-            "type": "array",
-            "minItems": len(criteria),
-            "maxItems": len(criteria),
-            "items": {
-                "anyOf": [
-                    {
+    if keyed:
+        for key in ("minItems", "maxItems", "minLength", "maxLength"):
+            scores.pop(key, None)
+        scores.update(
+            {
+                "type": "object",
+                "properties": {
+                    criterion.name: {
                         "type": "object",
                         "properties": {
-                            "name": {"type": "string", "enum": [criterion.name]},
                             "reason": {"$ref": "#/$defs/CriterionReason"},
                             "score": _integer_scale(criterion.scale_min, criterion.scale_max),
                         },
-                        "required": ["name", "reason", "score"],
+                        "required": ["reason", "score"],
                         "additionalProperties": False,
                     }
                     for criterion in criteria
-                ]
-            },
-        }
-    )
+                },
+                "required": [criterion.name for criterion in criteria],
+                "additionalProperties": False,
+            }
+        )
+    else:
+        scores.update(
+            {
+                "type": "array",
+                "minItems": len(criteria),
+                "maxItems": len(criteria),
+                "items": {
+                    "anyOf": [
+                        {
+                            "type": "object",
+                            "properties": {
+                                "name": {"type": "string", "enum": [criterion.name]},
+                                "reason": {"$ref": "#/$defs/CriterionReason"},
+                                "score": _integer_scale(criterion.scale_min, criterion.scale_max),
+                            },
+                            "required": ["name", "reason", "score"],
+                            "additionalProperties": False,
+                        }
+                        for criterion in criteria
+                    ]
+                },
+            }
+        )
     schema["properties"] = {**schema["properties"], "scores": scores}
     if "#/$defs/CriterionScore" not in json.dumps(schema):
         definitions.pop("CriterionScore", None)
     return schema
 
 
-def item_schema(model: type[BaseModel], inputs: Mapping[str, Any]) -> dict[str, Any] | None:
+def item_schema(
+    model: type[BaseModel], inputs: Mapping[str, Any], *, keyed: bool = False
+) -> dict[str, Any] | None:
     """The JSON Schema of one item's reply where it differs from ``model``'s own: `rubric_schema`
-    for a `RubricJudgment` given ``criteria``; None for every other model (its schema is fixed).
+    for a `RubricJudgment` given ``criteria`` (its ``keyed`` form for native output); None for
+    every other model (its schema is fixed).
 
     The judge shows it in place of the card's static schema, and the request carries it
     (``CompletionRequest.response_schema``) for the mock and for native structured output.
     """
     if issubclass(model, RubricJudgment) and inputs.get("criteria"):
-        return rubric_schema(criteria_from(inputs["criteria"]), model)
+        return rubric_schema(criteria_from(inputs["criteria"]), model, keyed=keyed)
     return None
 
 

@@ -50,6 +50,7 @@ _RESULT_COLUMNS = (
     "verdict_overridden", "scores", "output", "inputs", "params", "raw_reply", "error_kind",
     "error", "attempts", "transport_retries", "input_tokens", "output_tokens", "cost_usd",
     "latency_s", "cached", "via", "extraction", "created_at", "cache_read_tokens", "cache_write_tokens",
+    "native_method",
 )  # fmt: skip
 _CACHE_COLUMNS = (
     "key", "provider", "model", "text", "reply_model", "finish_reason", "input_tokens",
@@ -118,6 +119,7 @@ def _save_rows(
         "created_at": result.created_at.isoformat(),
         "cache_read_tokens": result.usage.cache_read_tokens,
         "cache_write_tokens": result.usage.cache_write_tokens,
+        "native_method": result.native_method,
     }  # fmt: skip
     now = result.created_at.isoformat()
     cache_rows = [
@@ -535,6 +537,7 @@ def _result_from_row(row: Mapping[str, Any], *, served_from_store: bool = False)
         cached=served_from_store or bool(row["cached"]),
         via=row["via"] or "live",
         extraction=row["extraction"],
+        native_method=row["native_method"],
         error_kind=row["error_kind"],
         error=row["error"],
         created_at=datetime.fromisoformat(row["created_at"]),

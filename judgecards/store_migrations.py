@@ -169,3 +169,10 @@ def m009_result_via(db: sqlite_utils.Database) -> None:
     Rows written before it existed were all judged live.
     """
     db.table("results").add_column("via", str, not_null_default="live")
+
+
+@migrations()
+def m010_result_native_method(db: sqlite_utils.Database) -> None:
+    """`JudgeResult.native_method`: which native form carried the schema (``json_schema``,
+    ``json_object``, ``tool``). NULL for rows written before it: nobody recorded it then."""
+    db.table("results").add_column("native_method", str)

@@ -37,10 +37,12 @@ __all__ = [
     "OUTPUT_MODES",
     "Extraction",
     "OutputMode",
+    "NativeMethod",
     "NativeProbe",
     "drop_optional_nulls",
     "extraction_of",
     "guards_schema",
+    "native_method_of",
     "native_refused",
     "reply_text",
     "restates_fields",
@@ -58,6 +60,17 @@ Extraction = Literal["native", "prompt_json", "final_token", "geval"]
 prompt, a final ``Rating: [[N]]`` line, or scores weighted by token probabilities (G-Eval)."""
 
 EXTRACTIONS: tuple[str, ...] = get_args(Extraction)
+
+NativeMethod = Literal["json_schema", "json_object", "tool"]
+"""Which native form carried a ``native`` result's schema: a JSON-schema output (OpenAI's
+``response_format`` ``json_schema``, Anthropic's ``output_config``), a ``json_object`` response
+format holding the schema (llama-cpp-python's server), or a forced tool (Anthropic)."""
+
+_NATIVE_METHODS: dict[str, NativeMethod] = {
+    "schema": "json_schema",
+    "json_object": "json_object",
+    "tool": "tool",
+}
 
 # Keywords outside OpenAI's strict subset (and often refused by grammar-constrained servers).
 # They constrain values the pydantic validation checks anyway.
@@ -310,8 +323,9 @@ def reply_text(text: str, request: CompletionRequest) -> str:
     if request.native is None or schema is None or "null" not in text:
         return text
     try:
-        # A repeated key is left for the parser to refuse: re-encoding would keep one of them.
-        value = json.loads(text, object_pairs_hook=unique_keys)
+        # A repeated key is left for the parser to refuse (re-encoding would keep one of them);
+        # control characters in strings are accepted, as `judgecards.parse` reads them.
+        value = json.loads(text, object_pairs_hook=unique_keys, strict=False)
     except ValueError:
         return text
     cleaned = drop_optional_nulls(value, schema)
@@ -357,6 +371,14 @@ def extraction_of(request: CompletionRequest, annotations: Mapping[str, Any]) ->
     if request.response_schema is None:
         return "final_token"
     return "native" if request.native is not None else "prompt_json"
+
+
+def native_method_of(request: CompletionRequest) -> NativeMethod | None:
+    """The native form ``request`` was sent in (`JudgeResult.native_method`); None for a
+    request that wrote its schema in the prompt, or had none. Servers differ in what they
+    enforce (llama.cpp's ``json_object`` grammar lets raw newlines into strings), so which
+    form a result came from is kept with it."""
+    return None if request.native is None else _NATIVE_METHODS[request.native]
 
 
 class NativeProbe:

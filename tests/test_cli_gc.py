@@ -72,41 +72,6 @@ def test_a_run_that_stops_before_its_first_result_turns_the_collector_back_on(
     assert gc.isenabled()
 
 
-WARM_UP_CHECK = """
-import json, sys, threading
-from click.testing import CliRunner
-from judgecards.cli import cli
-items, n = sys.argv[1], int(sys.argv[2])
-with open(items, "w") as handle:
-    for i in range(n):  # answers of one length: the summary itself needs no p-value
-        handle.write(json.dumps({"id": str(i), "question": "Q?", "gold_answer": "A.",
-                                 "model_output": "A."}) + "\\n")
-result = CliRunner().invoke(cli, ["score", "--card", "reference", "--model", "mock:judge",
-                                  "--input", items, "--output", items + ".out", "--db", items + ".db"])
-assert result.exit_code == 0, result.output
-for thread in threading.enumerate():
-    if thread.name == "summary-imports":
-        thread.join()
-print("scipy.special" in sys.modules)
-"""
-
-
-@pytest.mark.parametrize(("items", "imported"), [(5, True), (2, False)])
-def test_a_run_imports_what_its_summary_needs_while_it_waits_on_the_network(
-    tmp_path: Path, items: int, imported: bool
-) -> None:
-    """The summary's p-values import scipy.special (~0.2 s): a run of 3 or more items starts
-    that import in the background once its first result is in, rather than after its last."""
-    import subprocess
-    import sys
-
-    done = subprocess.run(
-        [sys.executable, "-c", WARM_UP_CHECK, str(tmp_path / "items.jsonl"), str(items)],
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
-    assert done.stdout.strip() == str(imported)
-
-
 @pytest.mark.usefixtures("collector")
 def test_a_cli_run_inside_another_process_freezes_nothing(tmp_path: Path) -> None:
     """Frozen objects are never freed: a test suite or a service calling the CLI in-process

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import importlib
-import threading
 from array import array
 from collections import Counter, deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -172,7 +170,7 @@ class ScoreTally:
             lengths = {length for length, _ in pairs}
             scores = {score for _, score in pairs}
             if pairs.total() < 3 or len(lengths) == 1 or len(scores) == 1:
-                continue  # nothing to correlate (and no numerics library to import for it)
+                continue  # nothing to correlate
             from judgecards.bias import verbosity_bias_single
 
             # Expanded for this one computation (8 bytes a value), then dropped.
@@ -188,24 +186,6 @@ class ScoreTally:
         if not lines:
             return "verbosity: not enough varied scores to correlate with answer length"
         return "verbosity (answer length in words vs score):\n" + "\n".join(lines)
-
-
-# What the summary's length-vs-score p-values import (`judgecards.bias`), about 0.2 s.
-_SUMMARY_IMPORTS = ("scipy.special",)
-
-
-def _import_in_background(modules: Sequence[str]) -> None:
-    """Import ``modules`` in a thread while the run waits on the network, not after its last
-    reply; the summary's own import then finds them loaded (or waits for this one to finish)."""
-
-    def load() -> None:
-        for name in modules:
-            try:
-                importlib.import_module(name)
-            except ImportError:
-                return  # the summary's own import says what is missing
-
-    threading.Thread(target=load, name="summary-imports").start()
 
 
 def stream_to_file(
@@ -244,8 +224,6 @@ def stream_to_file(
                 if collecting:
                     gc.enable()
                 frozen = True
-                if total >= 3:
-                    _import_in_background(_SUMMARY_IMPORTS)
             tally.add(result, words.popleft())
             if unwritable is None:
                 try:

@@ -9,9 +9,11 @@ from __future__ import annotations
 import email.utils
 import errno
 import json
+import re
 import socket
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, get_args
 
 from judgecards.providers.base import DroppableParameter, RetryDecision
@@ -50,6 +52,77 @@ def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
         return max(0.0, email.utils.mktime_tz(parsed) - time.time())
 
 
+@dataclass(frozen=True)
+class ContextOverflow:
+    """A server's refusal of a prompt longer than the model's context, with its numbers.
+
+    Attributes:
+        requested: tokens the request needs (prompt, and the reply budget where the server
+            counts it), when the server says.
+        maximum: the model's context size in tokens, when the server says.
+    """
+
+    requested: int | None
+    maximum: int | None
+
+    def advice(self) -> str:
+        """What the server said and what to change, for the error record."""
+        if self.requested is not None and self.maximum is not None:
+            numbers = f"{self.requested} tokens requested, the model's context holds {self.maximum}"
+        elif self.maximum is not None:
+            numbers = f"the model's context holds {self.maximum} tokens"
+        else:
+            numbers = "the server did not say by how much"
+        return (
+            f"the prompt does not fit the model's context ({numbers}). Shorten the inputs "
+            "(--max-input-chars), lower the reply budget (--max-tokens), or serve the model "
+            "with a larger context (llama.cpp: --n_ctx / -c)"
+        )
+
+
+# How servers word it. OpenAI and llama-cpp-python's server: "This model's maximum context
+# length is 2048 tokens. However, you requested 2394 tokens (...)" (newer OpenAI models: "...
+# limit of 272000 tokens. Your messages resulted in 300000 tokens"); llama-cpp-python's own
+# ValueError, when it reaches the body: "Requested tokens (2394) exceed context window of 2048";
+# Anthropic: "prompt is too long: 208310 tokens > 200000 maximum" and "input length and
+# `max_tokens` exceed context limit: 198000 + 8192 > 200000". llama.cpp's C++ server gives
+# ``exceed_context_size_error`` with ``n_prompt_tokens`` and ``n_ctx`` fields.
+# Searched with re.DOTALL; compiled on first use (`re`'s own cache): most runs never see one.
+_CONTEXT_WORDS = (
+    r"maximum context length is (?P<maximum>\d+) tokens.*?(?:requested|resulted in) "
+    r"(?P<requested>\d+) tokens",
+    r"limit of (?P<maximum>\d+) tokens.*?resulted in (?P<requested>\d+) tokens",
+    r"requested tokens \((?P<requested>\d+)\) exceed context window of (?P<maximum>\d+)",
+    r"prompt is too long: (?P<requested>\d+) tokens > (?P<maximum>\d+) maximum",
+    r"exceed context limit: (?P<prompt>\d+) \+ (?P<reply>\d+) > (?P<maximum>\d+)",
+)
+_CONTEXT_CODES = {"context_length_exceeded", "exceed_context_size_error"}
+
+
+def context_overflow(status: int, message: Any, body: Any) -> ContextOverflow | None:
+    """The numbers of a refusal for a prompt over the model's context (any of the phrasings
+    above, in a 400, 413 or a llama-cpp-python 500), or None for any other error."""
+    if status not in (400, 413, 422, 500):
+        return None
+    text = f"{message} {json.dumps(body, default=str) if body is not None else ''}".lower()
+    for pattern in _CONTEXT_WORDS:
+        found = re.search(pattern, text, re.DOTALL)
+        if found is not None:
+            numbers = found.groupdict()
+            requested = numbers.get("requested")
+            if requested is None:
+                requested = str(int(numbers["prompt"]) + int(numbers["reply"]))
+            return ContextOverflow(int(requested), int(numbers["maximum"]))
+    if _error_code(body) in _CONTEXT_CODES or "context size" in text:
+        error = body.get("error", body) if isinstance(body, Mapping) else {}
+        error = error if isinstance(error, Mapping) else {}
+        prompt, limit = error.get("n_prompt_tokens"), error.get("n_ctx")
+        return ContextOverflow(
+            prompt if isinstance(prompt, int) else None, limit if isinstance(limit, int) else None
+        )
+    return None
+
+
 def classify_status(
     status: int,
     headers: Mapping[str, str] | None,
@@ -63,6 +136,8 @@ def classify_status(
     cannot see (e.g. in the wording of Anthropic's message); OpenAI-style bodies name it in
     ``error.param`` themselves.
     """
+    if context_overflow(status, None, body) is not None:
+        return RetryDecision(retry=False, kind="context_length", status=status)
     if status == 400:
         rejected = rejected_parameter or _PARAMETERS.get(_error_field(body, "param") or "")
         return RetryDecision(retry=False, kind="fatal", status=status, rejected_parameter=rejected)
@@ -75,6 +150,8 @@ def classify_status(
         return RetryDecision(
             retry=True, kind="rate_limit", retry_after=retry_after_seconds(headers), status=status
         )
+    if status == 404 and not _names_model(body):
+        return RetryDecision(retry=False, kind="fatal", status=status, cause="wrong_path")
     if status in _TRANSIENT or status >= 500:
         return RetryDecision(
             retry=True, kind="transient", retry_after=retry_after_seconds(headers), status=status
@@ -143,6 +220,17 @@ def unreachable_reason(error: BaseException) -> str | None:
             pending.extend(e for e in grouped if isinstance(e, BaseException))
         pending.extend(e for e in (current.__cause__, current.__context__) if e is not None)
     return None
+
+
+def _names_model(body: Any) -> bool:
+    """Whether a 404's body is about the model (OpenAI's ``model_not_found``, vLLM's and
+    Ollama's "model ... does not exist / not found", Anthropic's ``model: ...``), not the path:
+    a server with no API at a path answers ``{"detail": "Not Found"}``, "File Not Found" or
+    "Invalid URL" instead."""
+    if _error_code(body) == "model_not_found":
+        return True
+    text = json.dumps(body, default=str).lower() if body is not None else ""
+    return "model" in text
 
 
 def _error_code(body: Any) -> str | None:

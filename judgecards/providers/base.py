@@ -163,10 +163,12 @@ class Completion:
         return self.finish_reason in ("length", "max_tokens")
 
 
-Cause = Literal["status", "timeout", "connection", "unreachable"]
+Cause = Literal["status", "timeout", "connection", "unreachable", "wrong_path"]
 """Why a call failed: the server answered with an error ``status``; no answer in time
-(``timeout``); the connection broke (``connection``); or nothing could be reached at the URL at
-all (``unreachable``: connection refused, host name not resolved, no route to the host)."""
+(``timeout``); the connection broke (``connection``); nothing could be reached at the URL at
+all (``unreachable``: connection refused, host name not resolved, no route to the host); or a
+server answered that it has no API at the request's path (``wrong_path``: an HTTP 404 that does
+not name a model, e.g. a base URL without ``/v1``)."""
 
 DroppableParameter = Literal[
     "temperature", "top_logprobs", "response_format", "output_config", "json_schema"
@@ -188,8 +190,10 @@ class RetryDecision:
     Attributes:
         retry: the same request may succeed if sent again.
         kind: ``rate_limit`` (429 that may pass), ``transient`` (5xx, timeout, connection),
-            ``auth`` (401/403: retrying cannot help and every other item will fail too) or
-            ``fatal`` (anything else, e.g. 400 or an exhausted quota).
+            ``auth`` (401/403: retrying cannot help and every other item will fail too),
+            ``context_length`` (the prompt and reply budget exceed the model's context; see
+            `judgecards.providers._http.context_overflow`) or ``fatal`` (anything else, e.g.
+            400 or an exhausted quota).
         retry_after: seconds the server asked us to wait, if it said.
         status: the HTTP status, when the server answered.
         cause: see `Cause`; ``unreachable`` before any answer from the server means a wrong
@@ -200,7 +204,7 @@ class RetryDecision:
     """
 
     retry: bool
-    kind: Literal["rate_limit", "transient", "auth", "fatal"]
+    kind: Literal["rate_limit", "transient", "auth", "context_length", "fatal"]
     retry_after: float | None = None
     status: int | None = None
     cause: Cause = "status"

@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from calibration.estimates_report import EstimateRow
+from calibration.estimates_report import EstimateRow, interval_notes
 from calibration.pass_fail import PassFailView
 from judgecards.metrics.stats import Estimate
 from judgecards.pricing import format_cost
@@ -140,10 +140,14 @@ def _estimates(judge: JudgeReport, anchor: str, pct: str) -> Part:
     )  # fmt: skip
     found = _estimate_plots(report.rows, table, anchor)
     designs = dict.fromkeys(row.design for row in report.rows)
-    notes = tuple(
-        ("labels: " if design.known else "labels (ASSUMPTION): ") + design.description
-        for design in designs
-    ) + tuple(f"note: {note}" for note in report.notes)
+    notes = (
+        tuple(
+            ("labels: " if design.known else "labels (ASSUMPTION): ") + design.description
+            for design in designs
+        )
+        + tuple(interval_notes(report))
+        + tuple(f"note: {note}" for note in report.notes)
+    )
     who = ", ".join(report.labelers)
     judged = (
         f"{report.n_comparisons} comparisons judged in both orders"

@@ -360,3 +360,26 @@ def test_a_candidate_is_never_scored_on_its_own_examples(tmp_path: Path) -> None
     with pytest.raises(AlignmentError, match="leakage guard: candidate 'examples' shows result"):
         scorer.score(Candidate("examples", None, (shown,)), [shown])
     assert list(tmp_path.iterdir()) == []  # refused before its card was even built
+
+
+def test_labels_on_errored_results_are_refused_before_any_call(
+    tmp_path: Path, serve: Callable[..., FakeServer], env: None
+) -> None:
+    # Issue 21: align re-judged every dev item into an error and stored a run with κ = None.
+    broken = {"now": True}
+
+    def reply(prompt: str) -> str:
+        return "I cannot judge this." if broken["now"] else ALWAYS_RIGHT(prompt)
+
+    server = serve(reply=reply)
+    db, cards = tmp_path / "labels.db", tmp_path / "cards"
+    cards.mkdir()
+    labelled_db(db, server, n=60)
+    broken["now"] = False
+    before = server.requests
+    result = align_cli(db, cards, server)
+    assert result.exit_code == 2, result.output
+    assert "60 of 60 labelled results of reference@1 are errors" in result.output
+    assert "invalid_output" in result.output and "Re-judge those items" in result.output
+    assert server.requests == before
+    assert alignment_runs(db=db) == [] and list(cards.iterdir()) == []

@@ -527,3 +527,69 @@ def test_a_score_axis_scale_comes_only_from_the_card_that_judged() -> None:
     assert score_scales("reference@1", ["sha256:0"]) == {}
     assert score_scales("reference@1", [card.hash, "sha256:0"]) == {}
     assert score_scales("no-such-card@1", [card.hash]) == {}
+
+
+def test_the_report_says_which_interval_each_estimate_uses_and_why(tmp_path: Path) -> None:
+    """Issue 21 part 1: the t interval where the labels allow (60 labels of an unskewed score),
+    the bounded one where they do not (fewer than 50), said in the JSON and the text."""
+    db, order = judged_db(tmp_path, n=120)
+    labelled = order[:60]
+    calibration.import_labels(
+        write_labels(tmp_path / "labels.csv", labelled), labeler="alice", db=db
+    )
+    report = calibration.estimate(db, card="reference", model=MODEL)
+    mean = row(report, "mean correctness").result
+    assert mean.interval == "t"
+    assert "60 labels" in mean.interval_reason and "t interval" in mean.interval_reason
+    rest = order[60:]
+    judge_verdict = {i: "match" if truth(i) == "partial_match" else truth(i) for i in order}
+    arrays = (
+        [SCORES[truth(i)][0] for i in labelled],
+        [SCORES[judge_verdict[i]][0] for i in labelled],
+        [SCORES[judge_verdict[i]][0] for i in rest],
+    )
+    assert mean.corrected == corrected_mean(*arrays, finite_population=True, bounds=(1, 5))
+    # The human-only column is the same interval without the judge (λ = 0).
+    same = corrected_mean(*arrays, finite_population=True, interval="t", tuning=0.0, folds=1)
+    assert (mean.human_only.low, mean.human_only.high) == (same.low, same.high)
+    entry = next(e for e in report.to_dict()["estimates"] if e["name"] == "mean correctness")
+    assert entry["interval"] == "t" and entry["interval_reason"] == mean.interval_reason
+    text = report.as_text()
+    assert "interval (mean correctness" in text and mean.interval_reason in text
+
+
+def test_fewer_than_50_labels_get_the_bounded_interval_and_say_so(tmp_path: Path) -> None:
+    db, order = judged_db(tmp_path, n=60)
+    calibration.import_labels(write_labels(tmp_path / "l.csv", order[:30]), labeler="al", db=db)
+    mean = row(calibration.estimate(db, card="reference", model=MODEL), "mean correctness")
+    assert mean.result.interval == "bounded"
+    assert "30 labels (fewer than 50)" in mean.result.interval_reason
+
+
+def test_two_labelers_who_disagree_both_count_with_the_item_as_the_unit(tmp_path: Path) -> None:
+    """Issue 21 part 4: items whose two labelers disagreed were dropped (18 of 40 lost)."""
+    db, order = judged_db(tmp_path)
+    labelled = order[:60]
+    calibration.import_labels(write_labels(tmp_path / "a.csv", labelled), labeler="alice", db=db)
+    # Bob reads every partly right answer as a mismatch, with a score of 1: 20 disagreements.
+    path = tmp_path / "b.csv"
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["item_id", "card", "model", "verdict", "correctness"])
+        for i in labelled:
+            said = "mismatch" if truth(i) == "partial_match" else truth(i)
+            writer.writerow([i, "reference@1", MODEL, said, SCORES[said][0]])
+    calibration.import_labels(path, labeler="bob", db=db)
+    report = calibration.estimate(db, card="reference", model=MODEL)
+    assert report.n_labeled == 60
+    partial = row(report, "share partial_match").result
+    assert partial.n_labeled == 60  # every item kept
+    # Each disagreeing item is ½ partial_match, ½ mismatch: a sixth of the items overall.
+    halves = sum(0.5 for i in labelled if truth(i) == "partial_match")
+    assert partial.human_only.value == pytest.approx(halves / 60)
+    mismatch = row(report, "share mismatch").result
+    assert mismatch.human_only.value == pytest.approx(0.5)  # 20 wrong + 20 × ½
+    mean = row(report, "mean correctness").result
+    human = [SCORES[truth(i)][0] if truth(i) != "partial_match" else 2.0 for i in labelled]
+    assert mean.human_only.value == pytest.approx(np.mean(human))  # (3 + 1) / 2 for those
+    assert any("labelers of 20 item(s) disagree; every label counts" in n for n in report.notes)

@@ -126,6 +126,22 @@ def test_dawid_skene_agrees_with_crowd_kit(source: str) -> None:
             assert np.abs(ours.confusion[name] - expected).max() < 1e-6, name
 
 
+def test_an_item_no_judge_answered_is_accepted_everywhere() -> None:
+    # Issue 21: evaluate_jury raised "item 81 has no verdict from any judge" (LLMBar Processed,
+    # GPT-4's replies in both orders unparsed) where fit_jury and majority_vote accept it.
+    verdicts, truth = _synthetic_crowd(2)
+    blank = verdicts.copy()
+    blank[81, :] = None
+    evaluation = evaluate_jury(blank, truth, folds=5, repeats=2)
+    assert 0.0 < evaluation.dawid_skene < 1.0
+    # No evidence: the item's posterior is the prior, and the others are fitted as without it.
+    with_blank = dawid_skene(blank)
+    without = dawid_skene(np.delete(blank, 81, axis=0))
+    assert with_blank.posteriors[81] == pytest.approx(with_blank.priors)
+    assert np.delete(with_blank.posteriors, 81, axis=0) == pytest.approx(without.posteriors)
+    assert with_blank.priors == pytest.approx(without.priors)
+
+
 def test_dawid_skene_learns_who_is_reliable() -> None:
     verdicts, truth = _synthetic_crowd(1)
     result = dawid_skene(verdicts, judges=[f"j{j}" for j in range(5)])
@@ -146,7 +162,6 @@ def test_dawid_skene_learns_who_is_reliable() -> None:
         (lambda: fit_jury([["A"], ["B"]], ["A", None]), r"human\[1\] is missing"),
         (lambda: fit_jury([["A"], ["B"]], ["A", "B"], judges=["x", "y"]), "judges names 2"),
         (lambda: fit_jury([["A"], ["B"]], ["A", "B"], regularization=0), "regularization"),
-        (lambda: dawid_skene([["A", "B"], [None, None]]), "item 1 has no verdict"),
         (lambda: dawid_skene([["A", "B"]], judges=["x", "x"]), "name each column once"),
         (
             lambda: evaluate_jury([["A"], ["B"], ["A"]], ["A", "B", "A"], folds=2),

@@ -353,3 +353,69 @@ def test_weights_and_strata_keep_coverage_when_labels_oversample_doubtful_items(
     assert hits["stratified"] / reps >= 0.93, hits
     assert hits["weighted"] / reps >= 0.93, hits
     assert hits["ignoring the design"] / reps < 0.85, hits
+
+
+# --- issue 21 part 4: the papers' normal interval, and weighted designs --------------------------
+
+
+@pytest.mark.parametrize("tuning", ["ppi++", "ppi", 0.4])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_the_normal_interval_reproduces_ppi_python(tuning: object, weighted: bool) -> None:
+    ppi_py = pytest.importorskip("ppi_py")
+    y, f, f_u = _synthetic(60, 700, 3)
+    rng = np.random.default_rng(4)
+    w = rng.uniform(0.2, 3.0, size=60) if weighted else None
+    w_u = rng.uniform(0.5, 2.0, size=700) if weighted else None
+    lam = None if tuning == "ppi++" else (1.0 if tuning == "ppi" else tuning)
+    ours = corrected_mean(
+        y,
+        f,
+        f_u,
+        alpha=0.1,
+        tuning=tuning,  # type: ignore[arg-type]
+        folds=1,
+        weights=w,
+        unlabeled_weights=w_u,
+        interval="normal",
+    )
+    point = ppi_py.ppi_mean_pointestimate(y, f, f_u, lam=lam, w=w, w_unlabeled=w_u)
+    low, high = ppi_py.ppi_mean_ci(y, f, f_u, alpha=0.1, lam=lam, w=w, w_unlabeled=w_u)
+    assert ours.value == pytest.approx(float(np.squeeze(point)), abs=1e-9)
+    assert ours.low == pytest.approx(float(np.squeeze(low)), abs=1e-9)
+    assert ours.high == pytest.approx(float(np.squeeze(high)), abs=1e-9)
+    rate = corrected_rate(y > 3, f > 3, f_u > 3, category=True, folds=1, interval="normal")
+    low, high = ppi_py.ppi_mean_ci(
+        (y > 3).astype(float), (f > 3).astype(float), (f_u > 3).astype(float), alpha=0.05
+    )
+    assert (rate.low, rate.high) == pytest.approx(
+        (max(0.0, float(np.squeeze(low))), min(1.0, float(np.squeeze(high)))), abs=1e-9
+    )
+
+
+def test_an_unknown_interval_is_refused() -> None:
+    y, f, f_u = _synthetic(20, 40, 0)
+    with pytest.raises(ValueError, match="interval must be 'auto', 't', 'normal' or 'bounded'"):
+        corrected_mean(y, f, f_u, interval="wald")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="needs bounds"):
+        corrected_mean(y, f, f_u, interval="bounded")
+
+
+def test_weighted_designs_need_every_judged_item_as_judge_on_unlabeled() -> None:
+    """MT-Bench's tie share, labels drawn with twice the chance where GPT-4 said tie (weights
+    1/π). Passing every judged item is unbiased; the unlabelled ones alone (the docstring's old
+    advice) are not a uniform sample and bias the share downward by many Monte-Carlo SEs."""
+    data = mt_bench()
+    human, judge = (data.human == "tie").astype(float), (data.gpt4 == "tie").astype(float)
+    truth = human.mean()
+    pi = np.where(judge == 1.0, 2.0, 1.0)
+    pi *= 200 / pi.sum()
+    rng = np.random.default_rng(0)
+    right, old = [], []
+    for _ in range(1500):
+        drawn = rng.uniform(size=len(human)) < pi
+        y, f, w = human[drawn], judge[drawn], 1.0 / pi[drawn]
+        right.append(corrected_mean(y, f, judge, weights=w, tuning="ppi", folds=1).value)
+        old.append(corrected_mean(y, f, judge[~drawn], weights=w, tuning="ppi", folds=1).value)
+    se = np.std(right) / math.sqrt(len(right))
+    assert abs(np.mean(right) - truth) < 3 * se
+    assert np.mean(old) - truth < -5 * se

@@ -71,7 +71,8 @@ def test_finite_population_lambda_is_the_regression_slope() -> None:
     judge = 1.5 * truth + rng.normal(0, 0.3, 120)
     y, f, f_u = truth[:40], judge[:40], judge[40:]
     slope = np.mean((y - y.mean()) * (f - f.mean())) / np.var(judge, ddof=1)
-    finite = corrected_estimate(y, f, f_u, folds=1, finite_population=True)
+    # interval="t": the papers' power-tuned λ ("auto" shrinks it with few labels).
+    finite = corrected_estimate(y, f, f_u, folds=1, finite_population=True, interval="t")
     infinite = corrected_estimate(y, f, f_u, folds=1)
     assert 0.3 < slope < 1.0
     assert finite.tuning == pytest.approx(slope, rel=1e-9)
@@ -157,7 +158,9 @@ def test_a_useful_judge_narrows_the_bounded_interval() -> None:
     truth = np.clip(np.round(rng.normal(3.5, 1.0, 400)), 1, 5)
     judge = np.clip(truth + rng.choice([-1.0, 0.0, 0.0, 0.0, 1.0], 400), 1, 5)
     y, f, f_u = truth[:60], judge[:60], judge[60:]
-    with_judge = corrected_estimate(y, f, f_u, finite_population=True, bounds=(1, 5))
+    with_judge = corrected_estimate(
+        y, f, f_u, finite_population=True, bounds=(1, 5), interval="bounded"
+    )
     width = with_judge.corrected.high - with_judge.corrected.low
     assert width < 0.85 * (with_judge.human_only.high - with_judge.human_only.low)
     assert with_judge.corrected.low <= with_judge.corrected.value <= with_judge.corrected.high
@@ -221,6 +224,7 @@ def test_summeval_per_system_bounded_intervals_cover(n: int) -> None:
                 gpt4[rest],
                 finite_population=True,
                 bounds=(1, 5),
+                interval="bounded",
             )
             covered += e.low <= truth <= e.high
         assert covered >= 93, (dimension, system, n, covered)
@@ -242,7 +246,9 @@ def test_summeval_every_system_and_dimension_is_covered_when_bounded() -> None:
                 for _ in range(100):
                     order = rng.permutation(len(human))
                     y, f, f_u = human[order[:n]], gpt4[order[:n]], gpt4[order[n:]]
-                    b = corrected_mean(y, f, f_u, finite_population=True, bounds=(1, 5))
+                    b = corrected_mean(
+                        y, f, f_u, finite_population=True, bounds=(1, 5), interval="bounded"
+                    )
                     t = corrected_mean(y, f, f_u, finite_population=True)
                     bounded += b.low <= truth <= b.high
                     t_based += t.low <= truth <= t.high
