@@ -415,3 +415,17 @@ def test_a_batch_submitted_before_keys_named_the_endpoint_is_still_collected(
         again = judge.score_many(items(2))
     assert collected.finished and [r.ok for r in collected.results] == [True, True]
     assert all(r.cached for r in again) and fake.counts["live"] == 0  # from the response cache
+
+
+def test_the_stored_settings_keep_the_providers_timeout(tmp_path: Path) -> None:
+    from judgecards.batch.submit import judge_settings
+
+    with Judge(
+        "reference",
+        "openai:gpt-4o-mini",
+        db=tmp_path / "j.db",
+        api_key="sk-seam-never-stored",
+        timeout=12.5,
+    ) as judge:
+        settings = judge_settings(judge)
+    assert settings["timeout"] == 12.5 and "sk-seam" not in json.dumps(settings)

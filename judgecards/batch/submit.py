@@ -90,7 +90,7 @@ def judge_settings(judge: Judge, cards_dirs: Sequence[str] = ()) -> dict[str, An
         "max_input_chars": judge.max_input_chars,
         "cards_dirs": [str(path) for path in cards_dirs],
         "base_url": getattr(provider, "base_url", None),
-        "timeout": getattr(provider, "_timeout", None),
+        "timeout": getattr(provider, "timeout", None),
         "output_mode": judge.output_mode,  # how replies are asked for: re-asks ask the same way
     }
 
