@@ -43,7 +43,7 @@ from judgecards.judge_attempts import Attempts, Run
 from judgecards.judge_pool import Progress, stream_judgments
 from judgecards.judge_requests import first_request, mock_options
 from judgecards.plan import RunPlan
-from judgecards.prepared import PreparedItem, item_id_of
+from judgecards.prepared import ItemState, PreparedItem, item_id_of
 from judgecards.pricing import PriceTable, load_prices
 from judgecards.providers import make_provider, split_model
 from judgecards.providers.base import Completion, CompletionRequest, Provider, endpoint_of
@@ -388,8 +388,9 @@ class Judge:
             if record_refusal:  # the live path's error record: the run stops before a call
                 result = self._finish_sync(item)
             return replace(item, state="refused", result=result, refusal=str(error))
-        cached = self._cached(self._cache_key(request)) is not None
-        return replace(item, state="cached" if cached else "to_call", request=request)
+        key = self._cache_key(request)
+        state: ItemState = "to_call" if self._cached(key) is None else "cached"
+        return replace(item, state=state, request=request, cache_key=key)
 
     def first_request(self, item: PreparedItem) -> CompletionRequest:
         """``item``'s first request as this judge would build it now (not yet adjusted for

@@ -46,11 +46,13 @@ class PreparedItem:
         key: the id its result is stored under (for inputs refused before a key exists: the id
             of their ``input`` error record).
         item_id: the item's own id (`item_id_of`).
-        inputs: the card inputs it is judged on (defaults such as a rubric's criteria filled in).
+        inputs: the card inputs it is judged on (defaults such as a rubric's criteria filled
+            in); for inputs refused before a key exists, the item as given less its ``id``.
         state: see `ItemState`; ``prepare`` without ``classify`` leaves ``cached`` items as
             ``to_call`` (the run looks the reply up anyway).
         source: the item as given.
         request: its first request, once classified (None when refused or not classified).
+        cache_key: that request's key in the response cache, once classified.
         result: the stored result (``stored``) or the ``input`` error record (``refused``, when
             refusals were recorded).
         refusal: why a ``refused`` item is refused.
@@ -62,6 +64,7 @@ class PreparedItem:
     state: ItemState = "to_call"
     source: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
     request: CompletionRequest | None = field(default=None, repr=False, compare=False)
+    cache_key: str | None = None
     result: JudgeResult | None = field(default=None, repr=False, compare=False)
     refusal: str | None = None
 

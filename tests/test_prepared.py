@@ -41,6 +41,7 @@ def test_prepare_tells_stored_cached_refused_and_to_call_apart_without_a_call(
         stored, cached, refused, to_call = prepared
         assert stored.result is not None and stored.result.item_id == "done"
         assert cached.request is not None and to_call.request is not None
+        assert cached.cache_key is not None and cached.cache_key != to_call.cache_key
         assert refused.refusal is not None and "gold_answer" in refused.refusal
         assert refused.result is None  # not recorded unless asked
         assert judge.store.get(refused.key) is None
