@@ -49,10 +49,13 @@ class BatchJob:
         submission: the id naming all of its batches (``judgecards batch collect ID``); None
             when nothing needed sending.
         batches: the provider batches created (one unless the limits split it).
-        items: items given; submitted: sent in ``batches``; stored: already judged (no call);
-        cached: judged now from the response cache (no call); waiting: already in a batch not
-        yet collected (not sent again); refused: inputs that cannot be judged, stored as
-        ``input`` error records as a live run stores them.
+        items: items given.
+        submitted: sent in ``batches``.
+        stored: already judged (no call).
+        cached: judged now from the response cache (no call).
+        waiting: already in a batch not yet collected (not sent again).
+        refused: inputs that cannot be judged, stored as ``input`` error records as a live
+            run stores them.
     """
 
     submission: str | None
