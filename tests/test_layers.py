@@ -48,9 +48,6 @@ PRIVATE_MODULE_IMPORTS_LEFT = frozenset(
     {
         # judgecards' face names an importer's output type from a private module.
         ("judgecards", "judgecards.importers._output"),
-        # the HTTP status helpers shared by the transport layer live under providers.
-        ("judgecards.retry", "judgecards.providers._http"),
-        ("judgecards.structured_output", "judgecards.providers._http"),
         # calibration's face is built with judgecards' lazy-face helper.
         ("calibration", "judgecards._lazy"),
         # calibration reads card YAML with judgecards' loader.
