@@ -1,8 +1,9 @@
-"""Benchmark of adaptive concurrency (issue 10 §5) against a server that takes 8 calls at once.
+"""Benchmark of adaptive concurrency (issue 10 §5, issue 22 item 12).
 
-A loopback fake OpenAI server (its own process) accepts 8 concurrent requests and answers the
-rest at once with a 429, with ``retry-after-ms`` (the time until its first slot frees) or, in
-the second scenario, without. N items are judged asking concurrency C:
+**Capacity.** A loopback fake OpenAI server (its own process) accepts 8 concurrent requests and
+answers the rest at once with a 429 carrying ``retry-after: 1`` (whole seconds, as real
+providers send; the fake's old ``retry-after-ms`` of a few milliseconds hid what a shared pause
+costs) or, in the second scenario, no ``retry-after``. N items are judged asking concurrency C:
 
   * ``fixed C``: the semaphore alone (no limiter; judgecards before the limiter);
   * ``adaptive C``: the per-run `judgecards.rate.AdaptiveLimiter`;
@@ -14,20 +15,27 @@ the floor N·L/8 and to ``fixed 8`` in the same run (the floor ignores client ov
 busy 2-core machine is large; ``fixed 8`` pays the same overhead).
 
 Targets (issue 10): adaptive, C = 64, N = 200: ≤ 40 rate-limited requests, no item lost, wall
-≤ 1.2 × the floor at 8.
+≤ 1.2 × ``fixed 8``.
+
+**Random 429s** (issue 22 item 12, ``--random``): a server with no capacity limit refuses 10% of
+requests at random with ``retry-after: 1``; 400 items, C = 32, L = 300 ms: judgecards (adaptive)
+against a bare ``AsyncOpenAI`` loop (an asyncio semaphore of 32, the SDK's own retries honouring
+``retry-after``). Before the fix the limiter cut on every refusal and paused every call, and
+ended at concurrency 1.
 
 ``--trace`` also prints, for each adaptive run, where its time went (`TracedLimiter`): the
 limit and the calls in flight over time, slots left idle while items waited, time paused by
 ``retry-after``, and how long refused calls took to be sent again.
 
 Usage: .venv/bin/python bench/bench_rate.py [--runs 3] [--n 200] [--latency 0.2] [--concurrency 64]
-       [--trace]
+       [--trace] [--random] [--only-random]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import sys
 import tempfile
@@ -144,8 +152,10 @@ def judge_run(
 def scenario(retry_after: bool, args: argparse.Namespace, tmp: Path) -> list[Measure]:
     n, latency, concurrency = args.n, args.latency, args.concurrency
     floor = n * latency / 8
-    server, base_url = spawn(latency, capacity=8, retry_after=retry_after)
-    label = "retry-after" if retry_after else "no retry-after"
+    server, base_url = spawn(
+        latency, capacity=8, retry_after=retry_after, retry_after_s=1.0 if retry_after else None
+    )
+    label = "retry-after 1 s" if retry_after else "no retry-after"
     try:
         tag = f"{label}-{time.time_ns()}"  # fresh items: nothing from the store or the cache
         # Warm-up (imports, connections), so the first mode measured does not pay for them.
@@ -186,6 +196,76 @@ def scenario(retry_after: bool, args: argparse.Namespace, tmp: Path) -> list[Mea
     return out
 
 
+async def bare_loop(
+    base_url: str, items: list[dict[str, str]], concurrency: int
+) -> tuple[int, int]:
+    """A bare AsyncOpenAI loop over ``items``: (items failed, requests refused, as the SDK
+    retried them). The SDK's retries honour ``retry-after``; five of them, so none is lost."""
+    import httpx2
+    from openai import AsyncOpenAI, RateLimitError
+
+    refused = 0
+
+    async def count(response: httpx2.Response) -> None:
+        nonlocal refused
+        refused += response.status_code == 429
+
+    client = AsyncOpenAI(
+        base_url=base_url, api_key="sk-bench", max_retries=5,
+        http_client=httpx2.AsyncClient(event_hooks={"response": [count]}),  # type: ignore[list-item]
+    )  # fmt: skip
+    slots = asyncio.Semaphore(concurrency)
+    failed = 0
+
+    async def one(item: dict[str, str]) -> None:
+        nonlocal failed
+        async with slots:
+            try:
+                await client.chat.completions.create(
+                    model="fake-judge", temperature=0, max_tokens=512,
+                    messages=[{"role": "user", "content": json.dumps(item)}],
+                )  # fmt: skip
+            except RateLimitError:
+                failed += 1
+
+    await asyncio.gather(*(one(item) for item in items))
+    await client.close()
+    return failed, refused
+
+
+def random_scenario(args: argparse.Namespace, tmp: Path) -> list[Measure]:
+    """400 items, C=32, 300 ms, 10% random 429s with retry-after 1 s: judgecards vs a bare loop."""
+    n, latency, concurrency = 400, 0.3, 32
+    server, base_url = spawn(latency, refuse_share=0.1, retry_after_s=1.0)
+    try:
+        tag = f"random-{time.time_ns()}"
+        judge_run(base_url, 8, 8, adaptive=True, db=tmp / f"{tag}-warm.db", tag=f"{tag}-warm")
+        ours = judge_run(base_url, n, concurrency, adaptive=True, db=tmp / f"{tag}.db", tag=tag,
+                         trace=args.trace)  # fmt: skip
+        started = time.perf_counter()
+        failed, refused = asyncio.run(
+            bare_loop(base_url, reference_items(n, f"{tag}-bare"), concurrency)
+        )
+        bare = time.perf_counter() - started
+    finally:
+        server.terminate()
+        server.wait()
+    if isinstance(ours["limiter"], TracedLimiter):
+        print(f"random 429s: adaptive {concurrency}, {ours['wall']:.2f} s wall",
+              *ours["limiter"].report(concurrency, latency), sep="\n", file=sys.stderr)  # fmt: skip
+    label = "random 10% 429s"
+    return [
+        Measure(f"{label}: judgecards wall", ours["wall"], " s", 2),
+        Measure(f"{label}: bare AsyncOpenAI wall", bare, " s", 2),
+        Measure(f"{label}: judgecards / bare", ours["wall"] / bare, "x", 2),
+        Measure(f"{label}: judgecards 429s", ours["rate_limited"], "", 0),
+        Measure(f"{label}: bare 429s", refused, "", 0),
+        Measure(f"{label}: judgecards final concurrency", ours["final"], "", 0),
+        Measure(f"{label}: judgecards failed items", ours["failed"], "", 0, "0"),
+        Measure(f"{label}: bare failed items", failed, "", 0),
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -197,13 +277,18 @@ def main() -> None:
     parser.add_argument(
         "--trace", action="store_true", help="print where each adaptive run's time went"
     )
+    parser.add_argument("--random", action="store_true", help="also the random-429 scenario")
+    parser.add_argument("--only-random", action="store_true", help="only the random-429 scenario")
     args = parser.parse_args()
     warnings.simplefilter("ignore")  # the fake judge is, rightly, never calibrated
     os.environ.pop("OPENAI_BASE_URL", None)
     tmp = Path(tempfile.mkdtemp(prefix="judgecards-bench-rate-"))
 
     def run(_: int) -> list[Measure]:
-        return scenario(True, args, tmp) + scenario(False, args, tmp)
+        capacity = (
+            [] if args.only_random else scenario(True, args, tmp) + scenario(False, args, tmp)
+        )
+        return capacity + (random_scenario(args, tmp) if args.random or args.only_random else [])
 
     results = repeat(run, args.runs)
     print(

@@ -10,8 +10,12 @@ headline the audit code caches on each ``audits`` row (kappa, n, date), and trea
 as "never calibrated".
 
 "Calibrated" means: some audit of that card@version and model (a spot-check sample or an
-anchor-set re-run) has at least one human label. A calibration with a poor kappa still counts;
-`judgecards audit report` is where quality is judged.
+anchor-set re-run) has at least one human label. Calibration is per card version and judge
+model: another model's audit says nothing about this one. When the newest labelled audit of
+the pair has a kappa below `GATE_MIN_KAPPA` (the gate's default, `judgecards audit report`) or
+an undefined one, the judge failed its calibration: `warn_if_uncalibrated` warns about that too
+and ``cards list`` says so. (The gate's other test, a significant fall from the baseline audit,
+needs a bootstrap: only `judgecards audit report` runs it.)
 """
 
 from __future__ import annotations
@@ -29,7 +33,16 @@ if TYPE_CHECKING:
     from judgecards.judge import Judge
     from judgecards.store import Store
 
-__all__ = ["CalibrationStatus", "calibrations", "latest_calibration", "warn_if_uncalibrated"]
+__all__ = [
+    "GATE_MIN_KAPPA",
+    "CalibrationStatus",
+    "calibrations",
+    "latest_calibration",
+    "warn_if_uncalibrated",
+]
+
+GATE_MIN_KAPPA = 0.6
+"""The audit gate's default threshold on the newest audit's kappa (``audit report --min-kappa``)."""
 
 
 @dataclass(frozen=True)
@@ -63,13 +76,31 @@ class CalibrationStatus:
 
     def describe(self) -> str:
         """``kappa 0.812 [0.701, 0.903] n=50, 2025-06-01, openai:gpt-4o (audit #3)``."""
+        return f"{self._kappa()} n={self.n}, {self.date.date().isoformat()}, {self.model} (audit #{self.audit_id})"
+
+    def fails_gate(self, min_kappa: float = GATE_MIN_KAPPA) -> bool:
+        """Whether this audit's kappa is below the gate's ``min_kappa`` or undefined."""
+        return self.kappa is None or self.kappa < min_kappa
+
+    def verdict(self) -> str:
+        """One line for ``cards list``: this model's calibration, passed or failed, e.g.
+        ``openai:gpt-4o: calibrated, kappa 0.812 [0.701, 0.903] n=50, 2025-06-01 (audit #3)``."""
+        measured = (
+            f"{self._kappa()} n={self.n}, {self.date.date().isoformat()} (audit #{self.audit_id})"
+        )
+        if self.fails_gate():
+            return (
+                f"{self.model}: FAILED calibration, {measured}: below the gate's kappa "
+                f"{GATE_MIN_KAPPA:.2f} (judgecards audit report)"
+            )
+        return f"{self.model}: calibrated, {measured}"
+
+    def _kappa(self) -> str:
         if self.kappa is None:
-            kappa = "kappa undefined"
-        elif self.kappa_low is None or self.kappa_high is None:
-            kappa = f"kappa {self.kappa:.3f}"
-        else:
-            kappa = f"kappa {self.kappa:.3f} [{self.kappa_low:.3f}, {self.kappa_high:.3f}]"
-        return f"{kappa} n={self.n}, {self.date.date().isoformat()}, {self.model} (audit #{self.audit_id})"
+            return "kappa undefined"
+        if self.kappa_low is None or self.kappa_high is None:
+            return f"kappa {self.kappa:.3f}"
+        return f"kappa {self.kappa:.3f} [{self.kappa_low:.3f}, {self.kappa_high:.3f}]"
 
 
 def latest_calibration(store: Store, *, card: str, model: str) -> CalibrationStatus | None:
@@ -93,7 +124,8 @@ def latest_calibration(store: Store, *, card: str, model: str) -> CalibrationSta
 
 
 def warn_if_uncalibrated(judge: Judge, *, stacklevel: int = 2) -> CalibrationStatus | None:
-    """Warn when a judge's card version was never calibrated for its model; mock judges never warn.
+    """Warn when a judge's card version was never calibrated for its model, or its newest audit
+    for that model failed the gate's kappa (`GATE_MIN_KAPPA`); mock judges never warn.
 
     Call it once per run (the command line does): `judgecards.Judge` does not check by itself, so
     that the core never depends on this package.
@@ -103,8 +135,8 @@ def warn_if_uncalibrated(judge: Judge, *, stacklevel: int = 2) -> CalibrationSta
         stacklevel: passed to `warnings.warn`, so the warning points at the caller.
 
     Returns:
-        The latest `CalibrationStatus`, or ``None`` after warning `UncalibratedJudgeWarning`
-        (``None`` without a warning or a query for a mock judge).
+        The latest `CalibrationStatus` (a failed one after warning `UncalibratedJudgeWarning`),
+        or ``None`` after warning it (``None`` without a warning or a query for a mock judge).
     """
     if judge.is_mock:
         return None  # synthetic scores: nothing to calibrate
@@ -113,6 +145,14 @@ def warn_if_uncalibrated(judge: Judge, *, stacklevel: int = 2) -> CalibrationSta
         warnings.warn(
             f"{judge.card.ref} has never been calibrated against human labels for {judge.model}; "
             "see `judgecards audit sample`",
+            UncalibratedJudgeWarning,
+            stacklevel=stacklevel + 1,
+        )
+    elif status.fails_gate():
+        warnings.warn(
+            f"{judge.card.ref} failed its latest calibration for {judge.model}: "
+            f"{status.describe()}, below the gate's kappa {GATE_MIN_KAPPA:.2f}; its judgments "
+            "disagree with people's: see `judgecards audit report`",
             UncalibratedJudgeWarning,
             stacklevel=stacklevel + 1,
         )

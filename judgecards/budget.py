@@ -1,20 +1,31 @@
 """A spending cap for a judge (``Judge(max_cost=)``, ``--max-cost USD``).
 
-The rule: an item is never *started* when what has been spent, plus what the items already in
-flight are projected to cost, plus this item's projection would pass the cap. An item's
-projection is `judgecards.plan`'s estimate of its first request at its ``max_tokens`` cap (input
-tokens as characters / 4, every reply token at the output rate); an item whose first reply is
-already in the response cache is projected at nothing, and items already stored are never run.
-Items not started are returned as ``not_judged`` results: not errors, never stored, so running
-again with a higher cap judges exactly them.
+The rule: no call is *sent* when what has been spent, plus what the calls already reserved are
+projected to cost, plus this call's projection would pass the cap. A call's projection is its
+request's input tokens as characters / 4 (`judgecards.plan.estimate_tokens`) and a reply at its
+``max_tokens`` cap, at the model's price; an item whose first reply is already in the response
+cache is projected at nothing, and items already stored are never run.
 
-In-flight items always finish, so what is spent can pass the cap only by what the projection
-missed: re-asks after an invalid reply (extra calls) and a tokenizer that counts more than
-characters / 4. The summary shows spent against the cap either way.
+- **Starting an item** (`CostCap.admit`) reserves its first call. Items not started are returned
+  as ``not_judged`` results: not errors, never stored, so running again with a higher cap
+  judges exactly them.
+- **Each later call of an item** (a re-ask after an invalid reply, the larger retry of a cut
+  one) reserves its own projection before it is sent (`CostCap.reserve_call`), on top of what
+  the item holds; an item whose next call can never fit ends as an error record
+  (``error_kind="max_cost"``, what it spent counted), so a re-ask never takes the spend past the
+  cap. An item's reservation is given back when it settles at its actual cost.
+- **Waiting, not refusing.** A call that does not fit while other items hold reservations for
+  calls in flight waits for them to settle (a reply is usually far below its cap, so room comes
+  back) and is reconsidered; it is refused only when it cannot fit with no other call pending.
+  So a run at concurrency 64 judges what a run at concurrency 1 does, and stops only when the
+  next item cannot fit.
+
+What is spent can then pass the cap only if the provider counts more input tokens than
+characters / 4 (a reply is never billed past its ``max_tokens``).
 
 Items that must run together or not at all (a comparison's two orders: half a pair decides
 nothing) are held together (`CostCap.together`): the first of them to start reserves all of their
-projections at once, or none of them starts.
+first calls at once, or none of them starts.
 
 A model without a price cannot be capped (its spend is unknown, never 0): `CostCap.of` refuses
 it before anything runs.
@@ -22,7 +33,9 @@ it before anything runs.
 
 from __future__ import annotations
 
+import asyncio
 import threading
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -52,11 +65,7 @@ class BudgetStats:
 
     def as_text(self) -> str:
         """One line for a run summary."""
-        over = (
-            " (over: re-asks and token counts beyond the projection)"
-            if self.spent > self.cap
-            else ""
-        )
+        over = " (over: the provider counted more input tokens)" if self.spent > self.cap else ""
         left = (
             f"; {self.not_judged} item(s) not judged: run again with a higher --max-cost to "
             "judge them (finished items cost nothing again)"
@@ -67,7 +76,8 @@ class BudgetStats:
 
 
 class CostCap:
-    """What one judge may still spend; thread-safe (items of a batch reserve concurrently)."""
+    """What one judge may still spend; thread-safe (items of a batch reserve concurrently, from
+    threads or event loops alike)."""
 
     def __init__(self, cap: float, price: ModelPrice) -> None:
         if not cap >= 0:
@@ -75,8 +85,14 @@ class CostCap:
         self.cap = cap
         self.price = price
         self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)  # a reservation settled or was released
+        self._futures: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
         self._spent = 0.0
-        self._reserved: dict[str, float] = {}
+        self._reserved: dict[str, float] = {}  # items started and not settled
+        self._held: dict[str, float] = {}  # a started group's items not started yet
+        self._waiting: dict[str, int] = {}  # started items waiting for room for their next call
+        self._queue: deque[int] = deque()  # items waiting to start, in the order they came
+        self._tickets = 0
         self._not_judged = 0
         self._groups: dict[str, _Group] = {}
 
@@ -97,7 +113,7 @@ class CostCap:
         return cls(cap, price)
 
     def projected(self, request: CompletionRequest) -> float:
-        """The most one first call can cost: estimated input tokens, a reply at its cap."""
+        """The most one call can cost: estimated input tokens, a reply at its cap."""
         return self.price.cost(estimate_tokens(request), request.max_tokens)
 
     def admit(
@@ -106,28 +122,167 @@ class CostCap:
         first_request: Callable[[], CompletionRequest],
         cached: Callable[[CompletionRequest], bool],
     ) -> bool:
-        """Whether item ``key`` may start, its projection reserved if so: its ``first_request``
+        """Whether item ``key`` may start, its first call reserved if so: its ``first_request``
         projected, at nothing when that reply is ``cached`` or the item cannot be rendered (it
         ends as an input error record, never sent). An item held in a group (`together`) starts
-        exactly when its group does."""
-        group = self._groups.get(key)
-        if group is not None:
-            return self._admit_group(group)
+        exactly when its group does. While it does not fit but other items hold reservations
+        for calls in flight, this thread waits for them to settle."""
+        projected = self._first_projection(key, first_request, cached)
+        return self._wait_blocking(key, projected, admit=True)
+
+    async def aadmit(
+        self,
+        key: str,
+        first_request: Callable[[], CompletionRequest],
+        cached: Callable[[CompletionRequest], bool],
+    ) -> bool:
+        """Async twin of `admit`: waits in this event loop, never blocking it."""
+        projected = self._first_projection(key, first_request, cached)
+        return await self._wait(key, projected, admit=True)
+
+    def reserve_call(self, key: str, request: CompletionRequest) -> bool:
+        """Reserve a later call of started item ``key`` (a re-ask, a larger retry) before it is
+        sent, waiting while other calls may still give room; False: it can never fit, so the
+        item must stop (what it holds stays reserved until it settles)."""
+        return self._wait_blocking(key, self.projected(request), admit=False)
+
+    async def areserve_call(self, key: str, request: CompletionRequest) -> bool:
+        """Async twin of `reserve_call`."""
+        return await self._wait(key, self.projected(request), admit=False)
+
+    def _first_projection(
+        self,
+        key: str,
+        first_request: Callable[[], CompletionRequest],
+        cached: Callable[[CompletionRequest], bool],
+    ) -> float:
+        if key in self._groups:
+            return 0.0  # its group's projections decide
         try:
             request = first_request()
-            projected = 0.0 if cached(request) else self.projected(request)
+            return 0.0 if cached(request) else self.projected(request)
         except RenderError:
-            projected = 0.0
-        return self.reserve(key, projected)
+            return 0.0
 
-    def reserve(self, key: str, projected: float) -> bool:
-        """Reserve ``projected`` for item ``key`` if it fits under the cap; False: do not start it."""
+    def _wait_blocking(self, key: str, projected: float, *, admit: bool) -> bool:
         with self._lock:
-            if self._spent + sum(self._reserved.values()) + projected > self.cap:
+            ticket: int | None = None
+            entered = False
+            try:
+                while (verdict := self._decide(key, projected, admit, ticket)) is None:
+                    if admit and ticket is None:
+                        ticket = self._queue_up()
+                    if not entered and not admit:
+                        self._enter(key)
+                        entered = True
+                    self._changed.wait()
+                return verdict
+            finally:
+                self._done_waiting(key, ticket, entered)
+
+    async def _wait(self, key: str, projected: float, *, admit: bool) -> bool:
+        loop = asyncio.get_running_loop()
+        ticket: int | None = None
+        entered = False
+        try:
+            while True:
+                with self._lock:
+                    verdict = self._decide(key, projected, admit, ticket)
+                    if verdict is not None:
+                        return verdict
+                    if admit and ticket is None:
+                        ticket = self._queue_up()
+                    if not entered and not admit:
+                        self._enter(key)  # before this call's own future is listed
+                        entered = True
+                    future: asyncio.Future[None] = loop.create_future()
+                    self._futures.append((loop, future))
+                await future
+        finally:
+            with self._lock:
+                self._done_waiting(key, ticket, entered)
+
+    def _queue_up(self) -> int:
+        """A place in the queue of items waiting to start: they are decided in the order they
+        came, so an item that came later cannot take the room an earlier one waits for."""
+        self._tickets += 1
+        self._queue.append(self._tickets)
+        return self._tickets
+
+    def _done_waiting(self, key: str, ticket: int | None, entered: bool) -> None:
+        if ticket is not None:
+            self._queue.remove(ticket)
+            self._wake()  # the next in the queue is decided now
+        if entered:
+            self._leave(key)
+
+    def _enter(self, key: str) -> None:
+        """Started item ``key`` waits for room for its next call: the others' rule for waiting
+        changes (`_decide`), so they look again (called with the lock held)."""
+        self._waiting[key] = self._waiting.get(key, 0) + 1
+        self._wake()
+
+    def _leave(self, key: str) -> None:
+        left = self._waiting[key] - 1
+        if left:
+            self._waiting[key] = left
+        else:
+            del self._waiting[key]
+
+    def _fits(self, projected: float) -> bool:
+        committed = self._spent + sum(self._reserved.values()) + sum(self._held.values())
+        return committed + projected <= self.cap
+
+    def _decide(self, key: str, projected: float, admit: bool, ticket: int | None) -> bool | None:
+        """Reserve for ``key`` and True if its call fits, False if it never can, None if it
+        may once calls in flight settle or items queued before it are decided (called with the
+        lock held)."""
+        group = self._groups.get(key) if admit else None
+        if group is not None and group.admitted is not None:
+            if group.admitted:  # started without a new check: its share was held for it
+                self._reserved[key] = self._held.pop(key, 0.0)
+            else:
                 self._not_judged += 1
-                return False
-            self._reserved[key] = self._reserved.get(key, 0.0) + projected
+            return group.admitted
+        if admit and self._queue and self._queue[0] != ticket:
+            return None
+        need = projected if group is None else sum(group.projections.values())
+        if self._fits(need):
+            if group is None:
+                self._reserved[key] = self._reserved.get(key, 0.0) + projected
+            else:
+                group.admitted = True
+                for other, share in group.projections.items():
+                    target = self._reserved if other == key else self._held
+                    target[other] = target.get(other, 0.0) + share
             return True
+        # A new item waits while any item holds a reservation: a started one will settle, send
+        # its next call or stop; a started group's item not started yet is next in line for a
+        # slot (items take slots in order, and its group's first item holds one). A started
+        # item's next call waits only for items with a call in flight; among items all waiting
+        # for their next call, none waits for another (one stops and settles instead), so
+        # waiting never deadlocks.
+        if admit and (self._held or any(other != key for other in self._reserved)):
+            return None
+        if not admit and any(o != key and o not in self._waiting for o in self._reserved):
+            return None
+        if admit:
+            if group is not None:
+                group.admitted = False
+            self._not_judged += 1
+        return False
+
+    def _wake(self) -> None:
+        """Reservations changed: every waiting call looks again (called with the lock held)."""
+        self._changed.notify_all()
+        futures, self._futures = self._futures, []
+        for loop, future in futures:
+            if future.done() or loop.is_closed():
+                continue  # its waiter was cancelled, or its run ended
+            try:
+                loop.call_soon_threadsafe(_resolve, future)
+            except RuntimeError:  # the loop closed meanwhile
+                continue
 
     @contextmanager
     def together(self, groups: Iterable[Mapping[str, float]]) -> Iterator[None]:
@@ -149,26 +304,15 @@ class CostCap:
             with self._lock:
                 for key in held:
                     self._groups.pop(key, None)
-                    if held[key].admitted:
-                        self._reserved.pop(key, None)
-
-    def _admit_group(self, group: _Group) -> bool:
-        with self._lock:
-            if group.admitted is None:
-                total = sum(group.projections.values())
-                group.admitted = self._spent + sum(self._reserved.values()) + total <= self.cap
-                if group.admitted:
-                    for key, projected in group.projections.items():
-                        self._reserved[key] = self._reserved.get(key, 0.0) + projected
-            if not group.admitted:
-                self._not_judged += 1
-            return group.admitted
+                    self._held.pop(key, None)
+                self._wake()
 
     def settle(self, key: str, cost: float | None) -> None:
         """Item ``key`` finished having cost ``cost`` (None cannot happen on a priced model)."""
         with self._lock:
             self._reserved.pop(key, None)
             self._spent += cost or 0.0
+            self._wake()
 
     def not_judged(self, **fields: object) -> JudgeResult:
         """The record of an item not started (the item's id, card and model in ``fields``)."""
@@ -177,12 +321,19 @@ class CostCap:
             "error": f"not judged: its projected cost would pass --max-cost {format_cost(self.cap)}",
         })  # fmt: skip
 
+    def stopped(self) -> str:
+        """The error of an item whose next call (a re-ask) could not fit under the cap."""
+        return (
+            f"stopped before its next call: that call's projected cost would pass --max-cost "
+            f"{format_cost(self.cap)} (what it already spent is counted); run again with a "
+            "higher --max-cost to judge it"
+        )
+
     def stats(self) -> BudgetStats:
         """Spend against the cap now."""
         with self._lock:
-            return BudgetStats(
-                self.cap, self._spent, sum(self._reserved.values()), self._not_judged
-            )
+            in_flight = sum(self._reserved.values()) + sum(self._held.values())
+            return BudgetStats(self.cap, self._spent, in_flight, self._not_judged)
 
 
 @dataclass
@@ -192,3 +343,8 @@ class _Group:
 
     projections: dict[str, float]
     admitted: bool | None = None
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)

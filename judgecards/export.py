@@ -30,7 +30,6 @@ import io
 import json
 import os
 import re
-import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
@@ -41,6 +40,7 @@ from typing import IO, Any, Literal
 from judgecards.csv_safety import spreadsheet_cell
 from judgecards.errors import MissingExtra, OutputError
 from judgecards.store import Store
+from judgecards.temporary_files import create_beside, sweep_beside
 
 __all__ = [
     "DATASETTE_METADATA",
@@ -275,11 +275,12 @@ def write_table_file(table: Table, path: Path, format: ExportFormat) -> int:
         require_pyarrow()
     tmp: str | None = None
     try:
-        descriptor, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        descriptor, tmp = create_beside(path)
         with os.fdopen(descriptor, "wb") as handle:
             count = write_table(table, handle, format)
         os.replace(tmp, path)
         tmp = None
+        sweep_beside(path)  # a killed run's temporary file
         return count
     except OSError as error:
         raise OutputError(f"cannot write: {error.strerror or error}", file=path) from error

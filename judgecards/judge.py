@@ -235,7 +235,7 @@ class Judge:
         stored = self._stored([item])
         if item.key in stored:
             return stored[item.key]
-        if (refused := self._over_budget(item)) is not None:
+        if (refused := await self._aover_budget(item)) is not None:
             return refused
         result, entries, params = await self._run_async(item)
         self._save(item, result, entries, params)
@@ -324,7 +324,7 @@ class Judge:
         saves = GroupedSaves(self.store)  # items finishing together share a transaction
 
         async def work(item: PreparedItem) -> JudgeResult:
-            if (refused := self._over_budget(item)) is not None:
+            if (refused := await self._aover_budget(item)) is not None:
                 return refused
             result, entries, params = await self._run_async(item, limiter=limiter)
             await saves.save(result, inputs=item.inputs, params=params, cache_entries=entries)
@@ -516,6 +516,10 @@ class Judge:
             if completion is None:
                 if self.offline:
                     raise not_recorded(self.card.ref, self.model, item.item_id, item.inputs)
+                # A re-ask or larger retry reserves its own projection first (`judgecards.budget`).
+                budget = self.budget
+                if budget and state.attempts > 1 and not budget.reserve_call(item.key, request):
+                    return state.capped(budget.stopped()), [], self._sent_params(request)
                 try:
                     sent = call_with_retries(
                         self.provider, request, self.retry, self._transport, self.rates.single
@@ -550,6 +554,13 @@ class Judge:
             if completion is None:
                 if self.offline:
                     raise not_recorded(self.card.ref, self.model, item.item_id, item.inputs)
+                budget = self.budget
+                if (
+                    budget
+                    and state.attempts > 1
+                    and not await budget.areserve_call(item.key, request)
+                ):
+                    return state.capped(budget.stopped()), [], self._sent_params(request)
                 try:
                     sent = await self._probe.send(
                         request.native == "schema",
@@ -587,12 +598,26 @@ class Judge:
         return state.failed(error), [], self._sent_params(self._transport.prepare(request))
 
     def _over_budget(self, item: PreparedItem) -> JudgeResult | None:
-        """A ``not_judged`` record if starting ``item`` could pass ``max_cost``, else None."""
+        """A ``not_judged`` record if starting ``item`` could pass ``max_cost``, else None
+        (waiting, in this thread, while other items' reservations may still give room)."""
         if self.budget is None or self.budget.admit(
             item.key, lambda: self._transport.prepare(self._first_request(item)),
             lambda request: self._cached(self._cache_key(request)) is not None,
         ):  # fmt: skip
             return None
+        return self._not_judged(item)
+
+    async def _aover_budget(self, item: PreparedItem) -> JudgeResult | None:
+        """Async twin of `_over_budget`: waits in the event loop."""
+        if self.budget is None or await self.budget.aadmit(
+            item.key, lambda: self._transport.prepare(self._first_request(item)),
+            lambda request: self._cached(self._cache_key(request)) is not None,
+        ):  # fmt: skip
+            return None
+        return self._not_judged(item)
+
+    def _not_judged(self, item: PreparedItem) -> JudgeResult:
+        assert self.budget is not None
         return self.budget.not_judged(
             id=item.key, item_id=item.item_id, card=self.card.ref, card_hash=self.card.hash,
             model=self.model,

@@ -138,6 +138,13 @@ class Attempts:
             cached=False,
         )
 
+    def capped(self, error: str) -> JudgeResult:
+        """The item stopped because its next call (not sent, so not an attempt) could not fit
+        under ``max_cost`` (`judgecards.budget`)."""
+        self.attempts -= 1
+        self.entries = []  # replies of a failed item are not cached
+        return self._result(status="error", error_kind="max_cost", error=error, cached=False)
+
     def _result(self, **fields: Any) -> JudgeResult:
         judge = self.judge
         return JudgeResult(

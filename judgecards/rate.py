@@ -7,9 +7,20 @@ TCP learns a link's capacity:
 - **Slow start.** It begins with `START` calls in flight (never more than asked) and adds one
   per success, which doubles the window each round trip, until the first overload. Starting at
   the asked concurrency would send a whole burst that a small server can only refuse.
-- **Cut to what the server serves.** A 429, a 529 (overloaded) or a 503 with ``retry-after``
-  sets the limit to the calls still in flight besides the refused one: a server that refuses at
-  once, without queuing, is serving those, so they are its capacity. One refusal lowers the
+- **Only sustained refusals count.** A refusal is *sustained* when the call was sent with more
+  calls in flight than any recently answered call had beside it (the server has not been seen
+  serving that many at once; in slow start, only once a second such refusal comes before any
+  call is served higher, since one alone may be chance while the limit grows), when it ends a
+  streak of three refusals, or when refusals are at least `SUSTAINED_SHARE` of the recent
+  outcomes. Before anything is answered a lone refusal only cuts: a refusal comes back at once
+  and a reply only after the model's latency, so a random 429 often comes first. Anything else is *isolated*: a server refusing a share of requests at random
+  (another client's burst, a load balancer) refuses at levels it has just served. An isolated
+  refusal neither cuts the limit nor pauses the other calls; the refused call alone waits its
+  ``retry-after`` (or its backoff) and is sent again. Cutting on each one, with a shared pause
+  of the 1 s real providers send, pinned a run with 10% random 429s at one call in flight.
+- **Cut to what the server serves.** A sustained 429, 529 (overloaded) or 503 with
+  ``retry-after`` sets the limit to the calls still in flight besides the refused one: a server
+  that refuses at once, without queuing, is serving those, so they are its capacity. One refusal lowers the
   limit by at most the factor `DECREASE`, so a lone refusal (few calls in flight: a
   requests-per-minute limit, another client) never collapses it, while repeated ones still take
   it down to 1. A burst refused together lands, refusal by refusal, on what the server accepted.
@@ -25,8 +36,10 @@ TCP learns a link's capacity:
   flight (`Refusal.wait_for_slot`) waits for a slot here instead of a timed backoff: the cut
   holds it until one of those calls ends, which is when the server has room again (a backoff of
   a second or more idled the run's last slots).
-- **Shared pause.** A ``retry-after`` holds every new call to this model until it has passed,
-  not only the retry of the call that got it.
+- **Shared pause.** When the server refuses most calls (or every call so far), a ``retry-after``
+  holds every new call to this model until it has passed, not only the retry of the call that
+  got it. A refusal above the level served is answered by the cut alone: its own call waits
+  the ``retry-after`` (1 s from real providers), the calls within the limit go on.
 - **First come, first served.** A freed slot wakes the longest waiting call, and only as many
   are woken as slots are free (waking every waiter on each reply cost a few percent of a run's
   CPU at 64 waiters).
@@ -50,12 +63,15 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from itertools import islice
+from typing import Literal
 
 from judgecards.providers.base import RetryDecision
 
 __all__ = [
     "DECREASE",
     "START",
+    "SUSTAINED_SHARE",
     "AdaptiveLimiter",
     "LimiterStats",
     "Permit",
@@ -74,7 +90,16 @@ calls the server was serving; this bounds it when few were in flight, so one ref
 little about concurrency (a requests-per-minute limit, another client's burst) costs at most a
 quarter of the limit, and only repeated refusals take it lower."""
 
+SUSTAINED_SHARE = 0.3
+"""Refusals among the recent outcomes that make a refusal sustained whatever its level (at
+least two): a server over its capacity or a requests-per-minute limit refuses most calls for a
+while; with 10% of 429s at random, a refusal finds 30% of the last 32 outcomes refused about
+once in 400."""
+
 _MIN_PROBE = 1 / 16
+_MIN_WINDOW = 32  # recent outcomes (and successes) looked at: this many at least, or 2 × limit
+_HISTORY = 256
+_STREAK = 3  # refusals in a row that are sustained whatever their level
 _OVERLOADED = {429, 529}
 
 
@@ -95,6 +120,7 @@ class Permit:
     tokens: int
     epoch: int
     waited: float
+    level: int = 1  # calls in flight once it was taken, itself included
 
 
 @dataclass(frozen=True)
@@ -119,7 +145,8 @@ class LimiterStats:
     Attributes:
         ceiling: the asked concurrency (None: no ceiling, for single calls).
         concurrency: the limit at the end; lowest: the lowest a cut took it to (None: no cut).
-        requests: calls let through; overloads: of which answered with an overload (429…).
+        requests: calls let through; overloads: of which answered with an overload (429…);
+        isolated: of those, refusals that were not sustained (no cut, no shared pause).
         decreases: times the limit was cut; pauses: times a ``retry-after`` paused every call,
         paused_s: for how long in all.
         rpm / tpm: the token-bucket limits in force (None: none).
@@ -135,6 +162,7 @@ class LimiterStats:
     paused_s: float
     rpm: float | None
     tpm: float | None
+    isolated: int = 0
 
     def as_text(self) -> str:
         """One line for a run summary."""
@@ -147,7 +175,8 @@ class LimiterStats:
         return (
             f"concurrency {asked} asked, {self.concurrency} at the end"
             f"{'' if self.lowest is None else f' (lowest {self.lowest})'}; "
-            f"{self.overloads} rate-limited of {self.requests} requests, "
+            f"{self.overloads} rate-limited of {self.requests} requests"
+            f"{f' ({self.isolated} isolated)' if self.isolated else ''}, "
             f"{self.decreases} cut(s), {self.pauses} shared pause(s) ({self.paused_s:.1f}s)"
             f"{buckets}"
         )
@@ -234,7 +263,11 @@ class AdaptiveLimiter:
         self._lock = threading.Lock()
         self._waiters: deque[_Waker] = deque()
         self._requests = self._overloads = self._decreases = self._pauses = 0
+        self._isolated = 0
         self._paused_s = 0.0
+        self._outcomes: deque[bool] = deque(maxlen=_HISTORY)  # True: refused
+        self._served: deque[int] = deque(maxlen=_HISTORY)  # levels of recent successes
+        self._above_refused = 0  # refusals above the level served since it last rose
 
     # ---------------------------------------------------------------- taking a permit
 
@@ -265,7 +298,7 @@ class AdaptiveLimiter:
             self._tpm.level -= tokens
         self._in_flight += 1
         self._requests += 1
-        return Permit(tokens=tokens, epoch=self._epoch, waited=0.0)
+        return Permit(tokens=tokens, epoch=self._epoch, waited=0.0, level=self._in_flight)
 
     def acquire_blocking(
         self,
@@ -287,7 +320,8 @@ class AdaptiveLimiter:
             with self._lock:
                 outcome = self._try_take(tokens, paused_until, bucket_waited, woken)
                 if isinstance(outcome, Permit):
-                    return Permit(outcome.tokens, outcome.epoch, self._clock() - started)
+                    waited = self._clock() - started
+                    return Permit(outcome.tokens, outcome.epoch, waited, outcome.level)
                 if math.isinf(outcome.seconds):
                     event.clear()
                     # Back at the front if a slot held for it was taken from under it (a cut).
@@ -322,7 +356,8 @@ class AdaptiveLimiter:
             with self._lock:
                 outcome = self._try_take(tokens, paused_until, bucket_waited, woken)
                 if isinstance(outcome, Permit):
-                    return Permit(outcome.tokens, outcome.epoch, self._clock() - started)
+                    waited = self._clock() - started
+                    return Permit(outcome.tokens, outcome.epoch, waited, outcome.level)
                 if math.isinf(outcome.seconds):
                     future: asyncio.Future[None] = loop.create_future()
                     wake = _waker(loop, future)
@@ -366,6 +401,10 @@ class AdaptiveLimiter:
     def succeeded(self, permit: Permit, used_tokens: int | None = None) -> None:
         """The call was answered; ``used_tokens``: the tokens it reported (None: unknown)."""
         with self._lock:
+            if permit.level > self._served_level():
+                self._above_refused = 0  # served more at once than before: refusals were not load
+            self._outcomes.append(False)
+            self._served.append(permit.level)
             # Grow only a limit in use (half of it or more in flight), so a run with fewer items
             # than the limit does not inflate it; replies landing together release slots before
             # waiting calls can take them, so "all of it in flight" would miss most of them.
@@ -381,6 +420,14 @@ class AdaptiveLimiter:
         """The server said "too many" (see `is_overload`); ``retry_after`` if it said when."""
         with self._lock:
             self._overloads += 1
+            self._outcomes.append(True)
+            kind = self._refusal_kind(permit)
+            if kind == "isolated":
+                # The server was just seen serving this many at once. No cut and no shared
+                # pause; the refused call waits its own retry-after or backoff.
+                self._isolated += 1
+                self._release()
+                return Refusal(paused_until=-math.inf, wait_for_slot=False)
             # The other calls still in flight are what the server is serving: the limit falls to
             # them (by at most one factor DECREASE a refusal). A burst refused together thus
             # lands, refusal by refusal, on what the server accepted.
@@ -396,7 +443,10 @@ class AdaptiveLimiter:
             self._capacity = self._limit
             self._lowest = min(self._lowest or int(self._limit), int(self._limit))
             until = -math.inf
-            if retry_after is not None and retry_after > 0:
+            # A refusal above the level served says only "fewer at once": the cut is the answer,
+            # and the refused call waits its own retry-after. Only a server refusing most calls
+            # (or all, so far) is waited for by every call.
+            if kind == "flood" and retry_after is not None and retry_after > 0:
                 now = self._clock()
                 until = now + retry_after
                 if until > self._paused_until:
@@ -420,9 +470,44 @@ class AdaptiveLimiter:
 
     def _step(self) -> float:
         """How much one success adds: 1 in slow start (doubling per round trip), else
-        ``probe / limit`` (``probe`` more calls per round trip: the cut left the limit at what
-        the server serves, so anything above it is a probe)."""
+        ``probe / limit``
+        (``probe`` more calls per round trip: the cut left the limit at what the server serves,
+        so anything above it is a probe)."""
         return 1.0 if self._slow_start else self._probe / self._limit
+
+    def _window(self) -> int:
+        return max(_MIN_WINDOW, 2 * int(self._limit))
+
+    def _served_level(self) -> int:
+        """The most calls in flight beside which a recent call was answered."""
+        return max(islice(reversed(self._served), self._window()), default=0)
+
+    def _refusal_kind(self, permit: Permit) -> Literal["isolated", "level", "flood"]:
+        """What a refusal of a call sent at ``permit.level`` says: ``level``, more were in flight
+        than the server was recently seen serving ("fewer at once"; in slow start, for the second
+        time since that level last rose), or the first refusal before anything was answered;
+        ``flood``, a second refusal before anything was answered, the last `_STREAK` outcomes
+        were refusals, or refusals are
+        `SUSTAINED_SHARE` of the recent outcomes ("not now"); else ``isolated``."""
+        served = self._served_level()
+        recent = list(islice(reversed(self._outcomes), self._window()))
+        if served == 0:
+            # Nothing answered yet: a refusal comes back at once and a reply only after the
+            # model's latency, so a lone one (a random 429) says "fewer" at most; a second, "not now".
+            return "flood" if sum(recent) >= 2 else "level"
+        if permit.level > served:
+            if not self._slow_start:
+                return "level"  # a probe above what the server serves
+            # While the limit grows, one refusal above it may be chance (a random 429 at the
+            # new level); a second before any call is served above it is the server's limit.
+            self._above_refused += 1
+            return "level" if self._above_refused >= 2 else "isolated"
+        if len(recent) >= _STREAK and all(recent[:_STREAK]):
+            return "flood"
+        refused = sum(recent)
+        if refused >= 2 and refused >= SUSTAINED_SHARE * len(recent):
+            return "flood"
+        return "isolated"
 
     def _capped(self, limit: float) -> float:
         return limit if self.ceiling is None else min(limit, float(self.ceiling))
@@ -446,7 +531,7 @@ class AdaptiveLimiter:
                 ceiling=self.ceiling, concurrency=int(self._limit), lowest=self._lowest,
                 requests=self._requests, overloads=self._overloads, decreases=self._decreases,
                 pauses=self._pauses, paused_s=self._paused_s, rpm=self._limits[0],
-                tpm=self._limits[1],
+                tpm=self._limits[1], isolated=self._isolated,
             )  # fmt: skip
 
 

@@ -6,8 +6,10 @@ exactly them. A model with no price cannot be capped."""
 from __future__ import annotations
 
 import json
+import math
+import random
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -19,7 +21,7 @@ from judgecards import Judge
 from judgecards.cli import cli
 from judgecards.errors import BudgetError
 from tests.conftest import PRICED_MODEL
-from tests.fakes.server import FakeServer
+from tests.fakes.server import FakeServer, card_reply
 
 MODEL = PRICED_MODEL
 
@@ -47,9 +49,9 @@ def judge(server: FakeServer, db: Path, prices: Path, **options: Any) -> Judge:
     )  # fmt: skip
 
 
-def per_item(server: FakeServer, db: Path, prices: Path) -> float:
-    """The projection of one item: the plan's most (every reply at its cap) over its items."""
-    with judge(server, db, prices) as planner:
+def per_item(server: FakeServer, db: Path, prices: Path, **options: Any) -> float:
+    """The projection of one item's first call: the plan's most (every reply at its cap)."""
+    with judge(server, db, prices, **options) as planner:
         plan = planner.plan(items(1))
     live = plan.live_cost()
     assert live is not None
@@ -61,29 +63,101 @@ def stored_results(db: Path) -> int:
         return int(connection.execute("select count(*) from results").fetchone()[0])
 
 
+def actual_per_item(server: FakeServer, db: Path, prices: Path) -> float:
+    """What one item costs when judged (every item of `items` costs the same)."""
+    with judge(server, db, prices) as uncapped:
+        (result,) = uncapped.score_many(items(1))
+    assert result.cost_usd
+    return result.cost_usd
+
+
 def test_items_past_the_cap_never_start_and_a_higher_cap_judges_exactly_them(
     server: FakeServer, prices: Path, tmp_path: Path
 ) -> None:
     db = tmp_path / "runs.db"
-    cap = 3.5 * per_item(server, db, prices)
+    worst, actual = per_item(server, db, prices), actual_per_item(server, tmp_path / "a.db", prices)
+    assert worst > 5 * actual  # replies far below their caps: projections give room back
+    server.requests = 0
+    # Room for the projection of one item on top of 3.5 items' actual spend: the 4th item fits
+    # once the 3rd has settled, the 5th never does.
+    cap = worst + 3.5 * actual
     with judge(server, db, prices, max_cost=cap) as capped:
         results = capped.score_many(items(10), concurrency=8)
         stats = capped.budget.stats() if capped.budget else None
     ok = [r for r in results if r.status == "ok"]
     left = [r for r in results if r.status == "not_judged"]
-    assert len(ok) + len(left) == 10 and len(ok) >= 3 and left
-    # All 8 slots were free at once, yet no more than 3 projections fitted under the cap.
-    assert server.peak <= 3
+    assert len(ok) == 4 and len(left) == 6
+    # All 8 slots were free at once, yet no two projections fitted under the cap together.
+    assert server.peak == 1
     assert server.requests == len(ok)  # a not-judged item sends nothing
     assert stats is not None and stats.not_judged == len(left) and stats.in_flight == 0
     assert stats.spent == pytest.approx(sum(r.cost_usd or 0 for r in ok)) and stats.spent <= cap
     assert all(r.error_kind is None and r.cost_usd == 0.0 for r in left)
     assert stored_results(db) == len(ok)  # not stored, so not an error record either
 
-    with judge(server, db, prices, max_cost=100 * cap) as rerun:
+    with judge(server, db, prices, max_cost=100 * worst) as rerun:
         again = rerun.score_many(items(10), concurrency=8)
     assert all(r.status == "ok" for r in again)
     assert server.requests == 10  # only the items left were called; the rest came from the store
+
+
+@pytest.mark.parametrize("concurrency", [1, 8, 16, 64])
+def test_items_refused_while_others_are_in_flight_are_reconsidered_at_any_concurrency(
+    server: FakeServer, prices: Path, tmp_path: Path, concurrency: int
+) -> None:
+    """Before, an item that did not fit beside the projections in flight was refused for good:
+    the more concurrency, the less of the budget was spent. Now it waits for them to settle, so
+    every concurrency judges what one item at a time does: until the next cannot fit."""
+    options: dict[str, Any] = {"max_tokens": 60}  # a projection near a cost
+    worst = per_item(server, tmp_path / "p.db", prices, **options)
+    with judge(server, tmp_path / "a.db", prices, **options) as uncapped:
+        actual = uncapped.score_many(items(1))[0].cost_usd or 0.0
+    cap = 2 * worst + 15.5 * actual
+    fits = math.floor((cap - worst) / actual) + 1  # the most n with (n - 1) * actual + worst <= cap
+    n = fits + 5
+    with judge(server, tmp_path / "runs.db", prices, max_cost=cap, **options) as capped:
+        results = capped.score_many(items(n), concurrency=concurrency)
+        stats = capped.budget.stats() if capped.budget else None
+    judged = sum(r.status == "ok" for r in results)
+    assert judged == fits and stats is not None and stats.not_judged == n - fits
+    assert stats.spent <= cap and stats.in_flight == 0
+    assert cap - stats.spent < worst  # stopped only because the next item could not fit
+
+
+def malformed_mostly(share: float, seed: int = 7) -> Callable[[str], str]:
+    """A judge whose replies are not JSON ``share`` of the time (so each item is re-asked)."""
+    rng = random.Random(seed)
+    return lambda prompt: "I think it is fine." if rng.random() < share else card_reply(prompt)
+
+
+@pytest.mark.parametrize("concurrency", [1, 8, 16, 64])
+def test_the_provider_bill_never_passes_the_cap_with_many_re_asks(
+    prices: Path, tmp_path: Path, concurrency: int
+) -> None:
+    """90% malformed replies and 20 attempts an item: every re-ask reserves its projection
+    before it is sent, so what the provider bills (its own usage totals at the price) stays
+    under the cap. Before, in-flight items re-asked past it (1.8x at concurrency 64)."""
+    server = FakeServer(latency=0.01, reply=malformed_mostly(0.9)).serve_in_thread()
+    try:
+        options: dict[str, Any] = {"max_tokens": 80, "max_attempts": 20}
+        with judge(server, tmp_path / "p.db", prices, **options) as planner:
+            plan = planner.plan(items(1))
+        first = plan.live_cost()
+        assert plan.price is not None and first is not None
+        cap = 40 * first[1]  # room for a few items' first calls, not for their re-asks
+        with judge(server, tmp_path / "runs.db", prices, max_cost=cap, **options) as capped:
+            results = capped.score_many(items(20), concurrency=concurrency)
+            stats = capped.budget.stats() if capped.budget else None
+        bill = plan.price.cost(server.prompt_tokens, server.completion_tokens)
+        assert server.requests > 20  # re-asks were made
+        assert bill <= cap
+        assert stats is not None and stats.spent == pytest.approx(bill) and stats.in_flight == 0
+        # Every item is accounted for: judged, stopped before a re-ask that could not fit (its
+        # spend counted), or never started.
+        kinds = {r.error_kind or r.status for r in results}
+        assert kinds <= {"ok", "invalid_output", "max_cost", "not_judged"} and "max_cost" in kinds
+    finally:
+        server.stop()
 
 
 def test_a_cap_below_one_item_judges_nothing_and_calls_nothing(
@@ -130,7 +204,8 @@ def test_score_max_cost_reports_not_judged_spend_and_exit_1(
     server: FakeServer, prices: Path, tmp_path: Path
 ) -> None:
     db, output = tmp_path / "runs.db", tmp_path / "out.jsonl"
-    cap = 2.5 * per_item(server, tmp_path / "plan.db", prices)
+    worst = per_item(server, tmp_path / "plan.db", prices)
+    cap = worst + 2.5 * actual_per_item(server, tmp_path / "a.db", prices)
     junit = tmp_path / "report.xml"
     result = run(
         "score", "--card", "reference", "--model", MODEL, "--input",
@@ -163,3 +238,25 @@ def test_score_max_cost_on_an_unpriced_model_exits_2_before_the_database(
     assert result.exit_code == 2, result.output
     assert "--max-cost needs a price for openai:local-llama" in result.output
     assert not db.exists() and server.requests == 0
+
+
+def test_a_single_score_stops_before_a_re_ask_that_would_pass_the_cap(
+    prices: Path, tmp_path: Path
+) -> None:
+    # The synchronous path reserves its re-asks too: every reply is malformed, and the cap
+    # leaves room for the first call and a little more, never for all 20 attempts.
+    server = FakeServer(reply=malformed_mostly(1.0)).serve_in_thread()
+    try:
+        options: dict[str, Any] = {"max_tokens": 80, "max_attempts": 20}
+        first = per_item(server, tmp_path / "p.db", prices, **options)
+        cap = 3 * first
+        with judge(server, tmp_path / "runs.db", prices, max_cost=cap, **options) as capped:
+            result = capped.score(**{k: v for k, v in items(1)[0].items() if k != "id"})
+            price = capped.prices.lookup(MODEL)
+        assert price is not None
+        bill = price.cost(server.prompt_tokens, server.completion_tokens)
+    finally:
+        server.stop()
+    assert result.status == "error" and result.error_kind == "max_cost"
+    assert "--max-cost" in (result.error or "") and result.attempts == server.requests >= 2
+    assert result.cost_usd == pytest.approx(bill) and bill <= cap

@@ -14,7 +14,7 @@ from typing import Any
 from click.testing import CliRunner
 
 from judgecards.cli import cli
-from judgecards.cli._progress import ProgressReporter
+from judgecards.cli._progress import ProgressReporter, Stages
 from tests.fakes.server import FakeRequest, FakeServer
 
 
@@ -117,6 +117,29 @@ def test_live_retries_and_a_ticker_when_nothing_finishes() -> None:
     assert any(
         "judging 1/3 (33%)  ok 1  errors 0  retries 7 (5 after 429)" in line for line in lines[1:]
     )
+
+
+def test_the_first_line_shows_the_total_before_any_item_finishes() -> None:
+    # Issue 22 item 23: the ticker's first line, drawn while the first calls were out, read
+    # "judging 0  ok 0 ..." with no total (it was learnt from the first result only).
+    clock = Clock()
+    progress, stream = reporter(clock, total=40, retries=lambda: 3)
+    clock.now += 5
+    assert progress.line().startswith("judging 0/40 (0%)  ok 0  errors 0  retries 3")
+    progress.close()  # interrupted before any item finished: the line drawn says how far
+    assert stream.getvalue().startswith("judging 0/40 (0%)")
+
+
+def test_a_stage_says_when_it_starts_and_how_long_it_took() -> None:
+    clock = Clock()
+    stream = io.StringIO()
+    stages = Stages("audit report", stream=stream, clock=clock, ticker=False)
+    with stages.stage("measuring agreement"):
+        clock.now += 12.5
+    assert stream.getvalue().splitlines() == [
+        "audit report: measuring agreement...",
+        "audit report: measuring agreement: done in 12.5s",
+    ]
 
 
 def test_interrupted_text_counts_what_was_saved() -> None:

@@ -57,6 +57,17 @@ def per_pair(server: FakeServer, db: Path, prices: Path) -> float:
     return plan.most_per_pair
 
 
+def actual_pair(server: FakeServer, db: Path, prices: Path) -> float:
+    """What judging one pair (both orders) costs; every pair of `pairs` costs the same."""
+    with judge(server, db, prices) as uncapped:
+        (comparison,) = compare_many(uncapped, pairs(1))
+    orders = (comparison.first_order, comparison.second_order)
+    cost = sum(order.cost_usd or 0.0 for order in orders)
+    assert cost > 0
+    server.requests = 0
+    return cost
+
+
 def count(db: Path, table: str) -> int:
     with closing(sqlite3.connect(db)) as connection:
         return int(connection.execute(f"select count(*) from {table}").fetchone()[0])
@@ -89,25 +100,31 @@ def test_a_cap_starts_both_orders_of_a_pair_or_neither_and_a_rerun_continues(
     server: FakeServer, prices: Path, tmp_path: Path
 ) -> None:
     db = tmp_path / "runs.db"
-    # One and a half pairs: one order at a time would start three orders (half a pair).
-    cap = 1.5 * per_pair(server, tmp_path / "plan.db", prices)
+    projected, actual = (
+        per_pair(server, tmp_path / "plan.db", prices),
+        actual_pair(server, tmp_path / "a.db", prices),
+    )
+    # Room for one pair's projection on top of one and a half pairs' actual cost: pairs wait
+    # for the one in flight to settle, the second fits then, the third never does (and no pair
+    # starts half: one order at a time would start a fifth order).
+    cap = projected + 1.5 * actual
     with judge(server, db, prices, max_cost=cap) as capped:
         results = compare_many(capped, pairs(4), concurrency=8)
         stats = capped.budget.stats() if capped.budget else None
     statuses = [c.status for c in results]
-    assert statuses == ["ok", "not_judged", "not_judged", "not_judged"]
-    assert server.requests == 2  # both orders of the first pair, nothing of the others
-    left = results[1]
+    assert statuses == ["ok", "ok", "not_judged", "not_judged"]
+    assert server.requests == 4  # both orders of the first two pairs, nothing of the others
+    left = results[2]
     assert left.winner is None and left.first_order.status == left.second_order.status
     assert left.first_order.status == "not_judged" and "--max-cost" in (left.error or "")
     assert stats is not None and 0 < stats.spent <= cap and stats.in_flight == 0
     # Pairs left are not errors and not stored: no comparison row, no result row.
-    assert count(db, "comparisons") == 1 and count(db, "results") == 2
+    assert count(db, "comparisons") == 2 and count(db, "results") == 4
 
     with judge(server, db, prices, max_cost=100 * cap) as rerun:
         again = compare_many(rerun, pairs(4), concurrency=8)
     assert [c.status for c in again] == ["ok"] * 4
-    assert server.requests == 8  # the three pairs left; the first came from the store
+    assert server.requests == 8  # the two pairs left; the first two came from the store
     assert count(db, "comparisons") == 4
 
 
@@ -183,6 +200,7 @@ def test_compare_plan_prints_the_projection_without_a_key_or_a_call(
     assert "6 judgments on openai:fake-judge: 6 to judge" in result.output
     assert "batch:" in result.output and server.requests == 0
     assert not (tmp_path / "out.jsonl").exists()
+    assert not (tmp_path / "runs.db").exists()  # a plan creates no database
 
     data = json.loads(run(*args, "--json").stdout)
     assert data["pairs"] == 3 and data["judgments"]["to_judge"] == 6
@@ -192,7 +210,8 @@ def test_compare_plan_prints_the_projection_without_a_key_or_a_call(
 def test_compare_max_cost_leaves_pairs_not_judged_with_exit_1_and_a_rerun_continues(
     server: FakeServer, prices: Path, tmp_path: Path
 ) -> None:
-    cap = 2.5 * per_pair(server, tmp_path / "plan.db", prices)
+    projected = per_pair(server, tmp_path / "plan.db", prices)
+    cap = projected + 1.5 * actual_pair(server, tmp_path / "a.db", prices)
     args = with_server(compare_args(tmp_path, 5, "--prices", prices), server)
     junit = tmp_path / "report.xml"
     result = run(*args, "--max-cost", cap, "--concurrency", 8, "--junit", junit)

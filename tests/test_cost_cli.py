@@ -377,3 +377,4 @@ def test_score_plan_prints_the_projection_and_judges_nothing(
     unpriced = plan("openai:local-judge")
     assert "cost live: unknown (openai:local-judge has no price" in unpriced.stdout
     assert server.requests == 0 and not output.exists()
+    assert not (tmp_path / "p.db").exists()  # a plan creates no database

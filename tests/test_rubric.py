@@ -279,3 +279,62 @@ def test_a_schema_following_client_always_writes_valid_criteria() -> None:
     assert {(r.status, r.attempts) for r in results} == {("ok", 1)}
     assert all(1 <= r.scores["accuracy"] <= 10 and 0 <= r.scores["tone"] <= 2 for r in results)
     assert len({tuple(r.scores.values()) for r in results}) > 1  # drawn, not constant
+
+
+def test_score_command_sets_thresholds_weights_and_primary(tmp_path: Any) -> None:
+    # Issue 22 item 23: thresholds and weights could not be set from the CLI, so CLI rubric rows
+    # never had a verdict.
+    from click.testing import CliRunner
+
+    from judgecards.cli import cli
+
+    items = tmp_path / "items.jsonl"
+    items.write_text("".join(json.dumps({"id": str(i), **ITEM}) + "\n" for i in range(6)))
+    output = tmp_path / "out.jsonl"
+    args = ["score", "--card", "rubric@1", "--model", "mock:judge", "--input", str(items),
+            "--output", str(output), "--db", str(tmp_path / "r.db")]  # fmt: skip
+    result = CliRunner().invoke(cli, [
+        *args, "--threshold", "relevance=3", "--threshold", "faithfulness=2",
+        "--weight", "relevance=2", "--weight", "coherence=1", "--primary", "relevance",
+    ])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in output.read_text().splitlines()]
+    for row in rows:
+        scores = row["scores"]
+        passed = scores["relevance"] >= 3 and scores["faithfulness"] >= 2
+        assert row["verdict"] == ("pass" if passed else "fail")
+        mean = (2 * scores["relevance"] + scores["coherence"]) / 3
+        assert scores["aggregate"] == pytest.approx(mean)
+        assert row["output"]["rubric"]["primary"]["name"] == "relevance"
+
+    criteria = tmp_path / "criteria.yml"
+    criteria.write_text("- {name: tone, description: Polite and plain., scale: [1, 3]}\n")
+    own = CliRunner().invoke(cli, [*args, "--criteria", str(criteria), "--threshold", "tone=2"])
+    assert own.exit_code == 0, own.output
+    rows = [json.loads(line) for line in output.read_text().splitlines()]
+    assert all(list(r["scores"]) == ["tone"] and r["verdict"] in ("pass", "fail") for r in rows)
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--threshold", "nonsense=3"], "unknown criteria nonsense"),
+        (["--threshold", "relevance"], "'relevance' is not NAME=NUMBER"),
+        (["--weight", "relevance=-1"], "weights must be non-negative"),
+    ],
+)
+def test_score_command_refuses_a_bad_rubric_policy_before_anything(
+    tmp_path: Any, extra: list[str], message: str
+) -> None:
+    from click.testing import CliRunner
+
+    from judgecards.cli import cli
+
+    items = tmp_path / "items.jsonl"
+    items.write_text(json.dumps({"id": "1", **ITEM}) + "\n")
+    result = CliRunner().invoke(cli, [
+        "score", "--card", "rubric@1", "--model", "mock:judge", "--input", str(items),
+        "--output", str(tmp_path / "o.jsonl"), "--db", str(tmp_path / "r.db"), *extra,
+    ])  # fmt: skip
+    assert result.exit_code == 2 and message in result.output
+    assert not (tmp_path / "r.db").exists()

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import gc
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -24,6 +25,7 @@ __all__ = [
     "max_input_chars_option",
     "mock_banner",
     "oversized_inputs",
+    "plan_database",
     "prices_option",
     "warn_if_uncalibrated",
 ]
@@ -32,6 +34,20 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 EXIT_ERRORS = 1
 """A run finished, but more items than ``--max-errors`` allows are error records."""
+
+
+@contextmanager
+def plan_database(db: Path, plan: bool) -> Iterator[Any]:
+    """What a command passes as its ``db``: ``db`` itself for a run; for a ``--plan``, which only
+    reads what is already judged (free), the database opened read-only, or an empty one in
+    memory when it does not exist yet, so a plan never creates or changes a database."""
+    if not plan:
+        yield db
+        return
+    from judgecards.store import Store
+
+    with Store(db, read_only=True) if db.is_file() else Store(":memory:") as store:
+        yield store
 
 
 def _check_db_directory(ctx: click.Context, param: click.Parameter, value: Path) -> Path:

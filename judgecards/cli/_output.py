@@ -4,7 +4,9 @@ A run pays for every call before it writes its output, so an output path that ca
 must be found out first, not after (`OutputFile.check`). The file is written to a temporary file
 beside it and moved into place, so a reader never sees half a file; if writing fails (a full
 disk), the temporary file is removed and the old output, if any, is left as it was. The results
-are in the database by then, so a re-run writes the file without calling the judge again.
+are in the database by then, so a re-run writes the file without calling the judge again. A
+temporary file left by a killed run is removed by the next successful write
+(`judgecards.temporary_files`).
 
 Paths that are not regular files (``/dev/stdout``, a named pipe) are written in place.
 """
@@ -20,6 +22,7 @@ from pathlib import Path
 from typing import IO, TypeVar
 
 from judgecards.errors import OutputError
+from judgecards.temporary_files import create_beside, sweep_beside
 
 __all__ = ["OutputFile"]
 
@@ -125,14 +128,13 @@ class OutputFile:
                 raise OutputError(f"cannot write: {_reason(error)}{note}", file=self.path) from None
         tmp: str | None = None
         try:
-            descriptor, tmp = tempfile.mkstemp(
-                dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp"
-            )
+            descriptor, tmp = create_beside(self.path)
             os.fchmod(descriptor, _mode_for(self.path))
             with os.fdopen(descriptor, "wb") as handle:
                 result = write(handle)
             os.replace(tmp, self.path)
             tmp = None
+            sweep_beside(self.path)  # a killed run's temporary file
             return result
         except OSError as error:
             raise OutputError(f"cannot write: {_reason(error)}{note}", file=self.path) from None

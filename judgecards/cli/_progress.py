@@ -22,7 +22,14 @@ from typing import Any, Protocol, TextIO, TypeVar
 
 import click
 
-__all__ = ["INTERVAL_ENV", "ProgressReporter", "StagedProgress", "for_judge", "reporting"]
+__all__ = [
+    "INTERVAL_ENV",
+    "ProgressReporter",
+    "StagedProgress",
+    "Stages",
+    "for_judge",
+    "reporting",
+]
 
 INTERVAL_ENV = "JUDGECARDS_PROGRESS_SECONDS"
 """Seconds between progress lines when stderr is not a terminal (default 5)."""
@@ -62,6 +69,8 @@ class ProgressReporter:
         rate_limited: a live count of the retries that followed a 429, shown beside them.
         clock: monotonic seconds; injectable for tests.
         ticker: redraw from a background thread even when nothing finishes.
+        total: the number of items, when known before the first finishes (so the first line,
+            drawn by the ticker while the first calls are out, shows it too).
     """
 
     def __init__(
@@ -76,6 +85,7 @@ class ProgressReporter:
         rate_limited: Callable[[], int] | None = None,
         clock: Callable[[], float] = time.monotonic,
         ticker: bool = True,
+        total: int | None = None,
     ) -> None:
         self.label = label
         self.unit = unit
@@ -86,7 +96,7 @@ class ProgressReporter:
         self._rate_limited = rate_limited
         self._clock = clock
         self.started = clock()
-        self.total: int | None = None
+        self.total: int | None = total
         self.done = 0
         self.ok = 0
         self.errors = 0
@@ -228,14 +238,18 @@ class ProgressReporter:
         return "\n".join(lines)
 
 
-def for_judge(judge: Any, label: str = "judging", *, unit: str = "items") -> ProgressReporter:
-    """A reporter showing ``judge``'s live transport retries (`judgecards.retry.TransportCounters`)."""
+def for_judge(
+    judge: Any, label: str = "judging", *, unit: str = "items", total: int | None = None
+) -> ProgressReporter:
+    """A reporter showing ``judge``'s live transport retries (`judgecards.retry.TransportCounters`);
+    ``total``: the items to judge, when known before the first finishes."""
     counters = judge.transport_counters
     return ProgressReporter(
         label,
         unit=unit,
         retries=lambda: int(counters.retries),
         rate_limited=lambda: int(counters.rate_limited),
+        total=total,
     )
 
 
@@ -288,6 +302,63 @@ class StagedProgress:
             "(error records are retried).",
         ]
         return "\n".join(lines)
+
+
+class Stages:
+    """Progress on stderr for a command whose work is not a count of items (``report``, ``audit
+    ingest``, ``audit report``: bootstrap intervals and plots, tens of seconds on real data): a
+    line naming each stage as it starts, ``still working`` with the time so far every interval
+    (as `ProgressReporter`'s lines) while it runs, and how long it took when it ends.
+
+    Args:
+        command: the line's prefix, e.g. ``audit report``.
+        stream: where to write (default stderr).
+        interval: seconds between ``still working`` lines (default: $JUDGECARDS_PROGRESS_SECONDS
+            or 5).
+        clock: monotonic seconds; injectable for tests.
+        ticker: write the ``still working`` lines from a background thread.
+    """
+
+    def __init__(
+        self,
+        command: str,
+        *,
+        stream: TextIO | None = None,
+        interval: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        ticker: bool = True,
+    ) -> None:
+        self.command = command
+        self.stream = stream if stream is not None else sys.stderr
+        self.interval = interval if interval is not None else _interval_from_env()
+        self._clock = clock
+        self._ticker = ticker
+
+    @contextmanager
+    def stage(self, what: str) -> Iterator[None]:
+        """Run one stage (``what``: e.g. ``measuring agreement``) under its lines."""
+        started = self._clock()
+        self._write(f"{what}...")
+        stop = threading.Event()
+
+        def tick() -> None:
+            while not stop.wait(self.interval):
+                self._write(f"{what}: still working, {_clock_text(self._clock() - started)}")
+
+        thread = threading.Thread(target=tick, name="stages", daemon=True) if self._ticker else None
+        if thread is not None:
+            thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            if thread is not None:
+                thread.join()
+        self._write(f"{what}: done in {self._clock() - started:.1f}s")
+
+    def _write(self, text: str) -> None:
+        self.stream.write(f"{self.command}: {text}\n")
+        self.stream.flush()
 
 
 def _isatty(stream: TextIO) -> bool:

@@ -17,6 +17,7 @@ import click
 from judgecards.cli._ci_output import CiOutputs, ci_output_options
 from judgecards.cli._ci_runs import audit_run
 from judgecards.cli._common import cards_dir_option, db_option, mock_banner
+from judgecards.cli._progress import Stages
 
 _FORMAT = click.Choice(["csv", "jsonl"])
 _KAPPA = click.FloatRange(-1.0, 1.0)  # Cohen's kappa is at most 1: a gate above it always fails
@@ -181,12 +182,17 @@ def ingest_command(
 
     Rows left empty are skipped; any invalid row stores nothing (exit 2) unless --skip-invalid.
     """
+    stages = Stages("audit ingest")
     with _audit(db, cards_dirs) as api:
-        report = api.ingest(
-            sheet, labeler=labeler, audit_id=audit_id, skip_invalid=skip_invalid,
-            replace=replace, format=format_,
-        )  # fmt: skip
-        summary = api.summary(report.audit_id) if report.labels_written else None
+        with stages.stage(f"reading and storing the labels of {sheet.name}"):
+            report = api.ingest(
+                sheet, labeler=labeler, audit_id=audit_id, skip_invalid=skip_invalid,
+                replace=replace, format=format_,
+            )  # fmt: skip
+        summary = None
+        if report.labels_written:
+            with stages.stage(f"measuring agreement on audit #{report.audit_id}"):
+                summary = api.summary(report.audit_id)
         replaced = f" ({report.labels_replaced} replaced)" if report.labels_replaced else ""
         click.echo(
             f"Audit #{report.audit_id}: stored {report.labels_written} label(s){replaced} by {labeler} from "
@@ -268,7 +274,8 @@ def report_command(
     """
     ci = CiOutputs(junit, summary_md, output_format)
     ci.check(as_json=as_json, others=[db])
-    with _audit(db, cards_dirs, resamples) as api:
+    what = f"measuring agreement and kappa per audit ({resamples} bootstrap resamples)"
+    with _audit(db, cards_dirs, resamples) as api, Stages("audit report").stage(what):
         result = api.report(
             card=card,
             model=model,

@@ -34,10 +34,11 @@ def list_command(cards_dirs: tuple[Path, ...], db: Path) -> None:
         status = "released" if card.released else "unreleased"
         click.echo(f"{card.ref:<24} {status:<10} {card.spec.description}")
         mine = [c for c in calibrated if c.card == card.ref]
-        for calibration in mine:
-            click.echo(f"{'':<24} calibrated: {calibration.describe()}")
-        if not mine:
-            click.echo(f"{'':<24} not calibrated against human labels (judgecards audit sample)")
+        # Per judge model: one model's audit says nothing of another's.
+        for calibration in sorted(mine, key=lambda c: c.model):
+            click.echo(f"{'':<24} {calibration.verdict()}")
+        others = "any other judge model" if mine else "any judge model"
+        click.echo(f"{'':<24} not calibrated for {others} (judgecards audit sample)")
     for broken in library.broken():
         click.echo(f"{broken.ref:<24} {'broken':<10} {broken.error}")
 

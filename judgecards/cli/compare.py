@@ -25,6 +25,7 @@ from judgecards.cli._common import (
     max_input_chars_option,
     mock_banner,
     oversized_inputs,
+    plan_database,
     prices_option,
     warn_if_uncalibrated,
 )
@@ -251,8 +252,8 @@ def compare(
     model = models[0]
     # A plan makes no call, so it needs no API key: the offline stand-in has the same keys
     # (as a provider, not offline=True, which --no-cache would contradict).
-    with Judge(
-        card, model, db=db, cache=not no_cache, max_attempts=max_attempts,
+    with plan_database(db, plan) as database, Judge(
+        card, model, db=database, cache=not no_cache, max_attempts=max_attempts,
         max_input_chars=limit, provider=replay_stand_in(model) if plan else None, **options,
     ) as judge:  # fmt: skip
         if plan:
@@ -278,7 +279,7 @@ def compare(
             err=True,
         )
         started = time.perf_counter()
-        reporter = for_judge(judge, "judging (both orders)", unit="judgments")
+        reporter = for_judge(judge, "judging (both orders)", unit="judgments", total=total)
         with reporting(reporter, where=str(db)) as progress:
             comparisons = compare_many(
                 judge, joined.pairs, concurrency=concurrency, progress=progress

@@ -24,6 +24,7 @@ from judgecards.cli._common import (
     max_errors_option,
     max_input_chars_option,
     mock_banner,
+    plan_database,
     prices_option,
     warn_if_uncalibrated,
 )
@@ -133,21 +134,26 @@ def eval_command(
         finally:
             if trial.judge is not None:
                 trial.judge.judge.close()
+    if plan:  # the judges' provider is the offline stand-in: nothing can be called
+        with plan_database(db, plan) as database:
+            pipeline = build_pipeline(
+                config, source, db=database, model=model, max_input_chars=limit, prices=prices,
+                judge_output=overrides, stand_in=plan,
+            )  # fmt: skip
+            try:
+                projected = pipeline.plan(items)
+                click.echo(
+                    json.dumps(projected.to_dict(), indent=2) if as_json else projected.as_text()
+                )
+            finally:
+                if pipeline.judge is not None:
+                    pipeline.judge.judge.close()
+        return
     pipeline = build_pipeline(
         config, source, db=db, model=model, max_input_chars=limit, prices=prices,
         judge_output=overrides, stand_in=plan,
     )  # fmt: skip
     judge = pipeline.judge
-    if plan:  # the judges' provider is the offline stand-in: nothing can be called
-        try:
-            projected = pipeline.plan(items)
-            click.echo(
-                json.dumps(projected.to_dict(), indent=2) if as_json else projected.as_text()
-            )
-        finally:
-            if judge is not None:
-                judge.judge.close()
-        return
     model = judge.judge.model if judge is not None else None
     if judge is not None and model:
         mock_banner(model)

@@ -14,6 +14,7 @@ import click
 
 from judgecards.cli._common import cards_dir_option, db_option
 from judgecards.cli._output import OutputFile
+from judgecards.cli._progress import Stages
 from judgecards.errors import StoreError
 
 __all__ = ["report"]
@@ -75,12 +76,15 @@ def report(
             path=db,
             operation="open the database",
         )
-    with Store(db) as store:
+    stages = Stages("report")
+    what = f"measuring audits, estimates and rankings ({resamples} bootstrap resamples)"
+    with Store(db) as store, stages.stage(what):
         built = build_report(
             store, card=card, model=model, min_kappa=min_kappa, n_resamples=resamples,
             cards_dir=list(cards_dirs) or None,
         )  # fmt: skip
-    html = render_html(built)
+    with stages.stage("drawing the plots"):
+        html = render_html(built)
     target.write_with(lambda handle: handle.write(html.encode("utf-8")))
     sections = len(built.judges)
     click.echo(

@@ -22,6 +22,7 @@ from judgecards.cli._common import (
     max_input_chars_option,
     mock_banner,
     oversized_inputs,
+    plan_database,
     prices_option,
     warn_if_uncalibrated,
 )
@@ -29,6 +30,7 @@ from judgecards.cli._judge_output import judge_output, judge_output_options
 from judgecards.cli._output import OutputFile
 from judgecards.cli._progress import for_judge, reporting
 from judgecards.cli._rate import budget_lines, finish_budget, rate_judge_options, rate_options
+from judgecards.cli._rubric import rubric_options, rubric_policy
 from judgecards.cli._score_run import ScoreTally, stream_to_file
 from judgecards.jsonl import check_items
 
@@ -116,6 +118,7 @@ from judgecards.jsonl import check_items
     "Batches: half price, results within 24 h) instead of judging them now; prints the batch "
     "ids and the commands that collect them and write --output.",
 )
+@rubric_options
 @max_errors_option
 @ci_output_options
 @db_option
@@ -143,6 +146,10 @@ def score(
     max_tokens: int | None,
     plan: bool,
     use_batch: bool,
+    thresholds: dict[str, float],
+    weights: dict[str, float],
+    primary: str | None,
+    criteria_path: Path | None,
     max_errors: ErrorBudget,
     junit: Path | None,
     summary_md: Path | None,
@@ -197,6 +204,12 @@ def score(
         options["base_url"] = base_url
     if top_logprobs is not None:
         options["top_logprobs"] = top_logprobs or None
+    rubric = rubric_policy(card, thresholds, weights, primary, criteria_path)
+    if rubric is not None:
+        if use_batch:  # its collector rebuilds the judge from what was stored, without a policy
+            raise click.UsageError("--batch judges with the card's default rubric policy: "
+                                   "leave out --threshold/--weight/--primary/--criteria")  # fmt: skip
+        options["rubric"] = rubric
     if plan and guarantee is not None:
         raise click.UsageError("--plan projects one model's run: leave out --guarantee/--cascade")
     if use_batch and (plan or guarantee is not None):
@@ -223,8 +236,8 @@ def score(
     model = models[0]
     # A plan makes no call, so it needs no API key: the offline stand-in has the same keys
     # (as a provider, not offline=True, which --no-cache would contradict).
-    with Judge(
-        card, model, db=db, cache=not no_cache, max_attempts=max_attempts,
+    with plan_database(db, plan) as database, Judge(
+        card, model, db=database, cache=not no_cache, max_attempts=max_attempts,
         max_input_chars=limit, provider=replay_stand_in(model) if plan else None, **options,
     ) as judge:  # fmt: skip
         if plan:
@@ -244,7 +257,7 @@ def score(
         started = time.perf_counter()
         # Results go to the output as they come; the tally keeps each one only for CI outputs.
         tally = ScoreTally(keep_results=ci.junit is not None or ci.summary is not None or ci.github)
-        with reporting(for_judge(judge), where=str(db)) as progress:
+        with reporting(for_judge(judge, total=len(items)), where=str(db)) as progress:
             stream_to_file(
                 judge, items, output, tally, total=len(items), concurrency=concurrency,
                 progress=progress, note=f"; the results are stored in {db}: run the same command "

@@ -110,19 +110,23 @@ def test_a_whole_audit_cycle_gates_on_judge_drift(tmp_path: Path, server: FakeSe
     result = run("audit", "ingest", sheet, "--labeler", "alice")
     assert result.exit_code == 0, result.output
     assert "Audit #1: stored 180 label(s) by alice from 45 of 45 row(s)" in result.output
+    # It says what it is doing while it works (issue 22 item 23), on stderr.
+    assert "audit ingest: reading and storing the labels of audit-1.csv..." in result.stderr
+    assert "audit ingest: measuring agreement on audit #1: done in " in result.stderr
 
     # 5. The report passes the gate.
     result = run("audit", "report", "--card", "reference", *RESAMPLES)
     assert result.exit_code == 0, result.output
     assert "PASS  reference · openai:gpt-4o" in result.output
+    assert "audit report: measuring agreement and kappa per audit (" in result.stderr
     assert "1.000 [1.000, 1.000]" in result.output
 
     # The card version now carries its calibration, and Judge stops warning about it.
     result = run("cards", "list")
     assert result.exit_code == 0, result.output
     assert (
-        "calibrated: kappa 1.000 [1.000, 1.000] n=45" in result.output
-        and "openai:gpt-4o (audit #1)" in result.output
+        "openai:gpt-4o: calibrated, kappa 1.000 [1.000, 1.000] n=45" in result.output
+        and "(audit #1)" in result.output
     )
 
     # 6. The provider silently updates the model behind the same name; results are re-judged.
@@ -163,8 +167,12 @@ def test_a_whole_audit_cycle_gates_on_judge_drift(tmp_path: Path, server: FakeSe
     report = json.loads(result.stdout)
     assert report["passed"] is False
     assert [a["id"] for a in report["audits"]] == [1, 2]
+    # Drift flips right and wrong but keeps partial, so the drifted judge's kappa is near 0 (about
+    # -0.05 to 0.1 depending on the sample, and the sample depends on the result ids, which name
+    # the fake server's port): far below the gate, and significantly below the baseline.
     assert (
-        report["audits"][1]["kappa"]["value"] < 0 and report["audits"][1]["vs_baseline"]["high"] < 0
+        report["audits"][1]["kappa"]["value"] < 0.2
+        and report["audits"][1]["vs_baseline"]["high"] < 0
     )
     # Audit #1's results were overwritten by the --no-cache run, but it keeps what the judge said then.
     assert report["audits"][0]["kappa"]["value"] == 1.0

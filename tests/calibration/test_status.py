@@ -10,9 +10,11 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from calibration.audit import Audit
 from calibration.status import calibrations, latest_calibration, warn_if_uncalibrated
+from judgecards.cli import cli
 from judgecards.errors import UncalibratedJudgeWarning
 from judgecards.judge import Judge
 from judgecards.store import Store
@@ -112,3 +114,30 @@ def test_warns_until_the_judges_card_and_model_are_calibrated(tmp_path: Path) ->
             Judge("reference@1", "openai:gpt-4o-mini", api_key="sk-test", db=api.store)
         )
     api.close()
+
+
+def test_a_failed_latest_audit_warns_and_cards_list_says_so_per_model(tmp_path: Path) -> None:
+    # Issue 22 item 14: after the gate failed (kappa < 0.6), score warned about nothing and
+    # cards list showed "calibrated: kappa ..." as if the card version were calibrated.
+    api = Audit(tmp_path / "f.db", n_resamples=200)
+    verdicts = [VERDICTS[i % 3] for i in range(30)]
+    wrong = {f"a{i:03d}": VERDICTS[(i + 1) % 3] for i in range(30)}  # people disagree throughout
+    labelled_audit(api, tmp_path, verdicts, wrong, prefix="a", created_at=T0)
+    status = latest_calibration(api.store, card="reference@1", model=MODEL)
+    assert status is not None and status.kappa is not None and status.kappa < 0
+    judge = Judge("reference@1", MODEL, api_key="sk-test", db=api.store)
+    with pytest.warns(UncalibratedJudgeWarning) as caught:
+        assert warn_if_uncalibrated(judge) == status
+    (warning,) = caught
+    assert f"reference@1 failed its latest calibration for {MODEL}: kappa -" in str(warning.message)
+    api.close()
+
+    listed = CliRunner().invoke(cli, ["cards", "list", "--db", str(tmp_path / "f.db")])
+    assert listed.exit_code == 0, listed.output
+    block = listed.output.split("reference@1", 1)[1].split("reference@2", 1)[0]
+    assert f"{MODEL}: FAILED calibration, kappa -" in block
+    assert "below the gate's kappa 0.60" in block and "calibrated:" not in block
+    assert "not calibrated for any other judge model" in block
+    # Another version of the card has no audit for any model.
+    other = listed.output.split("reference@2", 1)[1].split("\n", 3)[1]
+    assert "not calibrated for any judge model" in other

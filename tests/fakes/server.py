@@ -9,7 +9,9 @@ criteria. A ``fault(request)`` hook may answer instead with an error status and 
 `echo_key_error`, a server that quotes the API key back in a 400). With ``capacity`` it accepts
 that many requests at once and answers the rest at once with a 429 (with ``retry-after-ms``: the
 time until its first slot frees, unless ``retry_after`` is False), as a concurrency-limited
-provider does. Run it in-process in a thread (`serve_in_thread`) or as its own process::
+provider does; ``retry_after_s`` sends a fixed ``retry-after`` in seconds instead (real
+providers send 1), and ``refuse_share`` refuses that share of requests at random. Run it
+in-process in a thread (`serve_in_thread`) or as its own process::
 
     python -m tests.fakes.server --port 0 --latency 0.2   # prints "PORT <n>" when ready
 """
@@ -21,6 +23,7 @@ import asyncio
 import hashlib
 import json
 import math
+import random
 import re
 import subprocess
 import sys
@@ -134,11 +137,17 @@ class FakeServer:
     fault: Fault | None = None
     capacity: int | None = None
     retry_after: bool = True
+    retry_after_s: float | None = None  # a fixed ``retry-after`` (seconds), as real providers send
+    refuse_share: float = 0.0  # this share of requests answered 429 at once, at random
+    seed: int = 0
     requests: int = 0
     rejected: int = 0
     peak: int = 0
+    prompt_tokens: int = 0  # the bill: usage reported over every reply, as the provider counts it
+    completion_tokens: int = 0
     port: int = 0
     _ends: list[float] = field(default_factory=list)
+    _random: random.Random = field(default_factory=random.Random)
     _ready: threading.Event = field(default_factory=threading.Event)
     _loop: asyncio.AbstractEventLoop | None = None
     _server: asyncio.base_events.Server | None = None
@@ -158,10 +167,13 @@ class FakeServer:
                 self.requests += 1
                 extra = ""
                 now = asyncio.get_running_loop().time()
-                if self.capacity is not None and len(self._ends) >= self.capacity:
+                full = self.capacity is not None and len(self._ends) >= self.capacity
+                if full or (self.refuse_share and self._random.random() < self.refuse_share):
                     self.rejected += 1
                     status, payload = 429, {"error": {"message": "Too many concurrent requests", "type": "requests", "code": "rate_limit_exceeded"}}  # fmt: skip
-                    if self.retry_after:
+                    if self.retry_after_s is not None:
+                        extra = f"retry-after: {self.retry_after_s:g}\r\n"
+                    elif self.retry_after and self._ends:
                         extra = f"retry-after-ms: {math.ceil((min(self._ends) - now) * 1000)}\r\n"
                 else:
                     end = now + self.latency
@@ -196,8 +208,11 @@ class FakeServer:
                 return answer
         messages = request.get("messages", [])
         prompt = "\n".join(str(m.get("content", "")) for m in messages)
+        if path.endswith("/chat/completions") or path.endswith("/messages"):
+            self.prompt_tokens += len(prompt.split())
         if path.endswith("/chat/completions"):
             text = self.reply(prompt)
+            self.completion_tokens += len(text.split())
             return 200, {
                 "id": f"chatcmpl-{self.requests}", "object": "chat.completion", "created": 1741569952,
                 "model": request.get("model", "fake"),
@@ -206,12 +221,16 @@ class FakeServer:
             }  # fmt: skip
         if path.endswith("/messages"):
             text = self.reply(prompt)
+            self.completion_tokens += len(text.split())
             return 200, {
                 "id": f"msg_{self.requests}", "type": "message", "role": "assistant", "model": request.get("model", "fake"),
                 "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
                 "usage": {"input_tokens": len(prompt.split()), "output_tokens": len(text.split())},
             }  # fmt: skip
         return 404, {"error": {"message": f"no route {method} {path}"}}
+
+    def __post_init__(self) -> None:
+        self._random.seed(self.seed)
 
     async def start(self) -> None:
         self._server = await asyncio.start_server(
@@ -267,6 +286,8 @@ def spawn(
     capacity: int | None = None,
     retry_after: bool = True,
     varied: bool = False,
+    retry_after_s: float | None = None,
+    refuse_share: float = 0.0,
 ) -> tuple[subprocess.Popen[str], str]:
     """Start the fake server in its own process (so it does not share the client's event loop);
     returns the process, to terminate, and the base URL to point the SDKs at. ``varied``: reply
@@ -275,6 +296,8 @@ def spawn(
     limits = [] if capacity is None else ["--capacity", str(capacity)]
     limits += [] if retry_after else ["--no-retry-after"]
     limits += ["--varied"] if varied else []
+    limits += [] if retry_after_s is None else ["--retry-after-s", str(retry_after_s)]
+    limits += ["--refuse-share", str(refuse_share)] if refuse_share else []
     command = [sys.executable, "-m", "tests.fakes.server", "--latency", str(latency), *limits]
     process = subprocess.Popen(
         command,
@@ -294,6 +317,8 @@ def main() -> None:
     parser.add_argument("--capacity", type=int, default=None)
     parser.add_argument("--no-retry-after", action="store_true")
     parser.add_argument("--varied", action="store_true", help="reference scores vary by answer")
+    parser.add_argument("--retry-after-s", type=float, default=None)
+    parser.add_argument("--refuse-share", type=float, default=0.0)
     args = parser.parse_args()
     server = FakeServer(
         latency=args.latency,
@@ -301,6 +326,8 @@ def main() -> None:
         port=args.port,
         capacity=args.capacity,
         retry_after=not args.no_retry_after,
+        retry_after_s=args.retry_after_s,
+        refuse_share=args.refuse_share,
     )
 
     async def run() -> None:

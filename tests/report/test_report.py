@@ -159,6 +159,9 @@ def test_the_file_refers_to_nothing_outside_itself(
     result = run("report", "--output", output, "--db", db, "--resamples", RESAMPLES)
     assert result.exit_code == 0, result.output
     assert f"Wrote {output}: 2 card versions" in result.stderr
+    # It says what it is doing while it works (issue 22 item 23: nothing for 16-55 s).
+    assert "report: measuring audits, estimates and rankings (" in result.stderr
+    assert "report: drawing the plots: done in " in result.stderr
     html = output.read_text(encoding="utf-8")
     tags = elements(html)
     names = {tag for tag, _ in tags}
