@@ -600,21 +600,25 @@ class Judge:
     def _over_budget(self, item: PreparedItem) -> JudgeResult | None:
         """A ``not_judged`` record if starting ``item`` could pass ``max_cost``, else None
         (waiting, in this thread, while other items' reservations may still give room)."""
-        if self.budget is None or self.budget.admit(
-            item.key, lambda: self._transport.prepare(self._first_request(item)),
-            lambda request: self._cached(self._cache_key(request)) is not None,
-        ):  # fmt: skip
+        if self.budget is None or self.budget.admit(item.key, *self._cap_questions(item)):
             return None
         return self._not_judged(item)
 
     async def _aover_budget(self, item: PreparedItem) -> JudgeResult | None:
         """Async twin of `_over_budget`: waits in the event loop."""
-        if self.budget is None or await self.budget.aadmit(
-            item.key, lambda: self._transport.prepare(self._first_request(item)),
-            lambda request: self._cached(self._cache_key(request)) is not None,
-        ):  # fmt: skip
+        if self.budget is None or await self.budget.aadmit(item.key, *self._cap_questions(item)):
             return None
         return self._not_judged(item)
+
+    def _cap_questions(
+        self, item: PreparedItem
+    ) -> tuple[Callable[[], CompletionRequest], Callable[[CompletionRequest], bool]]:
+        """What the cap asks of an item before it starts, answered as `classify` answers it:
+        its first request as it would be sent now, and whether that reply is cached."""
+        return (
+            lambda: self._transport.prepare(self._first_request(item)),
+            lambda request: self._cached(self._cache_key(request)) is not None,
+        )
 
     def _not_judged(self, item: PreparedItem) -> JudgeResult:
         assert self.budget is not None
