@@ -59,9 +59,11 @@ ENVIRONMENT: dict[str, str] = {
     "JUDGECARDS_CACHE_MINIMUMS": "A YAML file of prompt-cache minimum lengths that overrides "
     "entries of the shipped `cache_minimums.yml` (Anthropic prompt caching).",
     "JUDGECARDS_PROGRESS_SECONDS": "Seconds between progress lines when stderr is not a "
-    "terminal (default 5).",
+    "terminal, and between `still working` lines of `report`, `audit ingest` and `audit report` "
+    "(default 5).",
     "JUDGECARDS_SCHEMA_MODULES": "Module names (comma-separated) a card's `schema: module:Model` "
-    "may import beyond judgecards' own and installed packages; set by you, never by a card.",
+    "may import besides `judgecards.schemas`, the only one allowed otherwise (installed or not, "
+    "no other module is imported); set by you, never by a card.",
 }
 
 

@@ -259,7 +259,7 @@ def test_a_stratified_audit_is_weighted_and_the_audit_report_leads_with_correcte
     cli_report = CliRunner().invoke(
         cli, ["audit", "report", "--card", "reference", "--db", str(db), "--resamples", "200"]
     )
-    assert cli_report.output.startswith("Corrected estimates")
+    assert cli_report.stdout.startswith("Corrected estimates")
 
 
 def test_labels_from_an_escalation_audit_are_not_a_random_sample(tmp_path: Path) -> None:

@@ -99,7 +99,7 @@ def test_audit_report_shows_tpr_tnr_readiness_and_the_corrected_share(tmp_path: 
               "--db", str(db)],
     )  # fmt: skip
     assert out.exit_code in (0, 1), out.output  # the kappa gate decides the exit code
-    shown = json.loads(out.output)["audits"][0]["pass_fail"]
+    shown = json.loads(out.stdout)["audits"][0]["pass_fail"]
     assert shown["min_tpr"] == 0.6 and shown["readiness"].startswith("of the answers people")
 
 

@@ -308,11 +308,11 @@ def test_a_label_given_before_the_reveal_stays_and_corrections_are_marked_revisi
     args = ["audit", "report", "--db", str(served_app.db_path), "--json", "--resamples", "200"]
     blind_report = runner.invoke(cli, args)
     assert blind_report.exit_code == 1, blind_report.output  # the gate fails on the blind labels
-    data = json.loads(blind_report.output)
+    data = json.loads(blind_report.stdout)
     assert data["audits"][0]["kappa"]["value"] < 0.6
     asked = runner.invoke(cli, [*args, "--with-revisions"])
     assert asked.exit_code == 0, asked.output
-    assert json.loads(asked.output)["audits"][0]["kappa"]["value"] == pytest.approx(1.0)
+    assert json.loads(asked.stdout)["audits"][0]["kappa"]["value"] == pytest.approx(1.0)
 
 
 def test_a_labeler_may_label_only_what_was_served_to_them(served_app: ServedApp) -> None:
