@@ -3,7 +3,7 @@
 Against the loopback fake of the OpenAI batch API (`tests.fakes.batch_server`, which also
 answers live calls), N ``reference@1`` items are judged three ways on fresh databases:
   * live: ``Judge.score_many`` (one request per item, plus re-asks);
-  * batch: ``Judge.submit_batch`` then ``Judge.collect_batch(wait=True)``: every HTTP request
+  * batch: ``Judge.submit_batch`` then ``collect_batch(Judge, wait=True)``: every HTTP request
     counted (file upload, batch create, status polls, result file reads) plus the live re-asks
     of the replies that are not valid judgments (``--invalid`` share of the items);
   * a live run of the same items after the batch was collected (expected: 0 requests).
@@ -25,6 +25,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench._runs import Measure, repeat, table  # noqa: E402
+from judgecards.batch import collect_batch, submit_batch  # noqa: E402
 from judgecards.judge import Judge  # noqa: E402
 from tests.fakes.batch_server import BatchFake  # noqa: E402
 
@@ -54,10 +55,10 @@ def one_run(n: int, invalid: float, tmp: Path, index: int) -> list[Measure]:
         with judge(fake, tmp / f"batch{index}.db") as batch_judge:
             before = fake.counts["requests"]
             started = time.perf_counter()
-            job = batch_judge.submit_batch(batch_items)
+            job = submit_batch(batch_judge, batch_items)
             keys = [entry["custom_id"] for b in fake.batches.values() for entry in b.requests]
             fake.invalid = set(keys[: int(len(keys) * invalid)])
-            collected = batch_judge.collect_batch(wait=True, poll=0.001)
+            collected = collect_batch(batch_judge, wait=True, poll=0.001)
             seconds = time.perf_counter() - started
             batch_requests = fake.counts["requests"] - before
             reasks = fake.counts["live"] - live_requests

@@ -73,12 +73,12 @@ def run_plain(base_url: str, data: list[dict[str, str]], concurrency: int) -> fl
     import openai
 
     from judgecards.cards import load_card
-    from judgecards.pairwise.compare import _orders
+    from judgecards.pairwise.compare import pair_orders
     from judgecards.render import render
     from judgecards.schemas import PairwiseJudgment
 
     card = load_card("pairwise")
-    prompts = [render(card, order) for pair in data for order in _orders(pair)]
+    prompts = [render(card, order) for pair in data for order in pair_orders(pair)]
 
     async def main() -> None:
         client = openai.AsyncOpenAI(base_url=base_url, api_key="sk-bench", max_retries=0)

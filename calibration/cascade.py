@@ -53,6 +53,7 @@ from calibration.label_fields import judge_labels, label_fields
 from calibration.migrations import open_store
 from calibration.records import AuditItem
 from calibration.repository import CalibrationRepository
+from judgecards.prepared import item_id_of
 from judgecards.results import JudgeResult
 
 if TYPE_CHECKING:
@@ -267,7 +268,7 @@ class Cascade:
         )
         decisions = walk.decisions(
             self.judges, escalation, CascadeDecision,
-            unit_id=lambda result: result.item_id, unseen_id=lambda i: _item_id(items[i]),
+            unit_id=lambda result: result.item_id, unseen_id=lambda i: item_id_of(items[i]),
         )  # fmt: skip
         run = CascadeRun(
             decisions, walk.stages, self.field,
@@ -320,8 +321,3 @@ def _key(result_id: str, item_id: str | None) -> tuple[str, str]:
     """The unit a label is about: the item (matched across judges by its id), else the one
     result (a result without an item id is known to its own judge only)."""
     return ("result", result_id) if item_id is None else ("item", item_id)
-
-
-def _item_id(item: Mapping[str, Any]) -> str | None:
-    value = item.get("id")
-    return None if value is None else str(value)

@@ -54,6 +54,7 @@ from calibration.records import AuditItem
 from calibration.repository import CalibrationRepository
 from judgecards.errors import WrongCardKind
 from judgecards.pairwise.compare import ComparisonResult, compare_many
+from judgecards.prepared import item_id_of
 
 if TYPE_CHECKING:
     from judgecards.judge import Judge, Progress
@@ -348,7 +349,7 @@ class PairwiseCascade:
         decisions = walk.decisions(
             self.judges, escalation, PairDecision,
             unit_id=lambda comparison: comparison.pair_id,
-            unseen_id=lambda i: None if pairs[i].get("id") is None else str(pairs[i]["id"]),
+            unseen_id=lambda i: item_id_of(pairs[i]),
         )  # fmt: skip
         run = PairwiseCascadeRun(
             decisions, walk.stages, self.target,

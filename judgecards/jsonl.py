@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 from judgecards.duplicate_ids import SeenIds
 from judgecards.errors import InputError
+from judgecards.prepared import item_id_of
 from judgecards.unicode_text import lone_surrogate
 
 __all__ = [
@@ -132,10 +133,10 @@ def _checked(
             if isinstance(item, InputError):
                 problems.append(item)
                 continue
-            item_id = item.get("id")
+            item_id = item_id_of(item)
             if item_id is None or item_id == "":
                 problems.append(InputError("missing 'id'", file=path, line=number, field="id"))
-            elif (first := seen.first_line(str(item_id), number)) is not None:
+            elif (first := seen.first_line(item_id, number)) is not None:
                 problems.append(
                     InputError(
                         f"duplicate id (first on line {first})", file=path, line=number, field="id"

@@ -26,7 +26,8 @@ from collections.abc import (
     Sequence,
     Sized,
 )
-from typing import TYPE_CHECKING, Any
+from dataclasses import replace
+from typing import Any
 
 from judgecards import structured_output
 from judgecards.budget import CostCap
@@ -38,12 +39,11 @@ from judgecards.errors import (
     TransportError,
 )
 from judgecards.grouped_saves import GroupedSaves
-from judgecards.judge_attempts import _Attempts as _Attempts
-from judgecards.judge_attempts import _Item as _Item
-from judgecards.judge_attempts import _Run as _Run
-from judgecards.judge_pool import stream_judgments
+from judgecards.judge_attempts import Attempts, Run
+from judgecards.judge_pool import Progress, stream_judgments
 from judgecards.judge_requests import first_request, mock_options
 from judgecards.plan import RunPlan
+from judgecards.prepared import ItemState, PreparedItem, item_id_of
 from judgecards.pricing import PriceTable, load_prices
 from judgecards.providers import make_provider, split_model
 from judgecards.providers.base import Completion, CompletionRequest, Provider, endpoint_of
@@ -63,14 +63,7 @@ from judgecards.schemas import RubricPolicy
 from judgecards.store import CacheEntry, Store
 from judgecards.token_count import counter_for
 
-if TYPE_CHECKING:
-    from judgecards.batch.collect import BatchCollection
-    from judgecards.batch.submit import BatchJob
-
 __all__ = ["Judge", "Progress"]
-
-Progress = Callable[[int, int, JudgeResult], None]
-"""Called after each item of a batch as ``progress(done, total, result)``."""
 
 _UNSET: Any = object()
 
@@ -234,9 +227,7 @@ class Judge:
             return stored[item.key]
         if (refused := self._over_budget(item)) is not None:
             return refused
-        result, entries, params = self._run_sync(item)
-        self._save(item, result, entries, params)
-        return result
+        return self._finish_sync(item)
 
     async def ascore(self, **inputs: Any) -> JudgeResult:
         """Judge one item asynchronously."""
@@ -253,27 +244,19 @@ class Judge:
     def plan(self, items: Iterable[Mapping[str, Any]]) -> RunPlan:
         """What `score_many` of ``items`` would send and its projected cost, with no call:
         every first prompt rendered, its tokens estimated (`judgecards.plan`)."""
-        prepared: list[_Item] = []
-        total = refused = 0
-        for item in items:
-            total += 1
-            item_id = None if item.get("id") is None else str(item.get("id"))
-            try:
-                prepared.append(self._prepare(item, item_id=item_id))
-            except InvalidInput:
-                refused += 1
-        stored = self._stored(prepared)
-        requests = []
-        for entry in prepared:
-            if entry.key not in stored:
-                try:
-                    requests.append(self._first_request(entry))
-                except RenderError:
-                    refused += 1
+        prepared = self.prepare(items, classify=True)
+        requests = [item.request for item in prepared if item.request is not None]
+        stored = {item.key for item in prepared if item.state == "stored"}
+        refused = sum(item.state == "refused" for item in prepared)
         return RunPlan.of(
-            self.model, self.prices.lookup(self.model), requests,
-            items=total, stored=len(stored), refused=refused, counter=counter_for(self.model),
-        )  # fmt: skip
+            self.model,
+            self.prices.lookup(self.model),
+            requests,
+            items=len(prepared),
+            stored=len(stored),
+            refused=refused,
+            counter=counter_for(self.model),
+        )
 
     def score_many(
         self,
@@ -340,7 +323,7 @@ class Judge:
         limiter = self.rates.for_run(None if pool else concurrency)
         saves = GroupedSaves(self.store)  # items finishing together share a transaction
 
-        async def work(item: _Item) -> JudgeResult:
+        async def work(item: PreparedItem) -> JudgeResult:
             if (refused := await self._aover_budget(item)) is not None:
                 return refused
             result, entries, params = await self._run_async(item, limiter=limiter)
@@ -353,23 +336,91 @@ class Judge:
             self, items, work, concurrency=concurrency, progress=progress, pool=pool, total=total
         )
 
-    def submit_batch(self, items: Iterable[Mapping[str, Any]], **options: Any) -> BatchJob:
-        """Send ``items`` through the provider's batch API (half price, results within 24 h);
-        the batch and each item's state are stored before this returns (`judgecards.batch`)."""
-        from judgecards.batch.submit import submit_batch
+    # ------------------------------------------------------------------ the seam
 
-        return submit_batch(self, items, **options)
+    def prepare(
+        self,
+        items: Iterable[Mapping[str, Any]],
+        *,
+        classify: bool = False,
+        record_refusals: bool = False,
+    ) -> list[PreparedItem]:
+        """``items`` as this judge finds them before any call, in order (`judgecards.prepared`):
+        each keyed, its refused inputs found, and the stored ones looked up (one store query per
+        chunk). With ``classify``, each item not stored is also `classify`-ed (its first request
+        built and looked up in the response cache). With ``record_refusals``, a refused item's
+        ``input`` error record is stored as a live run stores it (and carried as its result).
+        """
+        prepared: list[PreparedItem] = []
+        for item in items:
+            item_id = item_id_of(item)
+            try:
+                entry = replace(self._prepare(item, item_id=item_id), source=item)
+            except InvalidInput as error:
+                entry = self._refused_input(item, item_id, error, record=record_refusals)
+            prepared.append(entry)
+        keyed = [entry for entry in prepared if entry.state == "to_call"]
+        stored = self._stored(keyed)
+        found = [
+            replace(entry, state="stored", result=stored[entry.key])
+            if entry.state == "to_call" and entry.key in stored
+            else entry
+            for entry in prepared
+        ]
+        if not classify:
+            return found
+        return [
+            self.classify(entry, record_refusal=record_refusals)
+            if entry.state == "to_call"
+            else entry
+            for entry in found
+        ]
 
-    def collect_batch(self, job: str | None = None, **options: Any) -> BatchCollection:
-        """Fetch what stored batches (all, or submission ``job``) have finished and store it as
-        results, exactly as live replies are; see `judgecards.batch.collect`."""
-        from judgecards.batch.collect import collect_batch
+    def classify(self, item: PreparedItem, *, record_refusal: bool = False) -> PreparedItem:
+        """``item`` (prepared, not stored) with its first request as it would be sent now:
+        ``refused`` if the card cannot render it (with ``record_refusal``, its ``input`` error
+        record stored, with no call), ``cached`` if that request's reply is in the response
+        cache, else ``to_call``."""
+        try:
+            request = self._transport.prepare(self._first_request(item))
+        except RenderError as error:
+            result = None
+            if record_refusal:  # the live path's error record: the run stops before a call
+                result = self._finish_sync(item)
+            return replace(item, state="refused", result=result, refusal=str(error))
+        key = self._cache_key(request)
+        state: ItemState = "to_call" if self._cached(key) is None else "cached"
+        return replace(item, state=state, request=request, cache_key=key)
 
-        return collect_batch(self, job, **options)
+    def first_request(self, item: PreparedItem) -> CompletionRequest:
+        """``item``'s first request as this judge would build it now (not yet adjusted for
+        fields the server rejected: `classify` is)."""
+        return self._first_request(item)
+
+    def keys_of(self, item: PreparedItem) -> tuple[str, ...]:
+        """Every key ``item`` may be stored under: its key, then the one it had before keys
+        named the endpoint (a batch submitted then carries it as its custom ids)."""
+        return item.key, self._key_before_endpoints(item)
+
+    async def afinish(
+        self,
+        item: PreparedItem,
+        first: Completion | None = None,
+        *,
+        revise: Callable[[JudgeResult], JudgeResult] | None = None,
+    ) -> JudgeResult:
+        """Judge a prepared item, ``first`` (a reply already paid for, e.g. a provider
+        batch's) answering its first attempt (re-asks are live calls), and store the result,
+        ``revise``-d first (a batch's ``via`` and price), exactly as a live run stores it."""
+        result, entries, params = await self._run_async(item, first=first)
+        if revise is not None:
+            result = revise(result)
+        self._save(item, result, entries, params)
+        return result
 
     # ------------------------------------------------------------------ internals
 
-    def _prepare(self, inputs: Mapping[str, Any], *, item_id: str | None) -> _Item:
+    def _prepare(self, inputs: Mapping[str, Any], *, item_id: str | None) -> PreparedItem:
         if self.rubric is not None:
             try:
                 inputs = {**inputs, "criteria": self.rubric.criteria_for(inputs.get("criteria"))}
@@ -389,14 +440,14 @@ class Judge:
         )[:32]
         # The prompt is rendered when the item is run, not here: a batch starts calling at once,
         # and items answered from the store are never rendered at all.
-        return _Item(key=key, item_id=item_id, inputs=card_inputs)
+        return PreparedItem(key=key, item_id=item_id, inputs=card_inputs)
 
-    def _key_before_endpoints(self, item: _Item) -> str:
+    def _key_before_endpoints(self, item: PreparedItem) -> str:
         """The key `_prepare` gave ``item`` before keys named the endpoint: a batch submitted
         then carries it as its custom ids, and is still collected under it."""
         return _digest([self.card.hash, self.model, self.params, item.item_id, item.inputs])[:32]
 
-    def _first_request(self, item: _Item) -> CompletionRequest:
+    def _first_request(self, item: PreparedItem) -> CompletionRequest:
         return first_request(
             self.card, item.inputs, model=self.provider.model, temperature=self.temperature,
             max_tokens=self.max_tokens, top_logprobs=self.top_logprobs,
@@ -406,22 +457,38 @@ class Judge:
             can_fall_back=self.output_mode == "auto",
         )  # fmt: skip
 
-    def _input_error(
-        self, item: Mapping[str, Any], item_id: str | None, error: InvalidInput
-    ) -> JudgeResult:
+    def _refused_input(
+        self, item: Mapping[str, Any], item_id: str | None, error: InvalidInput, *, record: bool
+    ) -> PreparedItem:
         key = _digest(
             [self.card.hash, self.model, self.params, item_id, dict(item), "input-error"]
         )[:32]
-        result = JudgeResult(
-            id=key, item_id=item_id, status="error", card=self.card.ref, card_hash=self.card.hash,
-            model=self.model, error_kind="input", error=str(error), cost_usd=0.0,
-        )  # fmt: skip
-        self.store.save(
-            result, inputs={k: v for k, v in item.items() if k != "id"}, params=self.params
+        inputs = {k: v for k, v in item.items() if k != "id"}
+        result = None
+        if record:
+            result = JudgeResult(
+                id=key,
+                item_id=item_id,
+                status="error",
+                card=self.card.ref,
+                card_hash=self.card.hash,
+                model=self.model,
+                error_kind="input",
+                error=str(error),
+                cost_usd=0.0,
+            )
+            self.store.save(result, inputs=inputs, params=self.params)
+        return PreparedItem(
+            key=key,
+            item_id=item_id,
+            inputs=inputs,
+            state="refused",
+            source=item,
+            result=result,
+            refusal=str(error),
         )
-        return result
 
-    def _stored(self, items: Sequence[_Item]) -> dict[str, JudgeResult]:
+    def _stored(self, items: Sequence[PreparedItem]) -> dict[str, JudgeResult]:
         if not self.cache or not items:
             return {}
         return self.store.finished(item.key for item in items)
@@ -434,8 +501,13 @@ class Judge:
     def _cached(self, key: str) -> Completion | None:
         return self.store.cached_completion(key) if self.cache else None
 
-    def _run_sync(self, item: _Item) -> _Run:
-        state = _Attempts(self, item)
+    def _finish_sync(self, item: PreparedItem) -> JudgeResult:
+        result, entries, params = self._run_sync(item)
+        self._save(item, result, entries, params)
+        return result
+
+    def _run_sync(self, item: PreparedItem) -> Run:
+        state = Attempts(self, item)
         while (request := state.next_request()) is not None:
             request = self._transport.prepare(request)  # without fields the server rejected
             key = self._cache_key(request)
@@ -462,11 +534,14 @@ class Judge:
         return state.exhausted(), [], self._sent_params(state.request)
 
     async def _run_async(
-        self, item: _Item, first: Completion | None = None, limiter: AdaptiveLimiter | None = None
-    ) -> _Run:
+        self,
+        item: PreparedItem,
+        first: Completion | None = None,
+        limiter: AdaptiveLimiter | None = None,
+    ) -> Run:
         """``first``: a reply already paid for (a provider batch's) answers the first attempt;
         re-asks after it are live calls."""
-        state = _Attempts(self, item)
+        state = Attempts(self, item)
         while (request := state.next_request()) is not None:
             request = self._transport.prepare(request)
             key = self._cache_key(request)
@@ -504,7 +579,7 @@ class Judge:
         return state.exhausted(), [], self._sent_params(state.request)
 
     def _sent(
-        self, state: _Attempts, sent: Sent, request: CompletionRequest, key: str
+        self, state: Attempts, sent: Sent, request: CompletionRequest, key: str
     ) -> tuple[Completion, CompletionRequest, str]:
         """The reply, the request as finally sent and its cache key (hashed again only when
         the request changed on the way: a field the server rejected was dropped)."""
@@ -513,7 +588,7 @@ class Judge:
             key = self._cache_key(sent.request)
         return sent.completion, sent.request, key
 
-    def _failed(self, state: _Attempts, request: CompletionRequest, error: TransportError) -> _Run:
+    def _failed(self, state: Attempts, request: CompletionRequest, error: TransportError) -> Run:
         if error.stops_batch:  # bad credentials or a wrong URL: every other item would fail too
             raise error
         if refused := structured_output.native_refused(self.provider, request, error):
@@ -522,26 +597,30 @@ class Judge:
         # A field rejected during the call is not sent again: record what was sent last.
         return state.failed(error), [], self._sent_params(self._transport.prepare(request))
 
-    def _over_budget(self, item: _Item) -> JudgeResult | None:
+    def _over_budget(self, item: PreparedItem) -> JudgeResult | None:
         """A ``not_judged`` record if starting ``item`` could pass ``max_cost``, else None
         (waiting, in this thread, while other items' reservations may still give room)."""
-        if self.budget is None or self.budget.admit(
-            item.key, lambda: self._transport.prepare(self._first_request(item)),
-            lambda request: self._cached(self._cache_key(request)) is not None,
-        ):  # fmt: skip
+        if self.budget is None or self.budget.admit(item.key, *self._cap_questions(item)):
             return None
         return self._not_judged(item)
 
-    async def _aover_budget(self, item: _Item) -> JudgeResult | None:
+    async def _aover_budget(self, item: PreparedItem) -> JudgeResult | None:
         """Async twin of `_over_budget`: waits in the event loop."""
-        if self.budget is None or await self.budget.aadmit(
-            item.key, lambda: self._transport.prepare(self._first_request(item)),
-            lambda request: self._cached(self._cache_key(request)) is not None,
-        ):  # fmt: skip
+        if self.budget is None or await self.budget.aadmit(item.key, *self._cap_questions(item)):
             return None
         return self._not_judged(item)
 
-    def _not_judged(self, item: _Item) -> JudgeResult:
+    def _cap_questions(
+        self, item: PreparedItem
+    ) -> tuple[Callable[[], CompletionRequest], Callable[[CompletionRequest], bool]]:
+        """What the cap asks of an item before it starts, answered as `classify` answers it:
+        its first request as it would be sent now, and whether that reply is cached."""
+        return (
+            lambda: self._transport.prepare(self._first_request(item)),
+            lambda request: self._cached(self._cache_key(request)) is not None,
+        )
+
+    def _not_judged(self, item: PreparedItem) -> JudgeResult:
         assert self.budget is not None
         return self.budget.not_judged(
             id=item.key, item_id=item.item_id, card=self.card.ref, card_hash=self.card.hash,
@@ -556,7 +635,11 @@ class Judge:
         return {**self.params, **sent}
 
     def _save(
-        self, item: _Item, result: JudgeResult, entries: list[CacheEntry], params: dict[str, Any]
+        self,
+        item: PreparedItem,
+        result: JudgeResult,
+        entries: list[CacheEntry],
+        params: dict[str, Any],
     ) -> None:
         # Only replies that led to a valid judgment are cached (the runners pass none for a
         # failed item), so a failed item is tried afresh next time instead of replaying failure.

@@ -1,7 +1,7 @@
-"""One item's re-ask loop (`_Attempts`), apart from `judgecards.judge` so the loop and the
+"""One item's re-ask loop (`Attempts`), apart from `judgecards.judge` so the loop and the
 `Judge` that drives it each stay a readable size.
 
-The loop is a state machine: the drivers (`Judge._run_sync`, `Judge._run_async`) ask it for the
+The loop is a state machine: the drivers (a `Judge`'s synchronous and asynchronous runs) ask it for the
 next request, send it (or find its reply in the response cache) and feed the completion back;
 it parses and validates, re-asks with the problems, asks a reply cut at the token limit once
 more with a larger budget, decides the verdict in code and builds the result record. Written
@@ -12,40 +12,30 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from judgecards import structured_output
 from judgecards.errors import JudgeOutputError, RenderError, TransportError
 from judgecards.judge_requests import larger_budget, reask
 from judgecards.parse import parse_reply
+from judgecards.prepared import ItemJudge, PreparedItem
 from judgecards.providers.base import Completion, CompletionRequest, Usage
 from judgecards.results import JudgeResult, TokenUsage
 from judgecards.store import CacheEntry
 from judgecards.verdicts import decide
 
-if TYPE_CHECKING:
-    from judgecards.judge import Judge
+__all__ = ["Attempts", "Run"]
 
-__all__ = ["_Attempts", "_Item", "_Run"]
-
-
-@dataclass
-class _Item:
-    key: str
-    item_id: str | None
-    inputs: dict[str, Any]
-
-
-_Run = tuple[JudgeResult, list[CacheEntry], dict[str, Any]]
+Run = tuple[JudgeResult, list[CacheEntry], dict[str, Any]]
 """An item's outcome: its result, the replies to cache, the call parameters as sent."""
 
 
 @dataclass
-class _Attempts:
+class Attempts:
     """One item's re-ask loop as a state machine; the drivers supply completions."""
 
-    judge: Judge
-    item: _Item
+    judge: ItemJudge
+    item: PreparedItem
     started: float = field(default_factory=time.perf_counter)
     request: CompletionRequest | None = None
     attempts: int = 0
@@ -68,7 +58,7 @@ class _Attempts:
             return None
         if self.request is None:
             try:
-                self.request = self.judge._first_request(self.item)
+                self.request = self.judge.first_request(self.item)
             except RenderError as error:
                 # This item's data breaks the card (a budget, a sandbox refusal): its own
                 # error record, never a stop for the whole batch.

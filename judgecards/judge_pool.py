@@ -24,19 +24,27 @@ from collections.abc import (
 )
 from contextlib import AbstractAsyncContextManager, aclosing
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
+from typing import Any, Generic, TypeVar
 
-from judgecards.errors import InvalidInput
+from judgecards.prepared import ItemJudge, PreparedItem
 from judgecards.results import JudgeResult
 
-if TYPE_CHECKING:
-    from judgecards.judge import Judge, Progress, _Item
-
-__all__ = ["LOOKUP_CHUNK", "Ready", "chunks", "stream_judgments", "stream_pool", "window_for"]
+__all__ = [
+    "LOOKUP_CHUNK",
+    "Progress",
+    "Ready",
+    "chunks",
+    "stream_judgments",
+    "stream_pool",
+    "window_for",
+]
 
 Item = TypeVar("Item")
 Outcome = TypeVar("Outcome")
 T = TypeVar("T")
+
+Progress = Callable[[int, int, JudgeResult], None]
+"""Called after each item of a batch as ``progress(done, total, result)``."""
 
 LOOKUP_CHUNK = 500
 """Items prepared, and looked up in the store, together (one query per chunk)."""
@@ -176,9 +184,9 @@ async def stream_pool(
 
 
 async def stream_judgments(
-    judge: Judge,
+    judge: ItemJudge,
     items: Iterable[Mapping[str, Any]] | AsyncIterable[Mapping[str, Any]],
-    work: Callable[[_Item], Awaitable[JudgeResult]],
+    work: Callable[[PreparedItem], Awaitable[JudgeResult]],
     *,
     concurrency: int,
     progress: Progress | None,
@@ -197,24 +205,16 @@ async def stream_judgments(
             assert total is not None  # Judge.ascore_stream insists
             progress(finished, total, result)
 
-    async def entries() -> AsyncIterator[_Item | Ready[JudgeResult]]:
+    async def entries() -> AsyncIterator[PreparedItem | Ready[JudgeResult]]:
         async with aclosing(chunks(items, LOOKUP_CHUNK)) as batches:
             async for chunk in batches:
-                prepared: list[_Item | JudgeResult] = []
-                for item in chunk:
-                    item_id = None if item.get("id") is None else str(item.get("id"))
-                    try:
-                        prepared.append(judge._prepare(item, item_id=item_id))
-                    except InvalidInput as error:
-                        prepared.append(judge._input_error(item, item_id, error))
-                stored = judge._stored([p for p in prepared if not isinstance(p, JudgeResult)])
-                for entry in prepared:
-                    answered = entry if isinstance(entry, JudgeResult) else stored.get(entry.key)
-                    if answered is None:
-                        yield cast("_Item", entry)
+                for entry in judge.prepare(chunk, record_refusals=True):
+                    if entry.state == "to_call":
+                        yield entry
                         continue
-                    report(answered)
-                    yield Ready(answered)
+                    assert entry.result is not None  # stored, or its input error record
+                    report(entry.result)
+                    yield Ready(entry.result)
 
     results = stream_pool(
         entries(), work, lambda _item, result: report(result),

@@ -46,7 +46,6 @@ from tenacity import AsyncRetrying, RetryCallState, Retrying, wait_exponential_j
 
 from judgecards.errors import ProviderError, TransportError
 from judgecards.plan import estimate_tokens
-from judgecards.providers._http import context_overflow, unreachable_reason
 from judgecards.providers.base import (
     Completion,
     CompletionRequest,
@@ -54,6 +53,7 @@ from judgecards.providers.base import (
     Provider,
     RetryDecision,
 )
+from judgecards.providers.http_errors import context_overflow, unreachable_reason
 from judgecards.rate import AdaptiveLimiter, Permit, is_overload
 
 __all__ = [

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args
 
 from judgecards.errors import ProviderConfigError, TransportError
 from judgecards.parse import unique_keys
-from judgecards.providers._http import refuses_structured_output
+from judgecards.providers.http_errors import refuses_structured_output
 
 if TYPE_CHECKING:
     from judgecards.cards import Card

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from judgecards.batch import BatchCollection
+from judgecards.batch import BatchCollection, collect_batch, submit_batch
 from judgecards.cli import cli
 from judgecards.judge import Judge
 from tests.fakes.batch_server import BatchFake
@@ -49,7 +49,7 @@ def until(condition: Callable[[], bool], seconds: float = 60) -> None:
 
 
 class Collector(threading.Thread):
-    """One `Judge.collect_batch` on its own judge (its own connection to the database)."""
+    """One `collect_batch` on its own judge (its own connection to the database)."""
 
     def __init__(self, fake: BatchFake, db: Path, **options: Any) -> None:
         super().__init__(daemon=True)
@@ -61,8 +61,8 @@ class Collector(threading.Thread):
     def run(self) -> None:
         try:
             with judge_on(self.fake, "openai", self.db) as judge:
-                self.collection = judge.collect_batch(
-                    poll=0.01, progress=self.lines.append, **self.options
+                self.collection = collect_batch(
+                    judge, poll=0.01, progress=self.lines.append, **self.options
                 )
         except BaseException as error:  # reported by the test
             self.error = error
@@ -76,7 +76,7 @@ class Collector(threading.Thread):
 
 def submit(fake: BatchFake, db: Path, n: int) -> list[str]:
     with judge_on(fake, "openai", db) as judge:
-        judge.submit_batch(items(n))
+        submit_batch(judge, items(n))
     return [entry["custom_id"] for entry in submitted_entries(fake)]
 
 
@@ -121,7 +121,7 @@ def test_two_collectors_judge_left_items_live_once(fake: BatchFake, tmp_path: Pa
     keys = submit(fake, db, 3)
     fake.expire, fake.errored = {keys[0]}, {keys[1]}
     with judge_on(fake, "openai", db) as judge:
-        assert judge.collect_batch(wait=True, poll=0.001).left == {"expired": 1, "errored": 1}
+        assert collect_batch(judge, wait=True, poll=0.001).left == {"expired": 1, "errored": 1}
     fake.expire, fake.errored = set(), set()
     fake.gate = threading.Event()
     first = Collector(fake, db, retry="live")
@@ -146,7 +146,7 @@ def test_two_collectors_resubmit_left_items_once(fake: BatchFake, tmp_path: Path
     keys = submit(fake, db, 3)
     fake.expire = {keys[0], keys[1]}
     with judge_on(fake, "openai", db) as judge:
-        judge.collect_batch(wait=True, poll=0.001)
+        collect_batch(judge, wait=True, poll=0.001)
     fake.expire = set()
     fake.gate = threading.Event()
     first = Collector(fake, db, retry="resubmit", wait=True)
@@ -227,7 +227,7 @@ def test_a_claim_is_taken_over_only_when_its_holder_is_gone(
     claim(db, holder, seconds_ago)
     with judge_on(fake, "openai", db) as judge:
         for _ in range(6):  # the fake's batch ends on its fourth retrieve
-            found = judge.collect_batch(wait=False, claim_lease=120)
+            found = collect_batch(judge, wait=False, claim_lease=120)
             if found.jobs[0].state != "submitted":
                 break
     zombie.wait()

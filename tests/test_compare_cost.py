@@ -135,10 +135,10 @@ def test_an_order_already_stored_is_projected_at_nothing(
     db = tmp_path / "runs.db"
     single = per_pair(server, tmp_path / "plan.db", prices)
     half, fresh = pairs(2)
-    from judgecards.pairwise.compare import _orders
+    from judgecards.pairwise.compare import pair_orders
 
     with judge(server, db, prices) as runner:  # pair p00 has its A-first order stored
-        runner.score_many([_orders(half)[0]])
+        runner.score_many([pair_orders(half)[0]])
     assert server.requests == 1
     # Room for one order, not two: only the half-stored pair fits, whatever comes first.
     with judge(server, db, prices, max_cost=0.75 * single) as capped:

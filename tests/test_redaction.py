@@ -16,6 +16,7 @@ import httpx2
 import pytest
 
 from judgecards import JudgeResult, Store, TransportError, compare_many
+from judgecards.batch import collect_batch, submit_batch
 from judgecards.judge import Judge
 from judgecards.redaction import REDACTED, redact, register_secret
 from tests.conftest import REPO
@@ -211,13 +212,13 @@ def test_a_canary_key_is_in_no_table_after_every_path(
                 for n in range(3)
             ]
             with Judge("reference@1", models[provider], db=db, base_url=urls[provider]) as judge:
-                judge.submit_batch(batch_items)
+                submit_batch(judge, batch_items)
                 keys = sorted(r["custom_id"] for r in list(fake.batches.values())[-1].requests)
                 fake.errored = set(keys[1:])  # one line answers, two are errors quoting the key
-                first = judge.collect_batch(wait=True, poll=0.001)
+                first = collect_batch(judge, wait=True, poll=0.001)
                 assert first.left == {"errored": 2}
                 fake.errored = set()
-                again = judge.collect_batch(wait=True, poll=0.001, retry="live")
+                again = collect_batch(judge, wait=True, poll=0.001, retry="live")
                 assert again.live == 2 and again.finished
         assert fake.counts["live"] >= 5
     quoted = [f"API key: {CANARY}" in str(b.outcomes) for b in fake.batches.values()]

@@ -1,8 +1,8 @@
 """Provider batch APIs: judge many items at the batch price, with results within a day.
 
-``Judge.submit_batch(items)`` sends the items' first requests (the same ones a live run sends)
+``submit_batch(judge, items)`` sends the items' first requests (the same ones a live run sends)
 through the OpenAI Batch API or Anthropic Message Batches and stores every batch and item
-before returning; ``Judge.collect_batch()`` (or ``judgecards batch collect``) stores what the
+before returning; ``collect_batch(judge)`` (or ``judgecards batch collect``) stores what the
 batches answered through the live code path, so results, the response cache and a later live
 run cannot tell them apart, except for ``via="batch"`` and the lower cost.
 """

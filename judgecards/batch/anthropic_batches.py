@@ -32,7 +32,7 @@ class AnthropicBatches:
 
     def __init__(self, provider: AnthropicProvider) -> None:
         self._provider = provider
-        self._client: Any = provider._sync()
+        self._client: Any = provider.sync_client()
 
     def entry(self, custom_id: str, request: CompletionRequest) -> bytes:
         body = self._provider.request_body(request)

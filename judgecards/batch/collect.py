@@ -1,7 +1,7 @@
 """Collect provider batches: poll their status, and store their replies exactly as live ones.
 
 A batch's reply answers its item's first attempt inside the judge's own re-ask loop
-(`Judge._run_async` with ``first=``): the same parse, verdict rules, re-asks (live calls),
+(`Judge.afinish` with ``first=``): the same parse, verdict rules, re-asks (live calls),
 result row and response-cache entries as a live run, plus ``via="batch"`` and the batch price
 (the provider's batch discount on the batch reply's tokens; re-asks at live prices). So a later
 live run of the same items finds them stored and makes no call.
@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from judgecards.batch.api import (
     BatchAPI,
@@ -39,14 +39,13 @@ from judgecards.batch.api import (
 from judgecards.batch.apis import batch_api_for
 from judgecards.batch.claims import CLAIM_LEASE, Claims, claim_in_force, describe_holder
 from judgecards.batch.pairs import write_comparisons
-from judgecards.batch.repository import BatchRepository, JobRow
+from judgecards.batch.repository import BatchRepository, ItemRow, JobRow
 from judgecards.batch.submit import BatchJob, submit_batch
+from judgecards.judge import Judge
+from judgecards.prepared import PreparedItem
 from judgecards.providers.base import Completion
 from judgecards.redaction import redact
 from judgecards.results import JudgeResult
-
-if TYPE_CHECKING:
-    from judgecards.judge import Judge, _Item
 
 __all__ = [
     "BatchCollection", "busy_line", "collect_batch", "job_matches", "progress_line", "refresh",
@@ -68,7 +67,7 @@ _UNANSWERED: dict[str, OutcomeState] = {
 
 @dataclass
 class BatchCollection:
-    """What one `Judge.collect_batch` call found and stored.
+    """What one `collect_batch` call found and stored.
 
     Attributes:
         jobs: the batches looked at, as stored after this call.
@@ -345,22 +344,28 @@ def _ingest(
                 outcomes[outcome.custom_id] = outcome
     unanswered: OutcomeState = _UNANSWERED.get(str(job.provider_status), "errored")
     reason = job.note if job.provider_status == "failed" and job.note else "no result line"
-    items: list[tuple[_Item, Completion]] = []
+    answered: list[tuple[str, ItemRow, Completion]] = []
     states: dict[str, tuple[str, str | None]] = {}
     for key, row in waiting.items():
         outcome = outcomes.get(key) or Outcome(key, unanswered, error=f"{unanswered}: {reason}")
         if outcome.completion is None:
             states[key] = (outcome.state, outcome.error)
             continue
-        item = judge._prepare(row.inputs, item_id=row.item_id)
-        if item.key != key and judge._key_before_endpoints(item) == key:
-            item = replace(item, key=key)  # submitted before keys named the endpoint
+        answered.append((key, row, outcome.completion))
+    given = [
+        {**row.inputs, **({"id": row.item_id} if row.item_id is not None else {})}
+        for _, row, _ in answered
+    ]
+    items: list[tuple[PreparedItem, Completion]] = []
+    for (key, row, completion), item in zip(answered, judge.prepare(given), strict=True):
+        if item.state != "refused" and key in judge.keys_of(item):
+            item = replace(item, key=key)  # the old key: submitted before keys named endpoints
         if item.key != key:
             raise BatchError(
                 f"batch {job.id}: item {row.item_id or key} no longer has the key it was "
                 "submitted under (card or judge settings changed); nothing was stored for it"
             )
-        items.append((item, outcome.completion))
+        items.append((item, completion))
     repo.set_item_states(job.id, states)
     already = judge.store.finished(item.key for item, _ in items)
     repo.set_item_states(job.id, {key: ("collected", None) for key in already})
@@ -375,24 +380,26 @@ async def _store_replies(
     judge: Judge,
     repo: BatchRepository,
     job: JobRow,
-    pending: Sequence[tuple[_Item, Completion]],
+    pending: Sequence[tuple[PreparedItem, Completion]],
     concurrency: int,
 ) -> list[JudgeResult]:
     stored: list[JudgeResult] = []
 
-    async def work(entry: tuple[_Item, Completion]) -> JudgeResult:
+    async def work(entry: tuple[PreparedItem, Completion]) -> JudgeResult:
         item, reply = entry
-        result, cache_entries, params = await judge._run_async(item, first=reply)
-        result = result.model_copy(
-            update={"via": "batch", "cost_usd": _batch_cost(judge, result, reply)}
+        result = await judge.afinish(
+            item,
+            reply,
+            revise=lambda result: result.model_copy(
+                update={"via": "batch", "cost_usd": _batch_cost(judge, result, reply)}
+            ),
         )
-        judge._save(item, result, cache_entries, params)
         repo.set_item_states(job.id, {item.key: ("collected", None)})
         return result
 
     slots = asyncio.Semaphore(concurrency)
 
-    async def run(entry: tuple[_Item, Completion]) -> None:
+    async def run(entry: tuple[PreparedItem, Completion]) -> None:
         async with slots:
             stored.append(await work(entry))
 

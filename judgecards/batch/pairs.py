@@ -11,17 +11,13 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from judgecards.batch.repository import BatchRepository
 from judgecards.batch.submit import BatchJob, submit_batch
-from judgecards.errors import InvalidInput
-from judgecards.pairwise.compare import _combine, _orders
+from judgecards.judge import Judge
+from judgecards.pairwise.compare import ComparisonResult, combine_orders, pair_orders
 from judgecards.pairwise.stored import save_comparisons
-
-if TYPE_CHECKING:
-    from judgecards.judge import Judge
-    from judgecards.pairwise.compare import ComparisonResult
 
 __all__ = ["submit_pairs", "write_comparisons"]
 
@@ -32,7 +28,7 @@ def submit_pairs(
     """Submit both orders of every pair (``options`` as for `submit_batch`); returns the job
     and the comparisons already decidable (both orders stored before anything was sent)."""
     listed = [dict(pair) for pair in pairs]
-    items = [order for pair in listed for order in _orders(pair)]
+    items = [order for pair in listed for order in pair_orders(pair)]
     job = submit_batch(judge, items, **options)
     # Nothing sent (every order stored, cached or already waiting): the pairs still wait here
     # for the orders that are in other batches.
@@ -49,20 +45,17 @@ def write_comparisons(
     repo = BatchRepository(judge.store)
     decided: list[ComparisonResult] = []
     done: list[tuple[str, int]] = []
-    for submission, position, pair in repo.waiting_pairs(submissions):
-        try:
-            first, second = (judge._prepare(order, item_id=_id(order)) for order in _orders(pair))
-        except InvalidInput:
+    waiting = list(repo.waiting_pairs(submissions))
+    orders = judge.prepare(order for _, _, pair in waiting for order in pair_orders(pair))
+    for index, (submission, position, pair) in enumerate(waiting):
+        first, second = orders[2 * index], orders[2 * index + 1]
+        if first.state == "refused" or second.state == "refused":
             continue  # another card's pair
         found = [judge.store.get(order.key) for order in (first, second)]
         if found[0] is None or found[1] is None:
             continue  # an order still waits (or was left by its batch)
-        decided.append(_combine(judge, pair, found[0][0], found[1][0], None, None))
+        decided.append(combine_orders(judge, pair, found[0][0], found[1][0], None, None))
         done.append((submission, position))
     save_comparisons(judge.store, decided)
     repo.pairs_written(done)
     return decided
-
-
-def _id(order: Mapping[str, Any]) -> str | None:
-    return None if order.get("id") is None else str(order["id"])

@@ -19,17 +19,15 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from judgecards.batch.api import BatchAPI, BatchError
 from judgecards.batch.apis import batch_api_for
 from judgecards.batch.claims import Claims
 from judgecards.batch.repository import BatchRepository
-from judgecards.errors import InvalidInput, RenderError
+from judgecards.judge import Judge
+from judgecards.prepared import PreparedItem
 from judgecards.redaction import redact
-
-if TYPE_CHECKING:
-    from judgecards.judge import Judge, _Item
 
 __all__ = ["BatchJob", "SubmittedBatch", "judge_settings", "submit_batch"]
 
@@ -45,7 +43,7 @@ class SubmittedBatch:
 
 @dataclass(frozen=True)
 class BatchJob:
-    """What one `Judge.submit_batch` call did.
+    """What one `submit_batch` call did.
 
     Attributes:
         submission: the id naming all of its batches (``judgecards batch collect ID``); None
@@ -95,7 +93,7 @@ def judge_settings(judge: Judge, cards_dirs: Sequence[str] = ()) -> dict[str, An
         "max_input_chars": judge.max_input_chars,
         "cards_dirs": [str(path) for path in cards_dirs],
         "base_url": getattr(provider, "base_url", None),
-        "timeout": getattr(provider, "_timeout", None),
+        "timeout": getattr(provider, "timeout", None),
         "output_mode": judge.output_mode,  # how replies are asked for: re-asks ask the same way
     }
 
@@ -127,20 +125,18 @@ def submit_batch(
     api = batch_api_for(judge.provider, max_requests=max_requests, max_bytes=max_bytes)
     repo = BatchRepository(judge.store)
     given = refused = 0
-    prepared: dict[str, tuple[_Item, Mapping[str, Any]]] = {}
-    for raw in items:
+    prepared: dict[str, PreparedItem] = {}
+    stored: set[str] = set()
+    for item in judge.prepare(items, record_refusals=True):  # refusals stored as live
         given += 1
-        item_id = None if raw.get("id") is None else str(raw.get("id"))
-        try:
-            item = judge._prepare(raw, item_id=item_id)
-        except InvalidInput as error:
-            judge._input_error(raw, item_id, error)  # stored as a live run stores it
+        if item.state == "refused":
             refused += 1
-            continue
-        prepared.setdefault(item.key, (item, raw))
-    stored = judge._stored([item for item, _ in prepared.values()])
-    waiting = repo.in_open_batches(key for key in prepared if key not in stored)
-    entries, from_cache, refused = _entries(judge, api, prepared, stored, waiting, refused)
+        elif item.state == "stored":
+            stored.add(item.key)
+        else:
+            prepared.setdefault(item.key, item)
+    waiting = repo.in_open_batches(prepared)
+    entries, from_cache, refused = _entries(judge, api, prepared, waiting, refused)
     parts = _split(entries, api)  # raises before anything is sent
     if from_cache:
         judge.score_many(from_cache)  # answered from the response cache: no call
@@ -159,34 +155,31 @@ def submit_batch(
     )  # fmt: skip
 
 
-_Entry = tuple["_Item", bytes]
+_Entry = tuple[PreparedItem, bytes]
 
 
 def _entries(
     judge: Judge,
     api: BatchAPI,
-    prepared: Mapping[str, tuple[_Item, Mapping[str, Any]]],
-    stored: Mapping[str, Any],
+    prepared: Mapping[str, PreparedItem],
     waiting: Mapping[str, str],
     refused: int,
 ) -> tuple[list[_Entry], list[Mapping[str, Any]], int]:
     entries: list[_Entry] = []
     from_cache: list[Mapping[str, Any]] = []
-    for key, (item, raw) in prepared.items():
-        if key in stored or key in waiting:
+    for key, item in prepared.items():
+        if key in waiting:
             continue
-        try:
-            request = judge._transport.prepare(judge._first_request(item))
-        except RenderError:
-            # The item's data breaks the card: the live path's error record for it (no call
-            # is made: the run stops before its first request).
-            judge._save(item, *judge._run_sync(item))
+        # The item's data may break the card: then the live path's error record is stored
+        # for it (no call is made: the run stops before its first request).
+        item = judge.classify(item, record_refusal=True)
+        if item.state == "refused":
             refused += 1
-            continue
-        if judge._cached(judge._cache_key(request)) is not None:
-            from_cache.append(raw)
-            continue
-        entries.append((item, api.entry(key, request)))
+        elif item.state == "cached":
+            from_cache.append(item.source)
+        else:
+            assert item.request is not None
+            entries.append((item, api.entry(key, item.request)))
     return entries, from_cache, refused
 
 

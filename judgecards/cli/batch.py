@@ -1,7 +1,7 @@
 """``judgecards batch list | status | collect | cancel``: provider batches stored in the database.
 
 Batches are submitted by ``judgecards score --batch`` (or ``compare --batch``, or
-`Judge.submit_batch`); each is stored with the judge it was built for, so these commands rebuild
+`judgecards.batch.submit_batch`); each is stored with the judge it was built for, so these commands rebuild
 that judge (card version, model, call parameters, base URL; the API key from the environment)
 and refuse when the card has changed since. ``collect --wait`` blocks with a progress line per
 poll; killed, it resumes where it stopped on the next run and never submits again (only
@@ -26,6 +26,7 @@ from judgecards.cli._common import (
 )
 
 if TYPE_CHECKING:
+    from judgecards.batch.collect import Retry
     from judgecards.batch.repository import JobRow
     from judgecards.batch.submit import BatchJob
     from judgecards.judge import Judge
@@ -212,7 +213,7 @@ def status(selector: str | None, base_url: str | None, db: Path) -> None:
 def collect(
     selector: str | None,
     wait: bool,
-    retry: str | None,
+    retry: Retry | None,
     poll: float,
     concurrency: int,
     max_errors: ErrorBudget,
@@ -234,7 +235,7 @@ def collect(
     error records than that, or a batch the provider never created (see above); 2 a usage, database or provider error; 130 interrupted (what was
     stored stays stored: collect again).
     """
-    from judgecards.batch.collect import BatchCollection
+    from judgecards.batch.collect import BatchCollection, collect_batch
 
     with _open(db) as store:
         jobs = _selected(store, selector, open_only=retry is None)
@@ -244,8 +245,8 @@ def collect(
         total = BatchCollection()
         for group in _groups(jobs):
             with judge_for(store, group[0], base_url) as judge:
-                found = judge.collect_batch(
-                    selector, wait=wait, retry=retry,
+                found = collect_batch(
+                    judge, selector, wait=wait, retry=retry,
                     poll=poll, concurrency=concurrency,
                     progress=lambda line: click.echo(line, err=True),
                 )  # fmt: skip

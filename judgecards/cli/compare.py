@@ -44,6 +44,7 @@ from judgecards.cli._progress import for_judge, reporting
 from judgecards.cli._rate import budget_lines, rate_judge_options, rate_limit_options
 from judgecards.errors import InputError, WrongCardKind
 from judgecards.jsonl import problems_error, read_jsonl
+from judgecards.prepared import item_id_of
 
 _SHOWN_UNMATCHED = 20
 
@@ -371,11 +372,10 @@ def _read_side(path: Path, limit: int | None) -> _Side:
         if isinstance(line, InputError):
             problems.append(line)
             continue
-        item_id = line.get("id")
-        if item_id is None or item_id == "":
+        key = item_id_of(line)
+        if key is None or key == "":
             problems.append(InputError("missing 'id'", file=path, line=number, field="id"))
             continue
-        key = str(item_id)
         if key in side.rows:
             problems.append(
                 InputError(

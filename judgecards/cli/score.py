@@ -244,9 +244,10 @@ def score(
             click.echo(judge.plan(items).as_text())
             return
         if use_batch:
+            from judgecards.batch.submit import submit_batch
             from judgecards.cli.batch import submitted_text
 
-            job = judge.submit_batch(items, cards_dirs=[str(path) for path in cards_dirs])
+            job = submit_batch(judge, items, cards_dirs=[str(path) for path in cards_dirs])
             click.echo(submitted_text(job, db))
             return
         mock_banner(model)

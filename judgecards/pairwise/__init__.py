@@ -5,7 +5,9 @@ module                 what it holds
 =====================  ============================================================================
 ``rules``              `resolve_pair` (the two-order rule) and `PairOutcome`
 ``compare``            `compare` / `compare_many` / `acompare_many`: both orders of every pair
-                       through one bounded pool of a pairwise `Judge`; `ComparisonResult`
+                       through one bounded pool of a pairwise `Judge`; `pair_orders`,
+                       `combine_orders` (what batch comparisons share with live ones)
+``comparisons``        the records: `ComparisonResult`, `OrderJudgment`
 ``report``             `pairwise_report` / `comparison_report`: win-rates, sign test, position bias
 ``ratings``            `bradley_terry` and `elo` over ``(model_a, model_b, winner)`` outcomes
 ``stored``             the ``comparisons`` table: `save_comparisons`, `load_comparisons`,

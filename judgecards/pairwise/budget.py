@@ -18,9 +18,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from judgecards.errors import InvalidInput, RenderError
 from judgecards.judge_pool import LOOKUP_CHUNK
 from judgecards.plan import RunPlan, estimate_tokens
+from judgecards.prepared import PreparedItem
 from judgecards.pricing import ModelPrice, format_cost
 from judgecards.token_count import CHARACTERS, TokenCounter, counter_for
 
@@ -71,36 +71,25 @@ def order_costs(
     stored, cached, refused or to judge, each prompt rendered exactly as it would be sent and
     kept only as its token counts (stored results looked up a chunk of pairs at a time)."""
     for start in range(0, len(orders), LOOKUP_CHUNK):
-        prepared: list[list[Any]] = []
-        for pair in orders[start : start + LOOKUP_CHUNK]:
-            entries: list[Any] = []
-            for order in pair:
-                item_id = None if order.get("id") is None else str(order.get("id"))
-                try:
-                    entries.append(judge._prepare(order, item_id=item_id))
-                except InvalidInput:
-                    entries.append(None)
-            prepared.append(entries)
-        found = [item for entries in prepared for item in entries if item is not None]
-        stored = judge._stored(found)
-        for entries in prepared:
-            first, second = (_order_cost(judge, item, stored, counter) for item in entries)
-            yield first, second
+        chunk = orders[start : start + LOOKUP_CHUNK]
+        prepared = judge.prepare(order for pair in chunk for order in pair)
+        for index in range(len(chunk)):
+            first, second = prepared[2 * index : 2 * index + 2]
+            yield _order_cost(judge, first, counter), _order_cost(judge, second, counter)
 
 
-def _order_cost(
-    judge: Judge, item: Any, stored: Mapping[str, Any], counter: TokenCounter
-) -> OrderCost:
-    if item is None:
+def _order_cost(judge: Judge, item: PreparedItem, counter: TokenCounter) -> OrderCost:
+    if item.state == "refused":  # its inputs are refused: no key, never judged
         return OrderCost(None, "refused")
-    if item.key in stored:
+    if item.state == "stored":
         return OrderCost(item.key, "stored")
-    try:
-        request = judge._transport.prepare(judge._first_request(item))
-    except RenderError:
+    item = judge.classify(item)
+    if item.state == "refused":
         return OrderCost(item.key, "refused")  # ends as an input error record, never sent
-    if judge._cached(judge._cache_key(request)) is not None:
+    if item.state == "cached":
         return OrderCost(item.key, "cached")
+    assert item.request is not None
+    request = item.request
     tokens = estimate_tokens(request)
     counted = tokens if counter is CHARACTERS else counter.count(request)
     return OrderCost(item.key, "to_judge", counted, tokens, request.max_tokens)

@@ -27,15 +27,14 @@ import asyncio
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Literal, cast
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from judgecards.errors import WrongCardKind
 from judgecards.pairwise.budget import ComparePlan, hold_pairs
-from judgecards.pairwise.rules import VERDICTS, PairOutcome, Verdict, resolve_pair
+from judgecards.pairwise.comparisons import ComparisonResult, OrderJudgment
+from judgecards.pairwise.rules import VERDICTS, Verdict, resolve_pair
 from judgecards.pairwise.stored import save_comparisons
+from judgecards.prepared import item_id_of
 from judgecards.results import JudgeResult
 
 if TYPE_CHECKING:
@@ -45,109 +44,16 @@ __all__ = [
     "ComparisonResult",
     "OrderJudgment",
     "acompare_many",
+    "combine_orders",
     "compare",
     "compare_many",
+    "pair_orders",
     "plan_comparisons",
 ]
 
 _SWAP: dict[str, Verdict] = {"A": "B", "B": "A", "tie": "tie"}
 # Keys of a pair that are not passed to the card as they are (the answers are placed per order).
 _PAIR_KEYS = frozenset({"id", "answer_a", "answer_b", "model_a", "model_b"})
-
-
-def _now() -> datetime:
-    return datetime.now(timezone.utc)
-
-
-class OrderJudgment(BaseModel):
-    """One of the two judgments of a pair.
-
-    Attributes:
-        shown_first: the answer the judge read first: ``"A"`` in the first order, ``"B"`` in the
-            second.
-        verdict: the judgment in A/B naming (the second order's verdict mapped back); ``None``
-            when this order failed.
-        position_verdict: the verdict as the judge wrote it, naming positions (``"A"`` = the
-            answer shown first).
-        result_id: the `JudgeResult` row in the ``results`` table.
-        status: ``ok``, ``error`` (see ``error_kind`` and ``error``) or ``not_judged`` (left by
-            a ``max_cost``: never started, not stored).
-        reasoning: the judge's reasoning, when the card asks for one.
-        raw_reply: the judge's last raw reply.
-        cached: served from the store or the response cache, without a provider call.
-        cost_usd: what this order's judgment cost this time (`JudgeResult.cost_usd`; None:
-            unknown).
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    shown_first: Literal["A", "B"]
-    verdict: Verdict | None = None
-    position_verdict: str | None = None
-    result_id: str
-    status: Literal["ok", "error", "not_judged"]
-    reasoning: str | None = None
-    raw_reply: str | None = None
-    cached: bool = False
-    cost_usd: float | None = None
-    error_kind: str | None = None
-    error: str | None = None
-
-
-class ComparisonResult(BaseModel):
-    """A pair of answers judged in both orders.
-
-    Attributes:
-        id: stable key of the two order results and the model labels; re-running the same
-            comparison writes the same ``comparisons`` row.
-        pair_id: the caller's id for the pair (the ``id`` joined on), if any.
-        status: ``ok`` when both orders produced a verdict, ``not_judged`` when a ``max_cost``
-            left the pair (not stored: a re-run with a higher cap judges it), else ``error``
-            (``winner`` is None either way).
-        winner: ``"A"`` only if A won both orders, ``"B"`` only if B won both, else ``"tie"``.
-        position_consistent: both orders gave the same verdict (two ties agree).
-        model_a / model_b: labels of the compared models, when known (needed for rankings).
-        card / card_hash / model: the judge card and judge model.
-        first_order / second_order: both judgments (A shown first, then B shown first).
-        len_a / len_b: the answers' lengths in characters (for the verbosity check).
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    id: str
-    pair_id: str | None = None
-    status: Literal["ok", "error", "not_judged"]
-    winner: Verdict | None = None
-    position_consistent: bool | None = None
-    model_a: str | None = None
-    model_b: str | None = None
-    card: str
-    card_hash: str
-    model: str
-    first_order: OrderJudgment
-    second_order: OrderJudgment
-    len_a: int = 0
-    len_b: int = 0
-    error: str | None = None
-    created_at: datetime = Field(default_factory=_now)
-
-    @property
-    def ok(self) -> bool:
-        return self.status == "ok"
-
-    @property
-    def outcome(self) -> PairOutcome | None:
-        """The two verdicts as a `PairOutcome` for `pairwise_report` (None for a failed pair)."""
-        if self.first_order.verdict is None or self.second_order.verdict is None:
-            return None
-        return PairOutcome.from_orders(self.first_order.verdict, self.second_order.verdict)
-
-    def to_row(self) -> dict[str, Any]:
-        """An output line: ``id`` is the pair's id; the comparison key is ``comparison_id``."""
-        data = self.model_dump(mode="json")
-        data["comparison_id"] = data.pop("id")
-        data["id"] = data.pop("pair_id")
-        return {"id": data.pop("id"), **data}
 
 
 # --------------------------------------------------------------------------- judging
@@ -242,15 +148,15 @@ async def acompare_many(
     batches that share it (see `Judge.ascore_many`)."""
     _check_pairwise(judge)
     pairs = list(pairs)
-    orders = [_orders(pair) for pair in pairs]
-    items = [order for pair_orders in orders for order in pair_orders]
+    orders = [pair_orders(pair) for pair in pairs]
+    items = [order for both in orders for order in both]
     # Both orders of every pair share one pool, so a swap doubles the calls but not the wall time per call.
     with hold_pairs(judge, orders):  # under a max_cost: both orders of a pair, or neither
         results = await judge.ascore_many(
             items, concurrency=concurrency, progress=progress, pool=pool
         )
     comparisons = [
-        _combine(judge, pair, results[2 * index], results[2 * index + 1], model_a, model_b)
+        combine_orders(judge, pair, results[2 * index], results[2 * index + 1], model_a, model_b)
         for index, pair in enumerate(pairs)
     ]
     save_comparisons(judge.store, [c for c in comparisons if c.status != "not_judged"])
@@ -266,7 +172,7 @@ def plan_comparisons(judge: Judge, pairs: Iterable[Mapping[str, Any]]) -> Compar
         WrongCardKind: the judge's card is not a pairwise card (a `ValueError`).
     """
     _check_pairwise(judge)
-    return ComparePlan.of(judge, [_orders(pair) for pair in pairs])
+    return ComparePlan.of(judge, [pair_orders(pair) for pair in pairs])
 
 
 def _check_pairwise(judge: Judge) -> None:
@@ -280,12 +186,13 @@ def _check_pairwise(judge: Judge) -> None:
         )
 
 
-def _orders(pair: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The two items of a pair: A shown first, then B shown first."""
+def pair_orders(pair: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The two items of a pair: A shown first, then B shown first (ids ``ID:AB``, ``ID:BA``);
+    what is judged of a pair, live or through a provider batch."""
     shared = {key: value for key, value in pair.items() if key not in _PAIR_KEYS}
     first = {**shared, "answer_a": pair.get("answer_a"), "answer_b": pair.get("answer_b")}
     second = {**shared, "answer_a": pair.get("answer_b"), "answer_b": pair.get("answer_a")}
-    pair_id = pair.get("id")
+    pair_id = item_id_of(pair)
     if pair_id is not None:
         first["id"], second["id"] = f"{pair_id}:AB", f"{pair_id}:BA"
     return first, second
@@ -323,7 +230,7 @@ def _order(result: JudgeResult, shown_first: Literal["A", "B"]) -> OrderJudgment
     )
 
 
-def _combine(
+def combine_orders(
     judge: Judge,
     pair: Mapping[str, Any],
     first_result: JudgeResult,
@@ -331,6 +238,8 @@ def _combine(
     model_a: str | None,
     model_b: str | None,
 ) -> ComparisonResult:
+    """The comparison of ``pair`` from its two orders' results (`pair_orders`), by the two-order
+    rule: written once, for live comparisons and batch ones alike."""
     first = _order(first_result, "A")
     second = _order(second_result, "B")
     label_a = _label(pair.get("model_a")) or model_a
@@ -338,10 +247,9 @@ def _combine(
     key = hashlib.sha256(
         json.dumps([first_result.id, second_result.id, label_a, label_b]).encode()
     ).hexdigest()[:32]
-    pair_id = pair.get("id")
     common: dict[str, Any] = {
         "id": key,
-        "pair_id": None if pair_id is None else str(pair_id),
+        "pair_id": item_id_of(pair),
         "model_a": label_a,
         "model_b": label_b,
         "card": judge.card.ref,

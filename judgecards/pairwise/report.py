@@ -20,7 +20,7 @@ from judgecards.metrics.stats import Estimate, bootstrap_ci
 from judgecards.pairwise.rules import PairOutcome
 
 if TYPE_CHECKING:
-    from judgecards.pairwise.compare import ComparisonResult
+    from judgecards.pairwise.comparisons import ComparisonResult
 
 __all__ = [
     "PairwiseReport",

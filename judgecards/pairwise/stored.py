@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from judgecards.errors import RankingError
 
 if TYPE_CHECKING:
-    from judgecards.pairwise.compare import ComparisonResult
+    from judgecards.pairwise.comparisons import ComparisonResult
     from judgecards.pairwise.ratings import Comparison, Ratings
     from judgecards.store import Store
 

@@ -102,6 +102,16 @@ class SDKProvider:
             self._client = self._build(async_=False)
         return self._client
 
+    @property
+    def timeout(self) -> float:
+        """Seconds a call may take (what a stored batch rebuilds its judge with)."""
+        return self._timeout
+
+    def sync_client(self) -> Any:
+        """The SDK client this provider calls with (built on first use): the provider's batch
+        API (`judgecards.batch`) goes through it, with the same key, URL and transport."""
+        return self._sync()
+
     def _async(self) -> Any:
         if self._async_client is None:
             self._async_client = self._build(async_=True)

@@ -13,7 +13,6 @@ import json
 from typing import Any, ClassVar
 
 from judgecards.prompt_cache import estimated_tokens, load_cache_minimums
-from judgecards.providers._http import classify_connection, classify_status
 from judgecards.providers._sdk import SDKProvider
 from judgecards.providers.base import (
     Completion,
@@ -22,6 +21,7 @@ from judgecards.providers.base import (
     RetryDecision,
     Usage,
 )
+from judgecards.providers.http_errors import classify_connection, classify_status
 
 __all__ = ["AnthropicProvider"]
 

@@ -192,7 +192,7 @@ class RetryDecision:
         kind: ``rate_limit`` (429 that may pass), ``transient`` (5xx, timeout, connection),
             ``auth`` (401/403: retrying cannot help and every other item will fail too),
             ``context_length`` (the prompt and reply budget exceed the model's context; see
-            `judgecards.providers._http.context_overflow`) or ``fatal`` (anything else, e.g.
+            `judgecards.providers.http_errors.context_overflow`) or ``fatal`` (anything else, e.g.
             400 or an exhausted quota).
         retry_after: seconds the server asked us to wait, if it said.
         status: the HTTP status, when the server answered.

@@ -9,12 +9,6 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from judgecards.errors import ProviderConfigError
-from judgecards.providers._http import (
-    classify_connection,
-    classify_status,
-    offers_json_object,
-    refuses_structured_output,
-)
 from judgecards.providers._sdk import SDKProvider
 from judgecards.providers.base import (
     Completion,
@@ -22,6 +16,12 @@ from judgecards.providers.base import (
     RetryDecision,
     TokenLogprob,
     Usage,
+)
+from judgecards.providers.http_errors import (
+    classify_connection,
+    classify_status,
+    offers_json_object,
+    refuses_structured_output,
 )
 
 __all__ = ["OpenAIProvider"]

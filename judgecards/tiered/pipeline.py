@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from judgecards.prepared import item_id_of
 from judgecards.tiered.checks import (
     Check,
     CheckArgumentError,
@@ -349,7 +350,7 @@ class TieredEval:
                     continue
                 final[index] = ItemOutcome(
                     index=index,
-                    id=None if rows[index].get("id") is None else str(rows[index]["id"]),
+                    id=item_id_of(rows[index]),
                     outcome=_OUTCOMES[status],
                     tier=stage.name,
                     tier_number=number,
