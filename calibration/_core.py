@@ -59,13 +59,22 @@ def agreement_estimate(
     ``sample_weight`` a weighted rate, the weights resampled with their items."""
     if sample_weight is None:
         return bootstrap_ci(
-            judge, human, statistic=_agreement_codes, level=level, n_resamples=n_resamples,
+            judge,
+            human,
+            statistic=_agreement_codes,
+            level=level,
+            n_resamples=n_resamples,
             seed=seed,
-        )  # fmt: skip
+        )
     return bootstrap_ci(
-        judge, human, sample_weight, statistic=_weighted_agreement_codes, level=level,
-        n_resamples=n_resamples, seed=seed,
-    )  # fmt: skip
+        judge,
+        human,
+        sample_weight,
+        statistic=_weighted_agreement_codes,
+        level=level,
+        n_resamples=n_resamples,
+        seed=seed,
+    )
 
 
 def kappa_estimate(

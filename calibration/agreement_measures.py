@@ -74,9 +74,13 @@ def agreement(
     _, judge_codes, human_codes = encode_pair(judge, human)
     warn_if_small(len(judge_codes), "agreement", stacklevel=2)
     return agreement_estimate(
-        judge_codes, human_codes, level=level, n_resamples=n_resamples, seed=seed,
+        judge_codes,
+        human_codes,
+        level=level,
+        n_resamples=n_resamples,
+        seed=seed,
         sample_weight=item_weights(sample_weight, len(judge_codes)),
-    )  # fmt: skip
+    )
 
 
 def kappa(

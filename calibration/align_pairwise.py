@@ -85,6 +85,12 @@ def pair_plan(
         return found, len(scored) - len(found)
 
     return Plan(
-        field, split.pool, split.dev, split.test, tuple(used), judge_items, shared_units,
+        field,
+        split.pool,
+        split.dev,
+        split.test,
+        tuple(used),
+        judge_items,
+        shared_units,
         examples_intro=PAIR_EXAMPLES_INTRO,
-    )  # fmt: skip
+    )

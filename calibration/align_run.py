@@ -65,9 +65,13 @@ class CandidateScore:
         """A strict-JSON dict (``nan`` becomes ``None``)."""
         values = self.kappa.to_dict()
         return {
-            "name": self.name, "kappa": values["value"], "low": values["low"],
-            "high": values["high"], "n": self.kappa.n, "errors": self.errors,
-        }  # fmt: skip
+            "name": self.name,
+            "kappa": values["value"],
+            "low": values["low"],
+            "high": values["high"],
+            "n": self.kappa.n,
+            "errors": self.errors,
+        }
 
 
 @dataclass(frozen=True)
@@ -208,9 +212,16 @@ class Scorer:
     ``scratch``, as version ``version`` (so it loads exactly as the written version would)."""
 
     def __init__(
-        self, card: Card, plan: Plan, version: int, scratch: Path,
-        *, level: float, n_resamples: int, seed: int,
-    ) -> None:  # fmt: skip
+        self,
+        card: Card,
+        plan: Plan,
+        version: int,
+        scratch: Path,
+        *,
+        level: float,
+        n_resamples: int,
+        seed: int,
+    ) -> None:
         self.card, self.plan, self.version, self.scratch = card, plan, version, scratch
         self.level, self.n_resamples, self.seed = level, n_resamples, seed
         self.cards: dict[str, Card] = {}
@@ -221,9 +232,12 @@ class Scorer:
         if candidate.name not in self.cards:
             path = card_path(self.scratch / candidate.name, self.card.name, self.version)
             text = card_file_text(
-                self.card, version=self.version, system=candidate.system,
-                description=self.card.spec.description, note=(),
-            )  # fmt: skip
+                self.card,
+                version=self.version,
+                system=candidate.system,
+                description=self.card.spec.description,
+                note=(),
+            )
             self.cards[candidate.name] = write_card(path, text, expect_system=candidate.system)
         return self.cards[candidate.name]
 
@@ -251,9 +265,14 @@ class Scorer:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", SmallSampleWarning)  # said once, in the notes
             estimate = kappa(
-                judged, human, weights="quadratic" if field.ordinal else None,
-                labels=scale, level=self.level, n_resamples=self.n_resamples, seed=self.seed,
-            )  # fmt: skip
+                judged,
+                human,
+                weights="quadratic" if field.ordinal else None,
+                labels=scale,
+                level=self.level,
+                n_resamples=self.n_resamples,
+                seed=self.seed,
+            )
         return CandidateScore(candidate.name, estimate, errors)
 
 
@@ -303,9 +322,14 @@ def run_plan(
         OutputError: the new card file cannot be written.
     """
     tried = candidates(
-        source, plan.pool, plan.dev, plan.field.name, k=k, guidelines=guidelines,
+        source,
+        plan.pool,
+        plan.dev,
+        plan.field.name,
+        k=k,
+        guidelines=guidelines,
         examples_intro=plan.examples_intro,
-    )  # fmt: skip
+    )
     with tempfile.TemporaryDirectory(prefix="judgecards-align-") as scratch:
         scorer = Scorer(
             source, plan, version, Path(scratch), level=level, n_resamples=n_resamples, seed=seed
@@ -332,9 +356,12 @@ def run_plan(
             f"test {kappa_text(test)}.",
         )
         text = card_file_text(
-            source, version=version, system=chosen.system,
-            description=source.spec.description, note=note,
-        )  # fmt: skip
+            source,
+            version=version,
+            system=chosen.system,
+            description=source.spec.description,
+            note=note,
+        )
         written = write_card(destination, text, expect_system=chosen.system)
     run = _store_run(
         repository, source, model, plan, dev[best], test, dev, chosen, written, seed, k
@@ -349,23 +376,43 @@ def run_plan(
 
 
 def _store_run(
-    repository: CalibrationRepository, source: Card, model: str, plan: Plan,
-    best: CandidateScore, test: CandidateScore, dev: Sequence[CandidateScore],
-    chosen: Candidate, written: Card | None, seed: int, k: int,
-) -> AlignmentRun:  # fmt: skip
+    repository: CalibrationRepository,
+    source: Card,
+    model: str,
+    plan: Plan,
+    best: CandidateScore,
+    test: CandidateScore,
+    dev: Sequence[CandidateScore],
+    chosen: Candidate,
+    written: Card | None,
+    seed: int,
+    k: int,
+) -> AlignmentRun:
     values: Mapping[str, Any] = {
-        "card": source.ref, "card_hash": source.hash, "label_set_hash": label_set_hash(plan.used),
-        "model": model, "field": plan.field.name, "seed": seed, "k": k, "n_pool": len(plan.pool),
-        "n_dev": len(plan.dev), "n_test": len(plan.test),
-        "candidates": [score.to_dict() for score in dev], "chosen": chosen.name,
-        "dev_kappa": best.to_dict()["kappa"], "dev_low": best.to_dict()["low"],
-        "dev_high": best.to_dict()["high"], "test_kappa": test.to_dict()["kappa"],
-        "test_low": test.to_dict()["low"], "test_high": test.to_dict()["high"],
-        "test_n": test.kappa.n, "new_card": written.ref if written else None,
+        "card": source.ref,
+        "card_hash": source.hash,
+        "label_set_hash": label_set_hash(plan.used),
+        "model": model,
+        "field": plan.field.name,
+        "seed": seed,
+        "k": k,
+        "n_pool": len(plan.pool),
+        "n_dev": len(plan.dev),
+        "n_test": len(plan.test),
+        "candidates": [score.to_dict() for score in dev],
+        "chosen": chosen.name,
+        "dev_kappa": best.to_dict()["kappa"],
+        "dev_low": best.to_dict()["low"],
+        "dev_high": best.to_dict()["high"],
+        "test_kappa": test.to_dict()["kappa"],
+        "test_low": test.to_dict()["low"],
+        "test_high": test.to_dict()["high"],
+        "test_n": test.kappa.n,
+        "new_card": written.ref if written else None,
         "new_card_hash": written.hash if written else None,
         "new_card_path": str(written.path) if written else None,
         "created_at": datetime.now(timezone.utc).isoformat(),
-    }  # fmt: skip
+    }
     try:
         run_id = repository.add_alignment_run(dict(values))
     except BaseException:

@@ -186,18 +186,34 @@ def align(
             )
         make_plan = pair_plan if pairwise else single_plan
         plan = make_plan(
-            store, source, model, labels, seed=seed, k=k, concurrency=concurrency,
+            store,
+            source,
+            model,
+            labels,
+            seed=seed,
+            k=k,
+            concurrency=concurrency,
             judge_options=judge_options,
-        )  # fmt: skip
+        )
         version = max(c.version for c in library.cards() if c.name == source.name) + 1
         destination = card_path(target, source.name, version)
         if destination.exists():
             raise AlignmentError(f"{destination} already exists; nothing was judged")
         return run_plan(
-            source, model, plan, repository=repository, version=version,
-            destination=destination, guidelines=guidelines, seed=seed, k=k, level=level,
-            n_resamples=n_resamples, announce=announce, unit="pairs" if pairwise else "items",
-        )  # fmt: skip
+            source,
+            model,
+            plan,
+            repository=repository,
+            version=version,
+            destination=destination,
+            guidelines=guidelines,
+            seed=seed,
+            k=k,
+            level=level,
+            n_resamples=n_resamples,
+            announce=announce,
+            unit="pairs" if pairwise else "items",
+        )
 
 
 def alignment_runs(

@@ -127,9 +127,12 @@ class Audit:
         self.level = level
         self._cards: dict[str, Card] = {}
         self._measures = AuditMeasures(
-            self.repository, fields_of=self._fields, anchor_of=self.anchor, level=level,
+            self.repository,
+            fields_of=self._fields,
+            anchor_of=self.anchor,
+            level=level,
             n_resamples=n_resamples,
-        )  # fmt: skip
+        )
 
     def __enter__(self) -> Audit:
         return self
@@ -248,12 +251,19 @@ class Audit:
             )
         audit_id = self.repository.add_audit(
             {
-                "kind": "sample", "card": ref, "card_hash": drawn.card_hash, "model": model,
-                "seed": seed, "n_requested": n, "n": len(drawn.chosen), "since": since_text,
-                "stratify": stratify, "created_at": _now(),
+                "kind": "sample",
+                "card": ref,
+                "card_hash": drawn.card_hash,
+                "model": model,
+                "seed": seed,
+                "n_requested": n,
+                "n": len(drawn.chosen),
+                "since": since_text,
+                "stratify": stratify,
+                "created_at": _now(),
             },
             drawn.audit_items(fields, stratified=stratify is not None),
-        )  # fmt: skip
+        )
         path = None if sheet is None else self.write_sheet(audit_id, sheet, format=format)
         return AuditSample(
             self.get(audit_id), drawn.population, drawn.strata, path, fields, tuple(notes)
@@ -282,8 +292,10 @@ class Audit:
             stored = self.store.get(item.result_id)
             values = stored[1] if stored else {}
             row: dict[str, Any] = {
-                "audit_id": audit_id, "result_id": item.result_id, "item_id": item.item_id,
-            }  # fmt: skip
+                "audit_id": audit_id,
+                "result_id": item.result_id,
+                "item_id": item.item_id,
+            }
             for name in inputs:
                 row[name] = values.get(name)
             for name in fields:
@@ -329,9 +341,15 @@ class Audit:
             {item.result_id: item.item_id for item in self.repository.audit_items(audit_id)},
         )
         report = import_labels(
-            path, labeler=labeler, db=self.store, skip_invalid=skip_invalid, replace=replace,
-            format=chosen, cards_dir=self.cards_dir, scope=scope,
-        )  # fmt: skip
+            path,
+            labeler=labeler,
+            db=self.store,
+            skip_invalid=skip_invalid,
+            replace=replace,
+            format=chosen,
+            cards_dir=self.cards_dir,
+            scope=scope,
+        )
         if report.labels_written:
             self.refresh(audit_id)
         return report
@@ -352,14 +370,15 @@ class Audit:
         self.repository.set_headline(
             audit_id,
             {
-                "field": only.primary, "n_labeled": kappa.n if kappa is not None else 0,
+                "field": only.primary,
+                "n_labeled": kappa.n if kappa is not None else 0,
                 "kappa": finite(kappa.value if kappa else None),
                 "kappa_low": finite(kappa.low if kappa else None),
                 "kappa_high": finite(kappa.high if kappa else None),
                 "agreement": finite(agreement.value if agreement else None),
                 "calibrated_at": _now(),
             },
-        )  # fmt: skip
+        )
         return only
 
     # ------------------------------------------------------------------ report
@@ -503,21 +522,28 @@ class Audit:
             seen.add(key)
             rows.append(
                 AnchorItem(
-                    len(rows) + 1, item.item_id, item.result_id, inputs, item.judge,
+                    len(rows) + 1,
+                    item.item_id,
+                    item.result_id,
+                    inputs,
+                    item.judge,
                     humans[item.result_id],
                 )
-            )  # fmt: skip
+            )
         if not rows:
             raise AuditError(
                 f"audit #{from_audit} has no human labels yet: ingest a labelled sheet first"
             )
         self.repository.add_anchor_set(
             {
-                "name": name, "card": record.card_name, "source_audit": from_audit,
-                "description": description, "created_at": _now(),
+                "name": name,
+                "card": record.card_name,
+                "source_audit": from_audit,
+                "description": description,
+                "created_at": _now(),
             },
             rows,
-        )  # fmt: skip
+        )
         return self.anchor(name)
 
     def rerun(
@@ -558,9 +584,13 @@ class Audit:
         items = self.repository.anchor_items(anchor_set)
         # No uncalibrated-judge warning here: this run is the calibration it asks for.
         judge = Judge(
-            card or anchor.card, model, cards_dir=self.cards_dir, db=self.store, cache=False,
+            card or anchor.card,
+            model,
+            cards_dir=self.cards_dir,
+            db=self.store,
+            cache=False,
             **judge_options,
-        )  # fmt: skip
+        )
         results = judge.score_many(
             [{**item.inputs, "id": item.item_id} for item in items], concurrency=concurrency
         )
@@ -576,29 +606,45 @@ class Audit:
             judged = judge_labels(fields, result) if result.ok else {}
             audit_items.append(
                 AuditItem(
-                    len(audit_items) + 1, result.id, result.item_id, judged,
+                    len(audit_items) + 1,
+                    result.id,
+                    result.item_id,
+                    judged,
                     anchor_position=item.position,
                 )
-            )  # fmt: skip
+            )
             for labeler, values in item.labels.items():
                 labels += [
                     NewLabel(
-                        result_id=result.id, item_id=result.item_id, card=judge.card.ref,
-                        model=model, labeler=labeler, field=name, kind=fields[name].kind,
-                        value=value, note=None, created_at=now, source=f"anchor:{anchor_set}",
+                        result_id=result.id,
+                        item_id=result.item_id,
+                        card=judge.card.ref,
+                        model=model,
+                        labeler=labeler,
+                        field=name,
+                        kind=fields[name].kind,
+                        value=value,
+                        note=None,
+                        created_at=now,
+                        source=f"anchor:{anchor_set}",
                     )
                     for name, value in values.items()
                     if name in fields
-                ]  # fmt: skip
+                ]
         audit_id = self.repository.add_audit(
             {
-                "kind": "rerun", "card": judge.card.ref, "card_hash": judge.card.hash,
-                "model": model, "n_requested": len(items), "n": len(audit_items),
-                "anchor_set": anchor_set, "created_at": now,
+                "kind": "rerun",
+                "card": judge.card.ref,
+                "card_hash": judge.card.hash,
+                "model": model,
+                "n_requested": len(items),
+                "n": len(audit_items),
+                "anchor_set": anchor_set,
+                "created_at": now,
             },
             audit_items,
             labels,
-        )  # fmt: skip
+        )
         self.refresh(audit_id)
         summaries, _ = self._measures.summaries([self.get(audit_id)], seed=seed)
         return summaries[0]

@@ -151,10 +151,15 @@ class AuditMeasures:
             report = None
             if pairs:
                 report = calibrate(
-                    [j for j, _ in pairs], [h for _, h in pairs], ordinal=spec.ordinal, labels=scale,
-                    level=self.level, n_resamples=self.n_resamples, seed=seed,
+                    [j for j, _ in pairs],
+                    [h for _, h in pairs],
+                    ordinal=spec.ordinal,
+                    labels=scale,
+                    level=self.level,
+                    n_resamples=self.n_resamples,
+                    seed=seed,
                     sample_weight=weights if weighted else None,
-                )  # fmt: skip
+                )
             ceiling = None
             raters = sorted({who for r in rated for who in r})
             if len(raters) >= 2 and not primary_only:
@@ -163,8 +168,10 @@ class AuditMeasures:
                     metric="ordinal" if spec.ordinal else "nominal",
                     labels=scale,
                     weights="quadratic" if spec.ordinal else None,
-                    level=self.level, n_resamples=self.n_resamples, seed=seed,
-                )  # fmt: skip
+                    level=self.level,
+                    n_resamples=self.n_resamples,
+                    seed=seed,
+                )
             if report is not None or ceiling is not None:
                 results[name] = FieldAgreement(
                     name, spec.kind, report, ceiling, ties, tuple(pairs), scale
@@ -254,14 +261,22 @@ class AuditMeasures:
             )
             w = weight_matrix(len(order), weights)
             previous_kappa = bootstrap_ci(
-                old_codes, human_codes, statistic=lambda a, b: kappa_from_codes(a, b, w),
-                level=self.level, n_resamples=self.n_resamples, seed=seed,
-            )  # fmt: skip
+                old_codes,
+                human_codes,
+                statistic=lambda a, b: kappa_from_codes(a, b, w),
+                level=self.level,
+                n_resamples=self.n_resamples,
+                seed=seed,
+            )
             delta = bootstrap_ci(
-                new_codes, old_codes, human_codes,
+                new_codes,
+                old_codes,
+                human_codes,
                 statistic=lambda a, b, c: kappa_from_codes(a, c, w) - kappa_from_codes(b, c, w),
-                level=self.level, n_resamples=self.n_resamples, seed=seed,
-            )  # fmt: skip
+                level=self.level,
+                n_resamples=self.n_resamples,
+                seed=seed,
+            )
         return AnchorDrift(
             anchor.name, previous_id, name, flip_rate, tuple(flips), previous_kappa, delta
         )
@@ -276,9 +291,14 @@ class AuditMeasures:
         if not new.pairs or not old.pairs:
             return None
         return independent_delta(
-            new.pairs, old.pairs, scale=new.scale, weights=new.weights,
-            level=self.level, n_resamples=self.n_resamples, seed=seed,
-        )  # fmt: skip
+            new.pairs,
+            old.pairs,
+            scale=new.scale,
+            weights=new.weights,
+            level=self.level,
+            n_resamples=self.n_resamples,
+            seed=seed,
+        )
 
 
 def _by_anchor_position(items: Iterable[AuditItem]) -> dict[int, dict[str, Any]]:

@@ -230,18 +230,26 @@ class AuditReport:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data, JSON-ready (``nan`` becomes ``None``)."""
-        data: dict[str, Any] = _clean({
-            "passed": self.passed,
-            "min_kappa": self.min_kappa,
-            "audits": [_summary_dict(s) for s in self.audits],
-            "gate": [
-                {"card": c.card, "model": c.model, "audit_id": c.audit_id, "baseline_id": c.baseline_id,
-                 "passed": c.passed, "reasons": list(c.reasons)}
-                for c in self.checks
-            ],
-            "notes": list(self.notes),
-            "estimates": [e.to_dict() for e in self.estimates],
-        })  # fmt: skip
+        data: dict[str, Any] = _clean(
+            {
+                "passed": self.passed,
+                "min_kappa": self.min_kappa,
+                "audits": [_summary_dict(s) for s in self.audits],
+                "gate": [
+                    {
+                        "card": c.card,
+                        "model": c.model,
+                        "audit_id": c.audit_id,
+                        "baseline_id": c.baseline_id,
+                        "passed": c.passed,
+                        "reasons": list(c.reasons),
+                    }
+                    for c in self.checks
+                ],
+                "notes": list(self.notes),
+                "estimates": [e.to_dict() for e in self.estimates],
+            }
+        )
         return data
 
     def as_text(self, *, max_disagreements: int = 10) -> str:
@@ -357,17 +365,32 @@ def _summary_dict(s: AuditSummary) -> dict[str, Any]:
     a = s.audit
     drift = s.drift
     return {
-        "id": a.id, "kind": a.kind, "card": a.card, "card_hash": a.card_hash, "model": a.model,
-        "seed": a.seed, "n": a.n, "since": a.since, "stratify": a.stratify, "sheet": a.sheet,
-        "anchor_set": a.anchor_set, "created_at": a.created_at.isoformat(),
-        "n_labeled": s.n_labeled, "labelers": list(s.labelers), "primary": s.primary,
-        "kappa": _estimate(s.kappa), "agreement": _estimate(s.agreement),
-        "baseline_id": s.baseline_id, "vs_baseline": _estimate(s.vs_baseline),
+        "id": a.id,
+        "kind": a.kind,
+        "card": a.card,
+        "card_hash": a.card_hash,
+        "model": a.model,
+        "seed": a.seed,
+        "n": a.n,
+        "since": a.since,
+        "stratify": a.stratify,
+        "sheet": a.sheet,
+        "anchor_set": a.anchor_set,
+        "created_at": a.created_at.isoformat(),
+        "n_labeled": s.n_labeled,
+        "labelers": list(s.labelers),
+        "primary": s.primary,
+        "kappa": _estimate(s.kappa),
+        "agreement": _estimate(s.agreement),
+        "baseline_id": s.baseline_id,
+        "vs_baseline": _estimate(s.vs_baseline),
         "judge_errors": s.judge_errors,
         "pass_fail": None if s.pass_fail is None else s.pass_fail.to_dict(),
         "fields": {
             name: {
-                "kind": f.kind, "ties": f.ties, "kappa": _estimate(f.kappa),
+                "kind": f.kind,
+                "ties": f.ties,
+                "kappa": _estimate(f.kappa),
                 "weights": f.weights,
                 "report": None if f.report is None else f.report.to_dict(),
                 "human_ceiling": None if f.ceiling is None else f.ceiling.to_dict(),
@@ -375,16 +398,30 @@ def _summary_dict(s: AuditSummary) -> dict[str, Any]:
             for name, f in s.fields.items()
         },
         "disagreements": [
-            {"result_id": d.result_id, "item_id": d.item_id, "field": d.field, "judge": d.judge, "human": d.human}
+            {
+                "result_id": d.result_id,
+                "item_id": d.item_id,
+                "field": d.field,
+                "judge": d.judge,
+                "human": d.human,
+            }
             for d in s.disagreements
         ],
-        "drift": None if drift is None else {
-            "anchor_set": drift.anchor_set, "previous_audit": drift.previous_audit, "field": drift.field,
+        "drift": None
+        if drift is None
+        else {
+            "anchor_set": drift.anchor_set,
+            "previous_audit": drift.previous_audit,
+            "field": drift.field,
             "flip_rate": _estimate(drift.flip_rate),
-            "flips": [{"position": f.position, "item_id": f.item_id, "before": f.before, "after": f.after} for f in drift.flips],
-            "previous_kappa": _estimate(drift.previous_kappa), "delta_kappa": _estimate(drift.delta_kappa),
+            "flips": [
+                {"position": f.position, "item_id": f.item_id, "before": f.before, "after": f.after}
+                for f in drift.flips
+            ],
+            "previous_kappa": _estimate(drift.previous_kappa),
+            "delta_kappa": _estimate(drift.delta_kappa),
         },
-    }  # fmt: skip
+    }
 
 
 def _summary_lines(s: AuditSummary, max_disagreements: int) -> list[str]:

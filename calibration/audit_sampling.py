@@ -90,13 +90,16 @@ class Draw:
         weights = self.weights or {}
         return [
             AuditItem(
-                position, r.id, r.item_id, judge_labels(dict(fields), r),
+                position,
+                r.id,
+                r.item_id,
+                judge_labels(dict(fields), r),
                 r.verdict if stratified else None,
                 confidence=weights[r.id][0] if r.id in weights else None,
                 inclusion_probability=weights[r.id][1] if r.id in weights else None,
             )
             for position, r in enumerate(self.chosen, start=1)
-        ]  # fmt: skip
+        ]
 
 
 def checked_stratify(stratify: str | None, strategy: str | None) -> Stratify | None:

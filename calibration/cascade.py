@@ -255,25 +255,35 @@ class Cascade:
             AuditError: from `calibrate`, before any call.
         """
         walk = walk_stages(
-            self.judges, self.stages, len(items),
+            self.judges,
+            self.stages,
+            len(items),
             judge_units=lambda judge, indices: judge.score_many(
                 [items[i] for i in indices], concurrency=concurrency, progress=progress
             ),
             confidence=lambda _, result: judgment_confidence(result, self.field),
             usable=lambda result: result.status == "ok",
             calls=lambda results: sum(not r.cached for r in results),
-        )  # fmt: skip
+        )
         escalation = walk.escalate(
             queue=queue, card=self.card, result_id=lambda r: r.id, queue_units=self._queue
         )
         decisions = walk.decisions(
-            self.judges, escalation, CascadeDecision,
-            unit_id=lambda result: result.item_id, unseen_id=lambda i: item_id_of(items[i]),
-        )  # fmt: skip
+            self.judges,
+            escalation,
+            CascadeDecision,
+            unit_id=lambda result: result.item_id,
+            unseen_id=lambda i: item_id_of(items[i]),
+        )
         run = CascadeRun(
-            decisions, walk.stages, self.field,
-            self.target, self.delta, escalation.audit_id, escalation.earlier,
-        )  # fmt: skip
+            decisions,
+            walk.stages,
+            self.field,
+            self.target,
+            self.delta,
+            escalation.audit_id,
+            escalation.earlier,
+        )
         self._record(run, walk)
         return run
 
@@ -288,13 +298,21 @@ class Cascade:
                 return None  # never stored
             decision = run.decisions[i]
             return {
-                "result_id": result.id, "item_id": result.item_id, "card": self.card.ref,
-                "card_hash": self.card.hash, "model": result.model, "stage": stage_index,
-                "threshold": run.stages[stage_index].threshold, "confidence": conf,
-                "trusted": int(decides), "decided_by": decision.decided_by or "human",
-                "audit_id": decision.audit_id, "target": self.target, "delta": self.delta,
+                "result_id": result.id,
+                "item_id": result.item_id,
+                "card": self.card.ref,
+                "card_hash": self.card.hash,
+                "model": result.model,
+                "stage": stage_index,
+                "threshold": run.stages[stage_index].threshold,
+                "confidence": conf,
+                "trusted": int(decides),
+                "decided_by": decision.decided_by or "human",
+                "audit_id": decision.audit_id,
+                "target": self.target,
+                "delta": self.delta,
                 "created_at": now,
-            }  # fmt: skip
+            }
 
         for store, rows in walk.rows_by_store(self.judges, row):
             save_cascade_result_decisions(store, rows)
@@ -308,13 +326,19 @@ class Cascade:
         ]
         return repository.add_audit(
             {
-                "kind": "escalated", "card": self.card.ref, "card_hash": self.card.hash,
-                "model": judge.model, "seed": None, "n_requested": len(items), "n": len(items),
-                "since": None, "stratify": None,
+                "kind": "escalated",
+                "card": self.card.ref,
+                "card_hash": self.card.hash,
+                "model": judge.model,
+                "seed": None,
+                "n_requested": len(items),
+                "n": len(items),
+                "since": None,
+                "stratify": None,
                 "created_at": datetime.now(timezone.utc).isoformat(),
             },
             items,
-        )  # fmt: skip
+        )
 
 
 def _key(result_id: str, item_id: str | None) -> tuple[str, str]:

@@ -139,10 +139,16 @@ def _runs(
         escalated = sum(not r["trusted"] for r in last)
         audits = sorted({int(r["audit_id"]) for r in group if r["audit_id"] is not None})
         run = StoredCascadeRun(
-            kind, str(card), datetime.fromisoformat(str(created_at)), float(target),
-            float(delta), judges, sum(j.decided for j in judges) + escalated, escalated,
+            kind,
+            str(card),
+            datetime.fromisoformat(str(created_at)),
+            float(target),
+            float(delta),
+            judges,
+            sum(j.decided for j in judges) + escalated,
+            escalated,
             tuple(audits),
-        )  # fmt: skip
+        )
         runs.append(run)
     return runs
 

@@ -27,9 +27,19 @@ __all__ = [
 ]
 
 _SHARED = (
-    "card", "card_hash", "model", "stage", "threshold", "confidence", "trusted", "decided_by",
-    "audit_id", "target", "delta", "created_at",
-)  # fmt: skip
+    "card",
+    "card_hash",
+    "model",
+    "stage",
+    "threshold",
+    "confidence",
+    "trusted",
+    "decided_by",
+    "audit_id",
+    "target",
+    "delta",
+    "created_at",
+)
 DECISION_COLUMNS = ("comparison_id", "pair_id", *_SHARED)
 RESULT_DECISION_COLUMNS = ("result_id", "item_id", *_SHARED)
 

@@ -170,11 +170,17 @@ class RunRecord:
         """Lines for a closing summary: the guarantee, coverage, and calls per judge."""
         return "\n".join(
             stage_lines(
-                self.stages, field=self.field, target=self.target, delta=self.delta,
-                coverage=self.coverage, escalated=self.escalated, audit_id=self.audit_id,
-                unit=self.unit, earlier=self.earlier,
+                self.stages,
+                field=self.field,
+                target=self.target,
+                delta=self.delta,
+                coverage=self.coverage,
+                escalated=self.escalated,
+                audit_id=self.audit_id,
+                unit=self.unit,
+                earlier=self.earlier,
             )
-        )  # fmt: skip
+        )
 
 
 @dataclass(frozen=True)
@@ -244,11 +250,13 @@ class StageWalk(Generic[Unit]):
         if not (queue and self.to_people and judge is not None):
             return Escalation(None, {}, ())
         return escalate(
-            CalibrationRepository(open_store(judge.store)), card=card.ref,
-            card_hash=card.hash, model=judge.model,
+            CalibrationRepository(open_store(judge.store)),
+            card=card.ref,
+            card_hash=card.hash,
+            model=judge.model,
             result_ids={i: result_id(self.last[i][0]) for i in self.to_people},
             queue=lambda new: queue_units(judge, [self.last[i][0] for i in new]),
-        )  # fmt: skip
+        )
 
     def decisions(
         self,
@@ -272,9 +280,13 @@ class StageWalk(Generic[Unit]):
             seen = self.last.get(i)
             made[i] = make(
                 unseen_id(i) if seen is None else unit_id(seen[0]),
-                None if seen is None else seen[0], None, None, None,
-                None if seen is None else seen[1], escalation.in_audit.get(i),
-            )  # fmt: skip
+                None if seen is None else seen[0],
+                None,
+                None,
+                None,
+                None if seen is None else seen[1],
+                escalation.in_audit.get(i),
+            )
         return tuple(made[i] for i in range(len(made)))
 
     def rows_by_store(
@@ -330,9 +342,13 @@ def walk_stages(
                 passed.append(i)
                 decided[i] = (index, unit, conf)
         walked[index] = CascadeStage(
-            stage.model, stage.selective, stage.n_labels, sent=len(units), calls=calls(units),
+            stage.model,
+            stage.selective,
+            stage.n_labels,
+            sent=len(units),
+            calls=calls(units),
             decided=len(passed),
-        )  # fmt: skip
+        )
         done = set(passed)
         remaining = [i for i in remaining if i not in done]
         queue_judge = judge

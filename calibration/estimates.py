@@ -216,9 +216,14 @@ def _estimate(
     score_axes = sorted(f for f, k in kinds if k == "score")
     if ("verdict", "verdict") in kinds:
         data = _field_arrays(
-            "verdict", {r.id: r.verdict for r in results if r.verdict is not None},
-            references, origins, audits, strata, pi,
-        )  # fmt: skip
+            "verdict",
+            {r.id: r.verdict for r in results if r.verdict is not None},
+            references,
+            origins,
+            audits,
+            strata,
+            pi,
+        )
         seen = [v for h in data.human for v in (_values(h))]
         counts = Counter([*data.judged_labeled, *data.judged_unlabeled, *seen])
         order = sorted(counts, key=lambda c: (-counts[c], str(c)))
@@ -235,7 +240,9 @@ def _estimate(
     for kind, name, title, data, order in fields:
         rows += _rows(kind, name, title, data, order, alpha, tuning, folds, seed, notes)
     if any(label.kind == "winner" for label in labels):
-        pairs, n_comparisons = _win_rates(store, ref, model, references, origins, audits, pi, notes, alpha, tuning, folds, seed)  # fmt: skip
+        pairs, n_comparisons = _win_rates(
+            store, ref, model, references, origins, audits, pi, notes, alpha, tuning, folds, seed
+        )
         rows += pairs
     used = {rid for rid in references if rid in verdict_of}
     if not rows:

@@ -303,13 +303,17 @@ class Jury:
         failed = [sum(not row[j].ok for row in results) for j in range(len(self.names))]
         reliability = tuple(
             JurorReliability(
-                judge=name, answered=answered[j], errors=failed[j],
-                agreement=_judge_agreement(measured[0], name, [self.votes[c] for c in columns[name]]),
+                judge=name,
+                answered=answered[j],
+                errors=failed[j],
+                agreement=_judge_agreement(
+                    measured[0], name, [self.votes[c] for c in columns[name]]
+                ),
                 measured_against=measured[1],
                 weight=None if measured[2] is None else measured[2].get(name),
             )
             for j, name in enumerate(self.names)
-        )  # fmt: skip
+        )
         verdicts = []
         for i, row in enumerate(results):
             label = decided[i] if voted[i] else None

@@ -119,9 +119,13 @@ def _read_csv(path: Path) -> tuple[list[LabelRow], list[LabelImportError]]:
             if not any(cell.strip() for cell in record):
                 continue
             if len(record) > len(header):
-                problems.append(LabelImportError(
-                    f"{len(record)} cells but the header has {len(header)} columns", file=path, line=line
-                ))  # fmt: skip
+                problems.append(
+                    LabelImportError(
+                        f"{len(record)} cells but the header has {len(header)} columns",
+                        file=path,
+                        line=line,
+                    )
+                )
                 continue
             values = {name: from_spreadsheet_cell(cell) for name, cell in zip(header, record)}
             rows.append(LabelRow(line, values, text=True))

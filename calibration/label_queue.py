@@ -149,24 +149,29 @@ class LabelQueue:
         if labels_wanted < 1:
             raise LabelQueueError(
                 f"labels_wanted must be at least 1, got {labels_wanted}",
-                code="invalid", field="labels_wanted",
-            )  # fmt: skip
+                code="invalid",
+                field="labels_wanted",
+            )
         if reserve_seconds < 1:
             raise LabelQueueError(
                 f"reserve_seconds must be at least 1, got {reserve_seconds}",
-                code="invalid", field="reserve_seconds",
-            )  # fmt: skip
+                code="invalid",
+                field="reserve_seconds",
+            )
         names = None if labelers is None else tuple(dict.fromkeys(labelers))
         with self.repository.transaction(f"open audit #{audit_id} for labelling") as tx:
             self.repository.save_queue(
                 tx,
                 {
-                    "audit_id": audit_id, "labels_wanted": labels_wanted,
+                    "audit_id": audit_id,
+                    "labels_wanted": labels_wanted,
                     "reserve_seconds": reserve_seconds,
                     "labelers": None if names is None else json.dumps(list(names)),
-                    "reveal": int(reveal), "secret": secrets.token_hex(32), "created_at": _now(),
+                    "reveal": int(reveal),
+                    "secret": secrets.token_hex(32),
+                    "created_at": _now(),
                 },
-            )  # fmt: skip
+            )
         return self.settings(audit_id)
 
     def create(
@@ -191,9 +196,12 @@ class LabelQueue:
             card=card, model=model, n=n, seed=seed, strategy=strategy, since=since
         )
         return self.open(
-            sample.audit.id, labels_wanted=labels_wanted, reserve_seconds=reserve_seconds,
-            labelers=labelers, reveal=reveal,
-        )  # fmt: skip
+            sample.audit.id,
+            labels_wanted=labels_wanted,
+            reserve_seconds=reserve_seconds,
+            labelers=labelers,
+            reveal=reveal,
+        )
 
     def want(self, audit_id: int, positions: Sequence[int], labels_wanted: int | None) -> None:
         """Ask some items for their own number of labels (``None``: back to the queue's)."""
@@ -201,15 +209,17 @@ class LabelQueue:
         if labels_wanted is not None and labels_wanted < 1:
             raise LabelQueueError(
                 f"labels_wanted must be at least 1, got {labels_wanted}",
-                code="invalid", field="labels_wanted",
-            )  # fmt: skip
+                code="invalid",
+                field="labels_wanted",
+            )
         with self.repository.transaction(f"set the labels wanted in audit #{audit_id}") as tx:
             found = self.repository.want(tx, audit_id, positions, labels_wanted)
             if found != len(set(positions)):
                 raise LabelQueueError(
                     f"audit #{audit_id} has no item at some of positions {sorted(positions)}",
-                    code="not_found", field="positions",
-                )  # fmt: skip
+                    code="not_found",
+                    field="positions",
+                )
 
     def settings(self, audit_id: int) -> QueueSettings:
         """An audit's queue settings (the defaults when it was never opened)."""
@@ -282,8 +292,9 @@ class LabelQueue:
         if note is not None and len(note) > MAX_NOTE_CHARS:
             raise LabelQueueError(
                 f"note must be at most {MAX_NOTE_CHARS} characters, got {len(note)}",
-                code="invalid", field="note",
-            )  # fmt: skip
+                code="invalid",
+                field="note",
+            )
         fields, _ = self._fields(record.card, self._inputs(result_id))
         checked = checked_values(fields, values)
         now_text = _now()
@@ -314,13 +325,20 @@ class LabelQueue:
             swapped = self._side(tx, settings, position, result_id, labeler, record)
             labels = [
                 NewLabel(
-                    result_id=result_id, item_id=item_id, card=record.card, model=record.model,
-                    labeler=labeler, field=name, kind=fields[name].kind,
+                    result_id=result_id,
+                    item_id=item_id,
+                    card=record.card,
+                    model=record.model,
+                    labeler=labeler,
+                    field=name,
+                    kind=fields[name].kind,
                     value=flipped(value) if swapped and fields[name].kind == "winner" else value,
-                    note=note or None, created_at=now_text, source="serve",
+                    note=note or None,
+                    created_at=now_text,
+                    source="serve",
                 )
                 for name, value in checked.items()
-            ]  # fmt: skip
+            ]
             try:
                 self.calibration.add_labels(labels, audit_id=audit_id, source="serve")
             except LabelImportError as error:
@@ -481,8 +499,9 @@ class LabelQueue:
         if reason is not None and reason not in REVEAL_REASONS:
             raise LabelQueueError(
                 f"reason must be one of {', '.join(REVEAL_REASONS)} or null, got {reason!r}",
-                code="invalid", field="reason",
-            )  # fmt: skip
+                code="invalid",
+                field="reason",
+            )
         if note is not None and len(note) > MAX_NOTE_CHARS:
             raise LabelQueueError(
                 f"note must be at most {MAX_NOTE_CHARS} characters", code="invalid", field="note"
@@ -493,11 +512,16 @@ class LabelQueue:
             self.repository.save_reveal(
                 tx,
                 {
-                    "audit_id": audit_id, "position": position, "labeler": labeler,
-                    "result_id": result_id, "judge": answer.judge, "reason": reason,
-                    "note": note, "created_at": _now(),
+                    "audit_id": audit_id,
+                    "position": position,
+                    "labeler": labeler,
+                    "result_id": result_id,
+                    "judge": answer.judge,
+                    "reason": reason,
+                    "note": note,
+                    "created_at": _now(),
                 },
-            )  # fmt: skip
+            )
 
     def position_preference(self, audit_id: int) -> PositionPreference:
         """People's first-position preference over this audit's served pairwise labels."""
@@ -524,9 +548,14 @@ class LabelQueue:
             interval = binomtest(first, decided).proportion_ci(method="wilson")
             low, high = float(interval.low), float(interval.high)
         return PositionPreference(
-            first, second, ties, first / decided if decided else None, low, high,
+            first,
+            second,
+            ties,
+            first / decided if decided else None,
+            low,
+            high,
             {name: (t[0], t[1], t[2]) for name, t in sorted(counts.items())},
-        )  # fmt: skip
+        )
 
     # ------------------------------------------------------------------ internals
 
@@ -552,12 +581,15 @@ class LabelQueue:
             self.repository.save_queue(
                 tx,
                 {
-                    "audit_id": settings.audit_id, "labels_wanted": settings.labels_wanted,
-                    "reserve_seconds": settings.reserve_seconds, "labelers": None,
-                    "reveal": int(settings.reveal), "secret": secrets.token_hex(32),
+                    "audit_id": settings.audit_id,
+                    "labels_wanted": settings.labels_wanted,
+                    "reserve_seconds": settings.reserve_seconds,
+                    "labelers": None,
+                    "reveal": int(settings.reveal),
+                    "secret": secrets.token_hex(32),
                     "created_at": _now(),
                 },
-            )  # fmt: skip
+            )
 
     def _item(self, audit_id: int, position: int) -> tuple[str, str | None, str]:
         stored = self.repository.item(audit_id, position)
@@ -657,9 +689,15 @@ class LabelQueue:
         if swapped and "answer_a" in inputs and "answer_b" in inputs:
             inputs["answer_a"], inputs["answer_b"] = inputs["answer_b"], inputs["answer_a"]
         return QueueItem(
-            record.id, position, record.card, inputs, tuple(fields.values()), hints,
-            self._progress(settings, labeler), settings.reveal,
-        )  # fmt: skip
+            record.id,
+            position,
+            record.card,
+            inputs,
+            tuple(fields.values()),
+            hints,
+            self._progress(settings, labeler),
+            settings.reveal,
+        )
 
     def _progress(self, settings: QueueSettings, labeler: str) -> Progress:
         audit_id = settings.audit_id

@@ -164,8 +164,11 @@ def export_labels(
     else:
         chosen = format
     filters: dict[str, Any] = {
-        "card": card, "model": model, "labeler": labeler, "audit_id": audit_id,
-    }  # fmt: skip
+        "card": card,
+        "model": model,
+        "labeler": labeler,
+        "audit_id": audit_id,
+    }
     if isinstance(db, Store):
         table = label_table(db, **filters)
     else:
@@ -210,10 +213,16 @@ def label_table(
         if (low and stamp < low) or (high and stamp >= high):
             continue
         key = (label.result_id, label.labeler, label.audit_id)
-        row = rows.setdefault(key, {
-            "result_id": label.result_id, "item_id": label.item_id, "card": label.card,
-            "model": label.model, "labeler": label.labeler,
-        })  # fmt: skip
+        row = rows.setdefault(
+            key,
+            {
+                "result_id": label.result_id,
+                "item_id": label.item_id,
+                "card": label.card,
+                "model": label.model,
+                "labeler": label.labeler,
+            },
+        )
         if label.audit_id is not None:
             row["audit_id"] = label.audit_id
         row[label.field] = label.value

@@ -293,9 +293,10 @@ class PairwiseCascade:
             return 0.0
         first, second = comparison.first_order, comparison.second_order
         return comparison_confidence(
-            first.verdict, second.verdict,
+            first.verdict,
+            second.verdict,
             self._order_confidence(judge.store, first.result_id, second.result_id),
-        )  # fmt: skip
+        )
 
     @property
     def stages(self) -> tuple[CascadeStage, ...]:
@@ -329,10 +330,16 @@ class PairwiseCascade:
             AuditError: from `calibrate`, before any call.
         """
         walk = walk_stages(
-            self.judges, self.stages, len(pairs),
+            self.judges,
+            self.stages,
+            len(pairs),
             judge_units=lambda judge, indices: compare_many(
-                judge, [pairs[i] for i in indices], concurrency=concurrency,
-                progress=progress, model_a=model_a, model_b=model_b,
+                judge,
+                [pairs[i] for i in indices],
+                concurrency=concurrency,
+                progress=progress,
+                model_a=model_a,
+                model_b=model_b,
             ),
             confidence=self._confidence,
             usable=lambda comparison: comparison.ok,
@@ -341,21 +348,29 @@ class PairwiseCascade:
                 for c in comparisons
                 for order in (c.first_order, c.second_order)
             ),
-        )  # fmt: skip
+        )
         escalation = walk.escalate(
-            queue=queue, card=self.card, result_id=lambda c: c.first_order.result_id,
+            queue=queue,
+            card=self.card,
+            result_id=lambda c: c.first_order.result_id,
             queue_units=self._queue,
-        )  # fmt: skip
+        )
         decisions = walk.decisions(
-            self.judges, escalation, PairDecision,
+            self.judges,
+            escalation,
+            PairDecision,
             unit_id=lambda comparison: comparison.pair_id,
             unseen_id=lambda i: item_id_of(pairs[i]),
-        )  # fmt: skip
+        )
         run = PairwiseCascadeRun(
-            decisions, walk.stages, self.target,
-            self.delta, escalation.audit_id, tuple(c for _, _, c, _, _ in walk.made),
+            decisions,
+            walk.stages,
+            self.target,
+            self.delta,
+            escalation.audit_id,
+            tuple(c for _, _, c, _, _ in walk.made),
             earlier=escalation.earlier,
-        )  # fmt: skip
+        )
         self._record(run, walk)
         return run
 
@@ -374,12 +389,19 @@ class PairwiseCascade:
         ]
         return repository.add_audit(
             {
-                "kind": "escalated", "card": self.card.ref, "card_hash": self.card.hash,
-                "model": judge.model, "seed": None, "n_requested": len(items), "n": len(items),
-                "since": None, "stratify": None, "created_at": _now(),
+                "kind": "escalated",
+                "card": self.card.ref,
+                "card_hash": self.card.hash,
+                "model": judge.model,
+                "seed": None,
+                "n_requested": len(items),
+                "n": len(items),
+                "since": None,
+                "stratify": None,
+                "created_at": _now(),
             },
             items,
-        )  # fmt: skip
+        )
 
     def _record(self, run: PairwiseCascadeRun, walk: StageWalk[ComparisonResult]) -> None:
         """Every stored comparison the run made: did it decide its pair, who did, at what
@@ -393,14 +415,21 @@ class PairwiseCascade:
                 return None
             decision = run.decisions[i]
             return {
-                "comparison_id": comparison.id, "pair_id": comparison.pair_id,
-                "card": self.card.ref, "card_hash": self.card.hash,
-                "model": comparison.model, "stage": stage_index,
-                "threshold": run.stages[stage_index].threshold, "confidence": conf,
-                "trusted": int(decides), "decided_by": decision.decided_by or "human",
-                "audit_id": decision.audit_id, "target": self.target, "delta": self.delta,
+                "comparison_id": comparison.id,
+                "pair_id": comparison.pair_id,
+                "card": self.card.ref,
+                "card_hash": self.card.hash,
+                "model": comparison.model,
+                "stage": stage_index,
+                "threshold": run.stages[stage_index].threshold,
+                "confidence": conf,
+                "trusted": int(decides),
+                "decided_by": decision.decided_by or "human",
+                "audit_id": decision.audit_id,
+                "target": self.target,
+                "delta": self.delta,
                 "created_at": now,
-            }  # fmt: skip
+            }
 
         for store, rows in walk.rows_by_store(self.judges, row):
             save_cascade_decisions(store, rows)

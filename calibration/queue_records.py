@@ -156,8 +156,9 @@ def checked_values(fields: Mapping[str, LabelField], values: Mapping[str, Any]) 
     if unknown:
         raise LabelQueueError(
             f"unknown label field {unknown[0]!r} (fields: {', '.join(fields)})",
-            code="invalid", field=f"values.{unknown[0]}",
-        )  # fmt: skip
+            code="invalid",
+            field=f"values.{unknown[0]}",
+        )
     checked: dict[str, Any] = {}
     for name, spec in fields.items():
         try:
@@ -169,8 +170,9 @@ def checked_values(fields: Mapping[str, LabelField], values: Mapping[str, Any]) 
         if value is None:
             raise LabelQueueError(
                 f"{name} is not labelled: give {spec.describe()}",
-                code="missing", field=f"values.{name}",
-            )  # fmt: skip
+                code="missing",
+                field=f"values.{name}",
+            )
         checked[name] = value
     return checked
 

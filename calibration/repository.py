@@ -34,24 +34,75 @@ from judgecards.store import Store, card_filter
 __all__ = ["CalibrationRepository", "HEADLINE_COLUMNS", "RevisionRow"]
 
 _AUDIT_COLUMNS = (
-    "id", "kind", "card", "card_hash", "model", "seed", "n_requested", "n", "since", "stratify",
-    "sheet", "anchor_set", "created_at", "n_labeled", "kappa",
-)  # fmt: skip
-_LABEL_COLUMNS = (
-    "id", "result_id", "item_id", "card", "model", "labeler", "field", "kind", "value", "note",
-    "audit_id", "created_at",
-)  # fmt: skip
-_ALIGNMENT_COLUMNS = (
-    "id", "card", "card_hash", "label_set_hash", "model", "field", "seed", "k", "n_pool",
-    "n_dev", "n_test", "candidates", "chosen", "dev_kappa", "dev_low", "dev_high", "test_kappa",
-    "test_low", "test_high", "test_n", "new_card", "new_card_hash", "new_card_path",
+    "id",
+    "kind",
+    "card",
+    "card_hash",
+    "model",
+    "seed",
+    "n_requested",
+    "n",
+    "since",
+    "stratify",
+    "sheet",
+    "anchor_set",
     "created_at",
-)  # fmt: skip
+    "n_labeled",
+    "kappa",
+)
+_LABEL_COLUMNS = (
+    "id",
+    "result_id",
+    "item_id",
+    "card",
+    "model",
+    "labeler",
+    "field",
+    "kind",
+    "value",
+    "note",
+    "audit_id",
+    "created_at",
+)
+_ALIGNMENT_COLUMNS = (
+    "id",
+    "card",
+    "card_hash",
+    "label_set_hash",
+    "model",
+    "field",
+    "seed",
+    "k",
+    "n_pool",
+    "n_dev",
+    "n_test",
+    "candidates",
+    "chosen",
+    "dev_kappa",
+    "dev_low",
+    "dev_high",
+    "test_kappa",
+    "test_low",
+    "test_high",
+    "test_n",
+    "new_card",
+    "new_card_hash",
+    "new_card_path",
+    "created_at",
+)
 # The headline each audit caches (see calibration.status), in the order status reads it.
 HEADLINE_COLUMNS = (
-    "id", "card", "model", "field", "kappa", "kappa_low", "kappa_high", "agreement", "n_labeled",
+    "id",
+    "card",
+    "model",
+    "field",
+    "kappa",
+    "kappa_low",
+    "kappa_high",
+    "agreement",
+    "n_labeled",
     "created_at",
-)  # fmt: skip
+)
 
 
 @dataclass(frozen=True)
@@ -126,12 +177,21 @@ class CalibrationRepository:
         )
         labels = [
             Label(
-                id=row[0], result_id=row[1], item_id=row[2], card=row[3], model=row[4],
-                labeler=row[5], field=row[6], kind=row[7], value=json.loads(row[8]), note=row[9],
-                audit_id=row[10], created_at=datetime.fromisoformat(row[11]),
+                id=row[0],
+                result_id=row[1],
+                item_id=row[2],
+                card=row[3],
+                model=row[4],
+                labeler=row[5],
+                field=row[6],
+                kind=row[7],
+                value=json.loads(row[8]),
+                note=row[9],
+                audit_id=row[10],
+                created_at=datetime.fromisoformat(row[11]),
             )
             for row in rows
-        ]  # fmt: skip
+        ]
         if not revisions or not self._has("label_revisions"):
             return labels
         revised = self.revisions({label.audit_id for label in labels if label.audit_id})
@@ -193,13 +253,21 @@ class CalibrationRepository:
             return 0
         rows = [
             {
-                "result_id": label.result_id, "item_id": label.item_id, "card": label.card,
-                "model": label.model, "labeler": label.labeler, "field": label.field,
-                "kind": label.kind, "value": json.dumps(label.value), "note": label.note,
-                "audit_id": audit_id, "source": label.source, "created_at": label.created_at,
+                "result_id": label.result_id,
+                "item_id": label.item_id,
+                "card": label.card,
+                "model": label.model,
+                "labeler": label.labeler,
+                "field": label.field,
+                "kind": label.kind,
+                "value": json.dumps(label.value),
+                "note": label.note,
+                "audit_id": audit_id,
+                "source": label.source,
+                "created_at": label.created_at,
             }
             for label in labels
-        ]  # fmt: skip
+        ]
         replaced = 0
         with self.store.transaction(f"store {len(rows)} label(s)") as tx:
             if replace:
@@ -252,15 +320,19 @@ class CalibrationRepository:
                 "audit_items",
                 [
                     {
-                        "audit_id": audit_id, "position": item.position,
-                        "result_id": item.result_id, "item_id": item.item_id,
-                        "stratum": item.stratum, "anchor_position": item.anchor_position,
-                        "judge": json.dumps(item.judge), "confidence": item.confidence,
+                        "audit_id": audit_id,
+                        "position": item.position,
+                        "result_id": item.result_id,
+                        "item_id": item.item_id,
+                        "stratum": item.stratum,
+                        "anchor_position": item.anchor_position,
+                        "judge": json.dumps(item.judge),
+                        "confidence": item.confidence,
                         "inclusion_probability": item.inclusion_probability,
                     }
                     for item in items
                 ],
-            )  # fmt: skip
+            )
             self.add_labels(labels, audit_id=audit_id)  # nested: a savepoint in this one
         return audit_id
 
@@ -351,14 +423,17 @@ class CalibrationRepository:
                 "anchor_items",
                 [
                     {
-                        "anchor_set": values["name"], "position": item.position,
-                        "item_id": item.item_id, "source_result_id": item.source_result_id,
-                        "inputs": json.dumps(item.inputs), "judge": json.dumps(item.judge),
+                        "anchor_set": values["name"],
+                        "position": item.position,
+                        "item_id": item.item_id,
+                        "source_result_id": item.source_result_id,
+                        "inputs": json.dumps(item.inputs),
+                        "judge": json.dumps(item.judge),
                         "labels": json.dumps(item.labels, sort_keys=True),
                     }
                     for item in items
                 ],
-            )  # fmt: skip
+            )
 
     def anchor_items(self, name: str) -> list[AnchorItem]:
         """An anchor set's items in order."""
@@ -370,11 +445,15 @@ class CalibrationRepository:
         )
         return [
             AnchorItem(
-                row[0], row[1], row[2], json.loads(row[3]), json.loads(row[4] or "{}"),
+                row[0],
+                row[1],
+                row[2],
+                json.loads(row[3]),
+                json.loads(row[4] or "{}"),
                 json.loads(row[5] or "{}"),
             )
             for row in rows
-        ]  # fmt: skip
+        ]
 
     # ------------------------------------------------------------------ alignment runs
 
@@ -418,8 +497,19 @@ def _alignment_run(row: Sequence[Any]) -> AlignmentRun:
 
 def _audit(row: Sequence[Any]) -> AuditRecord:
     return AuditRecord(
-        id=int(row[0]), kind=row[1], card=row[2], card_hash=row[3], model=row[4], seed=row[5],
-        n_requested=row[6], n=int(row[7]), since=row[8], stratify=row[9], sheet=row[10],
-        anchor_set=row[11], created_at=datetime.fromisoformat(row[12]), n_labeled=int(row[13] or 0),
+        id=int(row[0]),
+        kind=row[1],
+        card=row[2],
+        card_hash=row[3],
+        model=row[4],
+        seed=row[5],
+        n_requested=row[6],
+        n=int(row[7]),
+        since=row[8],
+        stratify=row[9],
+        sheet=row[10],
+        anchor_set=row[11],
+        created_at=datetime.fromisoformat(row[12]),
+        n_labeled=int(row[13] or 0),
         kappa=row[14],
-    )  # fmt: skip
+    )

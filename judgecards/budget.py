@@ -316,10 +316,14 @@ class CostCap:
 
     def not_judged(self, **fields: object) -> JudgeResult:
         """The record of an item not started (the item's id, card and model in ``fields``)."""
-        return JudgeResult.model_validate({
-            **fields, "status": "not_judged", "cost_usd": 0.0,
-            "error": f"not judged: its projected cost would pass --max-cost {format_cost(self.cap)}",
-        })  # fmt: skip
+        return JudgeResult.model_validate(
+            {
+                **fields,
+                "status": "not_judged",
+                "cost_usd": 0.0,
+                "error": f"not judged: its projected cost would pass --max-cost {format_cost(self.cap)}",
+            }
+        )
 
     def stopped(self) -> str:
         """The error of an item whose next call (a re-ask) could not fit under the cap."""

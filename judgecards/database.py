@@ -204,9 +204,11 @@ class Database:
                     self.path.parent.mkdir(parents=True, exist_ok=True)
                 # isolation_level=None: no implicit BEGIN; every write names its transaction.
                 connection = sqlite3.connect(
-                    str(self.path), check_same_thread=False, timeout=self._timeout,
+                    str(self.path),
+                    check_same_thread=False,
+                    timeout=self._timeout,
                     isolation_level=None,
-                )  # fmt: skip
+                )
         except OSError as error:
             raise StoreError(
                 f"cannot open database {self.path}: cannot create directory "

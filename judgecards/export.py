@@ -63,9 +63,13 @@ EXPORT_FORMATS: tuple[ExportFormat, ...] = ("jsonl", "csv", "parquet")
 ColumnKind = Literal["text", "integer", "real", "json"]
 
 _SUFFIXES: dict[str, ExportFormat] = {
-    ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv",
-    ".parquet": "parquet", ".pq": "parquet",
-}  # fmt: skip
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "jsonl",
+    ".csv": "csv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+}
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 DATASETTE_METADATA = Path(__file__).with_name("datasette-metadata.yml")
@@ -102,8 +106,10 @@ class Table:
 def _columns(text: str, integer: str = "", real: str = "", json_: str = "") -> tuple[Column, ...]:
     kinds: dict[str, ColumnKind] = {}
     groups: tuple[tuple[str, ColumnKind], ...] = (
-        (integer, "integer"), (real, "real"), (json_, "json"),
-    )  # fmt: skip
+        (integer, "integer"),
+        (real, "real"),
+        (json_, "json"),
+    )
     for names, kind in groups:
         kinds.update(dict.fromkeys(names.split(), kind))
     return tuple(Column(name, kinds.get(name, "text")) for name in text.split())
@@ -191,9 +197,12 @@ def comparisons_table(
     ``model`` is the judge model; the compared models are the ``model_a`` and ``model_b`` columns.
     """
     rows = store.export_rows(
-        "comparisons", card=card, model=model, since=time_bound(since),
+        "comparisons",
+        card=card,
+        model=model,
+        since=time_bound(since),
         until=time_bound(until, end=True),
-    )  # fmt: skip
+    )
     return Table("comparisons", COMPARISON_COLUMNS, rows)
 
 

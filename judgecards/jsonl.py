@@ -231,8 +231,14 @@ def check_items(
         InputError: as `read_items`; nothing has been done.
     """
     if not path.is_file():
-        held = read_items(path, required=required, required_by=required_by, action=action,
-                          shown=shown, check=check)  # fmt: skip
+        held = read_items(
+            path,
+            required=required,
+            required_by=required_by,
+            action=action,
+            shown=shown,
+            check=check,
+        )
         return CheckedItems(path, len(held), held=held)
     problems: list[InputError] = []
     count = 0

@@ -449,13 +449,17 @@ class Judge:
 
     def _first_request(self, item: PreparedItem) -> CompletionRequest:
         return first_request(
-            self.card, item.inputs, model=self.provider.model, temperature=self.temperature,
-            max_tokens=self.max_tokens, top_logprobs=self.top_logprobs,
+            self.card,
+            item.inputs,
+            model=self.provider.model,
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+            top_logprobs=self.top_logprobs,
             max_input_chars=self.max_input_chars,
             # After a refusal in this run, new requests are built in the prompt form at once.
             native=self.native and "response_format" not in self._transport.rejected,
             can_fall_back=self.output_mode == "auto",
-        )  # fmt: skip
+        )
 
     def _refused_input(
         self, item: Mapping[str, Any], item_id: str | None, error: InvalidInput, *, record: bool
@@ -565,10 +569,13 @@ class Judge:
                     sent = await self._probe.send(
                         request.native == "schema",
                         lambda request=request: acall_with_retries(  # type: ignore[misc]
-                            self.provider, request, self.retry, self._transport,
+                            self.provider,
+                            request,
+                            self.retry,
+                            self._transport,
                             limiter or self.rates.single,
                         ),
-                    )  # fmt: skip
+                    )
                 except TransportError as error:
                     return self._failed(state, request, error)
                 completion, request, key = self._sent(state, sent, request, key)
@@ -623,9 +630,12 @@ class Judge:
     def _not_judged(self, item: PreparedItem) -> JudgeResult:
         assert self.budget is not None
         return self.budget.not_judged(
-            id=item.key, item_id=item.item_id, card=self.card.ref, card_hash=self.card.hash,
+            id=item.key,
+            item_id=item.item_id,
+            card=self.card.ref,
+            card_hash=self.card.hash,
             model=self.model,
-        )  # fmt: skip
+        )
 
     def _sent_params(self, request: CompletionRequest | None) -> dict[str, Any]:
         """The call parameters as sent (a field the server rejected is None), for the store."""

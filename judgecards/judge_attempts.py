@@ -118,8 +118,10 @@ class Attempts:
             self.request, self.budget_raised, self.larger_pending = larger, True, True
             return None
         self.entries = []  # replies of a failed item are not cached
-        error = (f"the reply was cut off at its token limit ({self.request.max_tokens:,}); raise "
-                 "max_tokens for this model (Judge(max_tokens=...), --max-tokens)")  # fmt: skip
+        error = (
+            f"the reply was cut off at its token limit ({self.request.max_tokens:,}); raise "
+            "max_tokens for this model (Judge(max_tokens=...), --max-tokens)"
+        )
         return self._result(status="error", error_kind="truncated", error=error, cached=False)
 
     def failed(self, error: TransportError) -> JudgeResult:

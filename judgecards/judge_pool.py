@@ -217,10 +217,13 @@ async def stream_judgments(
                     yield Ready(entry.result)
 
     results = stream_pool(
-        entries(), work, lambda _item, result: report(result),
-        slots=pool or asyncio.Semaphore(concurrency), window=window_for(concurrency),
+        entries(),
+        work,
+        lambda _item, result: report(result),
+        slots=pool or asyncio.Semaphore(concurrency),
+        window=window_for(concurrency),
         key=lambda item: item.key,
-    )  # fmt: skip
+    )
     try:
         async for result in results:
             yield result

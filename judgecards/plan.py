@@ -73,11 +73,18 @@ class RunPlan:
         """The plan of sending ``requests`` (each capped at its own ``max_tokens``), their input
         tokens counted by ``counter`` (`judgecards.token_count.counter_for` the model)."""
         return cls(
-            model=model, price=price, items=items, stored=stored, refused=refused,
-            to_judge=len(requests), input_tokens=sum(counter.count(r) for r in requests),
-            max_output_tokens=sum(r.max_tokens for r in requests), cached=cached, unit=unit,
+            model=model,
+            price=price,
+            items=items,
+            stored=stored,
+            refused=refused,
+            to_judge=len(requests),
+            input_tokens=sum(counter.count(r) for r in requests),
+            max_output_tokens=sum(r.max_tokens for r in requests),
+            cached=cached,
+            unit=unit,
             token_method=counter.method,
-        )  # fmt: skip
+        )
 
     def live_cost(self) -> tuple[float, float] | None:
         """``(least, most)`` at live rates: input only, and input plus every reply at its cap."""
@@ -100,13 +107,18 @@ class RunPlan:
         """JSON-ready: the counts, the estimate's method and both cost ranges (null: unknown)."""
         live, batch = self.live_cost(), self.batch_cost()
         return {
-            "model": self.model, "items": self.items, "stored": self.stored,
-            "refused": self.refused, "cached": self.cached, "to_judge": self.to_judge,
+            "model": self.model,
+            "items": self.items,
+            "stored": self.stored,
+            "refused": self.refused,
+            "cached": self.cached,
+            "to_judge": self.to_judge,
             "input_tokens_estimated": self.input_tokens,
-            "max_output_tokens": self.max_output_tokens, "token_estimate": self.token_method,
+            "max_output_tokens": self.max_output_tokens,
+            "token_estimate": self.token_method,
             "live_cost_usd": list(live) if live else None,
             "batch_cost_usd": list(batch) if batch else None,
-        }  # fmt: skip
+        }
 
     def as_text(self) -> str:
         """The plan as ``score --plan`` prints it."""
@@ -117,13 +129,19 @@ class RunPlan:
                 return f"unknown ({self.model} has no price: add it with --prices)"
             return f"{format_cost(costs[0])} to {format_cost(costs[1])}"
 
-        return "\n".join([
-            f"plan:      {self.items} {self.unit} on {self.model}: {self.to_judge} to judge, "
-            f"{self.stored} already stored (free), "
-            + (f"{self.cached} answered from the response cache (free), " if self.cached else "")
-            + f"{self.refused} refused for their inputs",
-            f"tokens:    ~{self.input_tokens:,} in (estimated: {self.token_method}), "
-            f"replies capped at {self.max_output_tokens:,} out",
-            f"cost live: {span(live)} (input only to every reply at its cap; re-asks extra)",
-            f"batch:     {span(batch)} through the provider's batch API (judgecards calls live)",
-        ])  # fmt: skip
+        return "\n".join(
+            [
+                f"plan:      {self.items} {self.unit} on {self.model}: {self.to_judge} to judge, "
+                f"{self.stored} already stored (free), "
+                + (
+                    f"{self.cached} answered from the response cache (free), "
+                    if self.cached
+                    else ""
+                )
+                + f"{self.refused} refused for their inputs",
+                f"tokens:    ~{self.input_tokens:,} in (estimated: {self.token_method}), "
+                f"replies capped at {self.max_output_tokens:,} out",
+                f"cost live: {span(live)} (input only to every reply at its cap; re-asks extra)",
+                f"batch:     {span(batch)} through the provider's batch API (judgecards calls live)",
+            ]
+        )

@@ -528,11 +528,18 @@ class AdaptiveLimiter:
         """What the limiter did so far."""
         with self._lock:
             return LimiterStats(
-                ceiling=self.ceiling, concurrency=int(self._limit), lowest=self._lowest,
-                requests=self._requests, overloads=self._overloads, decreases=self._decreases,
-                pauses=self._pauses, paused_s=self._paused_s, rpm=self._limits[0],
-                tpm=self._limits[1], isolated=self._isolated,
-            )  # fmt: skip
+                ceiling=self.ceiling,
+                concurrency=int(self._limit),
+                lowest=self._lowest,
+                requests=self._requests,
+                overloads=self._overloads,
+                decreases=self._decreases,
+                pauses=self._pauses,
+                paused_s=self._paused_s,
+                rpm=self._limits[0],
+                tpm=self._limits[1],
+                isolated=self._isolated,
+            )
 
 
 class RateLimits:

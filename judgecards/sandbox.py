@@ -253,11 +253,27 @@ _FILTER_SIZES: dict[str, Callable[..., int]] = {
 _PADDING_METHODS = frozenset({"center", "ljust", "rjust", "zfill"})
 _MUTATING_METHODS = frozenset(
     {
-        "add", "append", "appendleft", "clear", "difference_update", "discard", "extend",
-        "extendleft", "insert", "pop", "popitem", "popleft", "remove", "reverse", "rotate",
-        "setdefault", "sort", "symmetric_difference_update", "update",
+        "add",
+        "append",
+        "appendleft",
+        "clear",
+        "difference_update",
+        "discard",
+        "extend",
+        "extendleft",
+        "insert",
+        "pop",
+        "popitem",
+        "popleft",
+        "remove",
+        "reverse",
+        "rotate",
+        "setdefault",
+        "sort",
+        "symmetric_difference_update",
+        "update",
     }
-)  # fmt: skip
+)
 
 
 def _method_size(method: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> int:

@@ -46,21 +46,70 @@ DEFAULT_DB = "judgecards.db"
 
 _COST_GROUPS = {"card": "card", "model": "model", "day": "substr(created_at, 1, 10)"}
 _RESULT_COLUMNS = (
-    "id", "item_id", "card", "card_hash", "model", "status", "verdict", "model_verdict",
-    "verdict_overridden", "scores", "output", "inputs", "params", "raw_reply", "error_kind",
-    "error", "attempts", "transport_retries", "input_tokens", "output_tokens", "cost_usd",
-    "latency_s", "cached", "via", "extraction", "created_at", "cache_read_tokens", "cache_write_tokens",
+    "id",
+    "item_id",
+    "card",
+    "card_hash",
+    "model",
+    "status",
+    "verdict",
+    "model_verdict",
+    "verdict_overridden",
+    "scores",
+    "output",
+    "inputs",
+    "params",
+    "raw_reply",
+    "error_kind",
+    "error",
+    "attempts",
+    "transport_retries",
+    "input_tokens",
+    "output_tokens",
+    "cost_usd",
+    "latency_s",
+    "cached",
+    "via",
+    "extraction",
+    "created_at",
+    "cache_read_tokens",
+    "cache_write_tokens",
     "native_method",
-)  # fmt: skip
+)
 _CACHE_COLUMNS = (
-    "key", "provider", "model", "text", "reply_model", "finish_reason", "input_tokens",
-    "output_tokens", "logprobs", "created_at", "cache_read_tokens", "cache_write_tokens",
-)  # fmt: skip
+    "key",
+    "provider",
+    "model",
+    "text",
+    "reply_model",
+    "finish_reason",
+    "input_tokens",
+    "output_tokens",
+    "logprobs",
+    "created_at",
+    "cache_read_tokens",
+    "cache_write_tokens",
+)
 COMPARISON_COLUMNS = (
-    "id", "pair_id", "card", "card_hash", "model", "model_a", "model_b", "status", "winner",
-    "position_consistent", "first_verdict", "second_verdict", "first_result_id",
-    "second_result_id", "len_a", "len_b", "error", "created_at",
-)  # fmt: skip
+    "id",
+    "pair_id",
+    "card",
+    "card_hash",
+    "model",
+    "model_a",
+    "model_b",
+    "status",
+    "winner",
+    "position_consistent",
+    "first_verdict",
+    "second_verdict",
+    "first_result_id",
+    "second_result_id",
+    "len_a",
+    "len_b",
+    "error",
+    "created_at",
+)
 _CHUNK = 500  # below SQLite's bound-parameter limit
 
 
@@ -102,39 +151,56 @@ def _save_rows(
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The results row and the response-cache rows of one finished item."""
     row = {
-        "id": result.id, "item_id": result.item_id, "card": result.card,
-        "card_hash": result.card_hash, "model": result.model, "status": result.status,
-        "verdict": result.verdict, "model_verdict": result.model_verdict,
+        "id": result.id,
+        "item_id": result.item_id,
+        "card": result.card,
+        "card_hash": result.card_hash,
+        "model": result.model,
+        "status": result.status,
+        "verdict": result.verdict,
+        "model_verdict": result.model_verdict,
         "verdict_overridden": int(result.verdict_overridden),
-        "scores": json.dumps(result.scores), "output": _json_or_none(result.output),
-        "inputs": json.dumps(inputs, default=str), "params": json.dumps(params, sort_keys=True),
+        "scores": json.dumps(result.scores),
+        "output": _json_or_none(result.output),
+        "inputs": json.dumps(inputs, default=str),
+        "params": json.dumps(params, sort_keys=True),
         # Configured keys are scrubbed from every value by the write path (`database`); error
         # text also loses anything key-shaped. Replies keep such text: it may be judged text.
         "raw_reply": result.raw_reply,
-        "error_kind": result.error_kind, "error": _redacted(result.error),
-        "attempts": result.attempts, "transport_retries": result.transport_retries,
-        "input_tokens": result.usage.input_tokens, "output_tokens": result.usage.output_tokens,
-        "cost_usd": result.cost_usd, "latency_s": result.latency_s,
-        "cached": int(result.cached), "via": result.via, "extraction": result.extraction,
+        "error_kind": result.error_kind,
+        "error": _redacted(result.error),
+        "attempts": result.attempts,
+        "transport_retries": result.transport_retries,
+        "input_tokens": result.usage.input_tokens,
+        "output_tokens": result.usage.output_tokens,
+        "cost_usd": result.cost_usd,
+        "latency_s": result.latency_s,
+        "cached": int(result.cached),
+        "via": result.via,
+        "extraction": result.extraction,
         "created_at": result.created_at.isoformat(),
         "cache_read_tokens": result.usage.cache_read_tokens,
         "cache_write_tokens": result.usage.cache_write_tokens,
         "native_method": result.native_method,
-    }  # fmt: skip
+    }
     now = result.created_at.isoformat()
     cache_rows = [
         {
-            "key": entry.key, "provider": entry.provider, "model": entry.model,
-            "text": entry.completion.text, "reply_model": entry.completion.model,
+            "key": entry.key,
+            "provider": entry.provider,
+            "model": entry.model,
+            "text": entry.completion.text,
+            "reply_model": entry.completion.model,
             "finish_reason": entry.completion.finish_reason,
             "input_tokens": entry.completion.usage.input_tokens,
             "output_tokens": entry.completion.usage.output_tokens,
-            "logprobs": _logprobs_json(entry.completion.logprobs), "created_at": now,
+            "logprobs": _logprobs_json(entry.completion.logprobs),
+            "created_at": now,
             "cache_read_tokens": entry.completion.usage.cache_read_tokens,
             "cache_write_tokens": entry.completion.usage.cache_write_tokens,
         }
         for entry in cache_entries
-    ]  # fmt: skip
+    ]
     return row, cache_rows
 
 

@@ -139,8 +139,10 @@ def m004_time_order_indexes(db: sqlite_utils.Database) -> None:
 def m005_result_cost(db: sqlite_utils.Database) -> None:
     """`JudgeResult.cost_usd`, NULL when unknown (older rows, unless they billed no tokens)."""
     db.table("results").add_column("cost_usd", float)
-    db.execute("UPDATE results SET cost_usd = 0.0 WHERE coalesce(input_tokens, 0) = 0 "
-               "AND coalesce(output_tokens, 0) = 0")  # fmt: skip
+    db.execute(
+        "UPDATE results SET cost_usd = 0.0 WHERE coalesce(input_tokens, 0) = 0 "
+        "AND coalesce(output_tokens, 0) = 0"
+    )
 
 
 @migrations()

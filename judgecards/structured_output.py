@@ -74,14 +74,39 @@ _NATIVE_METHODS: dict[str, NativeMethod] = {
 
 # Keywords outside OpenAI's strict subset (and often refused by grammar-constrained servers).
 # They constrain values the pydantic validation checks anyway.
-_BOUND_KEYWORDS = frozenset({
-    "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
-    "minLength", "maxLength", "pattern", "format",
-    "minItems", "maxItems", "uniqueItems", "contains", "minContains", "maxContains",
-    "minProperties", "maxProperties", "patternProperties", "propertyNames",
-    "unevaluatedProperties", "unevaluatedItems", "dependentRequired", "dependentSchemas",
-    "default", "examples", "if", "then", "else", "not",
-})  # fmt: skip
+_BOUND_KEYWORDS = frozenset(
+    {
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "format",
+        "minItems",
+        "maxItems",
+        "uniqueItems",
+        "contains",
+        "minContains",
+        "maxContains",
+        "minProperties",
+        "maxProperties",
+        "patternProperties",
+        "propertyNames",
+        "unevaluatedProperties",
+        "unevaluatedItems",
+        "dependentRequired",
+        "dependentSchemas",
+        "default",
+        "examples",
+        "if",
+        "then",
+        "else",
+        "not",
+    }
+)
 _MAX_ENUM_SCALE = 101  # as `judgecards.schemas.MAX_ENUM_SCALE`: 0-100 becomes an enum
 _GUARD = re.compile(r"\{%-?\s*if\s+output_schema\s*-?%\}")
 _PRINTS_SCHEMA = re.compile(r"\{\{-?\s*output_schema\s*-?\}\}")

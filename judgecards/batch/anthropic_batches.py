@@ -77,9 +77,12 @@ class AnthropicBatches:
                 break  # listed newest first
             counts = batch.request_counts
             total = (
-                counts.processing + counts.succeeded + counts.errored + counts.canceled
+                counts.processing
+                + counts.succeeded
+                + counts.errored
+                + counts.canceled
                 + counts.expired
-            )  # fmt: skip
+            )
             if total == requests:
                 found.append(str(batch.id))
         return found

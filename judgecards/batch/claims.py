@@ -129,9 +129,12 @@ class Claims:
         it holds are counted in `busy`."""
         stale = datetime.now(timezone.utc) - timedelta(seconds=self.lease)
         mine, others = self._repo.claim_items(
-            job_id, states, self.owner,
-            stale_before=stale.isoformat(timespec="microseconds"), gone=holder_gone,
-        )  # fmt: skip
+            job_id,
+            states,
+            self.owner,
+            stale_before=stale.isoformat(timespec="microseconds"),
+            gone=holder_gone,
+        )
         for owner, (count, _) in others.items():
             self.busy[owner] += count
         return mine

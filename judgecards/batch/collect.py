@@ -48,8 +48,13 @@ from judgecards.redaction import redact
 from judgecards.results import JudgeResult
 
 __all__ = [
-    "BatchCollection", "busy_line", "collect_batch", "job_matches", "progress_line", "refresh",
-]  # fmt: skip
+    "BatchCollection",
+    "busy_line",
+    "collect_batch",
+    "job_matches",
+    "progress_line",
+    "refresh",
+]
 
 Retry = Literal["resubmit", "live"]
 _DONE = ("collected", "canceled", "failed")
@@ -61,8 +66,10 @@ _LEFT = ("errored", "expired", "canceled")
 UNFOUND_ROUNDS = 3
 # When a batch ended without a line for a request, the batch's own end says what happened.
 _UNANSWERED: dict[str, OutcomeState] = {
-    "expired": "expired", "cancelled": "canceled", "canceled": "canceled",
-}  # fmt: skip
+    "expired": "expired",
+    "cancelled": "canceled",
+    "canceled": "canceled",
+}
 
 
 @dataclass
@@ -129,8 +136,10 @@ class BatchCollection:
                 "items to be submitted again"
             )
         if self.busy:
-            lines.append(busy_line(self.busy) + "; this run left them to it: collect again (or "
-                         "with --wait) to see them stored")  # fmt: skip
+            lines.append(
+                busy_line(self.busy) + "; this run left them to it: collect again (or "
+                "with --wait) to see them stored"
+            )
         return "\n".join(lines)
 
 
@@ -171,11 +180,15 @@ def refresh(
             return job
     status = _call(lambda: api.retrieve(str(job.provider_batch_id)), f"retrieve batch {job.id}")
     repo.update_job(
-        job.id, provider_status=status.status, counts=status.counts,
-        output_file_id=status.output_file_id, error_file_id=status.error_file_id,
-        state="ended" if status.ended else "submitted", unless_done=True,
+        job.id,
+        provider_status=status.status,
+        counts=status.counts,
+        output_file_id=status.output_file_id,
+        error_file_id=status.error_file_id,
+        state="ended" if status.ended else "submitted",
+        unless_done=True,
         **({"note": status.failure} if status.failure else {}),
-    )  # fmt: skip
+    )
     return repo.jobs(job.id)[0]
 
 
@@ -215,15 +228,31 @@ def collect_batch(
     api = batch_api_for(judge.provider)
     collection = BatchCollection()
     with Claims(repo, claim_lease) as claims:
-        _collect(judge, api, repo, jobs, collection, claims, wait, retry, poll, max_poll,
-                 concurrency, progress, sleep)  # fmt: skip
+        _collect(
+            judge,
+            api,
+            repo,
+            jobs,
+            collection,
+            claims,
+            wait,
+            retry,
+            poll,
+            max_poll,
+            concurrency,
+            progress,
+            sleep,
+        )
     collection.busy = dict(claims.busy)
     collection.jobs = jobs
     collection.comparisons = len(write_comparisons(judge))  # compare --batch pairs now decided
     collection.waiting = sum(
-        n for j in jobs if j.state not in _DONE and j.id not in collection.unsent
-        for s, n in repo.item_states(j.id).items() if s == "submitted"
-    )  # fmt: skip
+        n
+        for j in jobs
+        if j.state not in _DONE and j.id not in collection.unsent
+        for s, n in repo.item_states(j.id).items()
+        if s == "submitted"
+    )
     for j in jobs:
         if j.state in _DONE:
             for state, n in repo.item_states(j.id).items():
@@ -269,9 +298,10 @@ def _collect(
                 jobs[index] = repo.jobs(row.id)[0]
         rounds = UNFOUND_ROUNDS if wait else 1
         collection.unsent = {
-            j.id: j.requests for j in jobs
+            j.id: j.requests
+            for j in jobs
             if j.state == "submitting" and j.provider_batch_id is None and unfound[j.id] >= rounds
-        }  # fmt: skip
+        }
         open_jobs = [j for j in jobs if j.state not in _DONE and j.id not in collection.unsent]
         if not open_jobs and retry is not None and retry_left:
             added = _retry(judge, repo, jobs, retry, collection, claims)
@@ -311,8 +341,12 @@ def _reconcile(api: BatchAPI, repo: BatchRepository, job: JobRow) -> JobRow:
         if batch_id not in known
     ]
     if len(found) == 1:
-        repo.update_job(job.id, provider_batch_id=found[0], state="submitted",
-                        note="provider id found by listing the provider's batches")  # fmt: skip
+        repo.update_job(
+            job.id,
+            provider_batch_id=found[0],
+            state="submitted",
+            note="provider id found by listing the provider's batches",
+        )
     else:
         why = "none matches" if not found else f"{len(found)} match ({', '.join(found)})"
         repo.update_job(job.id, note=f"create call did not report back; provider batches: {why}")
@@ -331,9 +365,12 @@ def _ingest(
     claim (idempotent); the batch is ``collected`` once no item of it waits."""
     waiting = {item.custom_id: item for item in claims.take(job.id, ("submitted",))}
     status = BatchStatus(
-        status=str(job.provider_status), ended=True, counts=job.counts,
-        output_file_id=job.output_file_id, error_file_id=job.error_file_id,
-    )  # fmt: skip
+        status=str(job.provider_status),
+        ended=True,
+        counts=job.counts,
+        output_file_id=job.output_file_id,
+        error_file_id=job.error_file_id,
+    )
     outcomes: dict[str, Outcome] = {}
     if waiting and (job.output_file_id or job.error_file_id or job.provider != "openai"):
         for outcome in _call(
@@ -425,9 +462,12 @@ def _batch_cost(judge: Judge, result: JudgeResult, reply: Completion) -> float |
         return result.cost_usd
     usage = reply.usage
     batch_part = judge.prices.cost(
-        judge.model, usage.input_tokens, usage.output_tokens,
-        cache_read_tokens=usage.cache_read_tokens, cache_write_tokens=usage.cache_write_tokens,
-    )  # fmt: skip
+        judge.model,
+        usage.input_tokens,
+        usage.output_tokens,
+        cache_read_tokens=usage.cache_read_tokens,
+        cache_write_tokens=usage.cache_write_tokens,
+    )
     return result.cost_usd - (batch_part or 0.0) * price.batch_discount
 
 
@@ -441,12 +481,18 @@ def _retry(
 ) -> list[JobRow]:
     """Judge the items ended batches left unanswered (those this collector could claim): in
     one new batch, or live now."""
-    left = [(job, item) for job in jobs if job.state == "collected"
-            for item in claims.take(job.id, _LEFT)]  # fmt: skip
+    left = [
+        (job, item)
+        for job in jobs
+        if job.state == "collected"
+        for item in claims.take(job.id, _LEFT)
+    ]
     if not left:
         return []
-    raw = [{**item.inputs, **({"id": item.item_id} if item.item_id is not None else {})}
-           for _, item in left]  # fmt: skip
+    raw = [
+        {**item.inputs, **({"id": item.item_id} if item.item_id is not None else {})}
+        for _, item in left
+    ]
     if retry == "live":
         results = judge.score_many(raw, concurrency=8)
         collection.results += results

@@ -40,14 +40,39 @@ __all__ = ["BatchRepository", "ItemRow", "JobRow", "migrations"]
 migrations = Migrations("judgecards.batch")
 
 _JOB_COLUMNS = (
-    "id", "submission", "part", "provider", "model", "card", "card_hash", "params", "settings",
-    "provider_batch_id", "input_file_id", "output_file_id", "error_file_id", "state",
-    "provider_status", "counts", "requests", "note", "created_at", "updated_at", "owner",
+    "id",
+    "submission",
+    "part",
+    "provider",
+    "model",
+    "card",
+    "card_hash",
+    "params",
+    "settings",
+    "provider_batch_id",
+    "input_file_id",
+    "output_file_id",
+    "error_file_id",
+    "state",
+    "provider_status",
+    "counts",
+    "requests",
+    "note",
+    "created_at",
+    "updated_at",
+    "owner",
     "claimed_at",
-)  # fmt: skip
+)
 _ITEM_COLUMNS = (
-    "job_id", "custom_id", "item_id", "inputs", "state", "error", "owner", "claimed_at",
-)  # fmt: skip
+    "job_id",
+    "custom_id",
+    "item_id",
+    "inputs",
+    "state",
+    "error",
+    "owner",
+    "claimed_at",
+)
 _DONE_JOB = ("collected", "canceled", "failed")
 _CHUNK = 500
 
@@ -231,9 +256,13 @@ class BatchRepository:
         if unless_done:
             where += f" AND state NOT IN ({', '.join(repr(state) for state in _DONE_JOB)})"
         with self._db.transaction(f"update batch {job_id}") as tx:
-            tx.execute(f"UPDATE batch_jobs SET {assignments} WHERE {where}", {
-                **values, "job_id": job_id,
-            })  # fmt: skip
+            tx.execute(
+                f"UPDATE batch_jobs SET {assignments} WHERE {where}",
+                {
+                    **values,
+                    "job_id": job_id,
+                },
+            )
 
     def set_item_states(self, job_id: str, states: Mapping[str, tuple[str, str | None]]) -> None:
         """``{custom_id: (state, error)}`` for items of one batch, in one transaction; the
@@ -358,10 +387,14 @@ class BatchRepository:
     def add_pairs(self, submission: str, pairs: Sequence[Mapping[str, Any]]) -> None:
         """Record a submission's pairs (``waiting`` for their comparisons)."""
         rows = [
-            {"submission": submission, "position": position,
-             "pair": json.dumps(pair, default=str), "state": "waiting"}
+            {
+                "submission": submission,
+                "position": position,
+                "pair": json.dumps(pair, default=str),
+                "state": "waiting",
+            }
             for position, pair in enumerate(pairs)
-        ]  # fmt: skip
+        ]
         with self._db.transaction(f"record the pairs of {submission}") as tx:
             tx.insert_many("batch_pairs", rows)
 

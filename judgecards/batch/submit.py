@@ -149,10 +149,17 @@ def submit_batch(
                 for number, part in enumerate(parts, start=1)
             ]
     return BatchJob(
-        submission=submission, card=judge.card.ref, model=judge.model, batches=tuple(batches),
-        items=given, submitted=sum(b.requests for b in batches), stored=len(stored),
-        cached=len(from_cache), waiting=len(waiting), refused=refused,
-    )  # fmt: skip
+        submission=submission,
+        card=judge.card.ref,
+        model=judge.model,
+        batches=tuple(batches),
+        items=given,
+        submitted=sum(b.requests for b in batches),
+        stored=len(stored),
+        cached=len(from_cache),
+        waiting=len(waiting),
+        refused=refused,
+    )
 
 
 _Entry = tuple[PreparedItem, bytes]
@@ -217,15 +224,24 @@ def _create(
     job_id = f"{submission}-{number}"
     repo.add_job(
         {
-            "id": job_id, "submission": submission, "part": number,
-            "provider": judge.provider.name, "model": judge.model, "card": judge.card.ref,
-            "card_hash": judge.card.hash, "params": judge.params,
-            "settings": judge_settings(judge, cards_dirs), "state": "submitting",
-            "requests": len(part), "owner": owner,
+            "id": job_id,
+            "submission": submission,
+            "part": number,
+            "provider": judge.provider.name,
+            "model": judge.model,
+            "card": judge.card.ref,
+            "card_hash": judge.card.hash,
+            "params": judge.params,
+            "settings": judge_settings(judge, cards_dirs),
+            "state": "submitting",
+            "requests": len(part),
+            "owner": owner,
         },
-        [{"custom_id": item.key, "item_id": item.item_id, "inputs": item.inputs}
-         for item, _ in part],
-    )  # fmt: skip
+        [
+            {"custom_id": item.key, "item_id": item.item_id, "inputs": item.inputs}
+            for item, _ in part
+        ],
+    )
     try:
         batch_id = api.create(
             [entry for _, entry in part],

@@ -46,9 +46,14 @@ def _judge_case(name: str, result: JudgeResult) -> CiCase:
         if result.raw_reply:
             details += f"\n\nThe judge's last reply:\n{result.raw_reply}"
         return CiCase(
-            name, "error", kind, f"{kind}: {result.error or 'no usable judgment'}", details,
-            result.latency_s, tuple(properties),
-        )  # fmt: skip
+            name,
+            "error",
+            kind,
+            f"{kind}: {result.error or 'no usable judgment'}",
+            details,
+            result.latency_s,
+            tuple(properties),
+        )
     if result.verdict is not None:
         properties.append(("verdict", result.verdict))
     if result.scores:
@@ -159,10 +164,12 @@ def eval_run(report: TieredReport, *, subject: str, seconds: float) -> CiRun:
         ("not judged (--max-cost)", str(report.count("not_judged"))),
     ]
     facts += [
-        (f"tier {tier.number} ({tier.name})",
-         f"{tier.items_in} in, {tier.passed} passed, {tier.failed} failed, {tier.errors} errors")
+        (
+            f"tier {tier.number} ({tier.name})",
+            f"{tier.items_in} in, {tier.passed} passed, {tier.failed} failed, {tier.errors} errors",
+        )
         for tier in report.tiers
-    ]  # fmt: skip
+    ]
     if report.judge_calls_saved is not None:
         facts.append(("judge calls saved", str(report.judge_calls_saved)))
     return CiRun("eval", subject, tuple(cases), seconds, tuple(facts))
@@ -182,17 +189,28 @@ def audit_run(report: AuditReport, *, subject: str) -> CiRun:
         if check.passed:
             cases.append(CiCase(name, properties=properties))
         else:
-            cases.append(CiCase(name, "failure", "gate", reasons or "gate failed", reasons,
-                                properties=properties))  # fmt: skip
+            cases.append(
+                CiCase(
+                    name,
+                    "failure",
+                    "gate",
+                    reasons or "gate failed",
+                    reasons,
+                    properties=properties,
+                )
+            )
     if not cases:
         cases.append(
             CiCase("gate", "failure", "gate", "no labelled audit to check (exit status 1)")
         )
     facts = [("min kappa", f"{report.min_kappa:g}"), ("audits", str(len(report.audits)))]
     facts += [
-        (f"gate {check.card} / {check.model}",
-         ("passed" if check.passed else "failed") + (f": {'; '.join(check.reasons)}" if check.reasons else ""))
+        (
+            f"gate {check.card} / {check.model}",
+            ("passed" if check.passed else "failed")
+            + (f": {'; '.join(check.reasons)}" if check.reasons else ""),
+        )
         for check in report.checks
-    ]  # fmt: skip
+    ]
     facts += [("note", note) for note in report.notes]
     return CiRun("audit report", subject, tuple(cases), 0.0, tuple(facts), failure_level="error")

@@ -39,27 +39,39 @@ def rubric_options(function: F) -> F:
     and ``criteria_path``."""
     options = [
         click.option(
-            "--threshold", "thresholds", multiple=True, metavar="NAME=MIN", callback=_pairs,
+            "--threshold",
+            "thresholds",
+            multiple=True,
+            metavar="NAME=MIN",
+            callback=_pairs,
             help="Rubric cards: a pass constraint; with any, each row gets verdict pass (every "
             "listed criterion scored at least its MIN) or fail. Repeatable.",
         ),
         click.option(
-            "--weight", "weights", multiple=True, metavar="NAME=W", callback=_pairs,
+            "--weight",
+            "weights",
+            multiple=True,
+            metavar="NAME=W",
+            callback=_pairs,
             help="Rubric cards: a weight in an explicit weighted mean of the listed criteria, "
             "written to scores.aggregate. Repeatable.",
         ),
         click.option(
-            "--primary", default=None, metavar="NAME",
+            "--primary",
+            default=None,
+            metavar="NAME",
             help="Rubric cards: the criterion reported as the headline score.",
         ),
         click.option(
-            "--criteria", "criteria_path", default=None,
+            "--criteria",
+            "criteria_path",
+            default=None,
             type=click.Path(dir_okay=False, exists=True, path_type=Path),
             help="Rubric cards: a JSON or YAML list of {name, description, scale} used for items "
             "that give no criteria of their own (default: faithfulness, relevance, coherence, "
             "conciseness on 1-5).",
         ),
-    ]  # fmt: skip
+    ]
     for option in reversed(options):
         function = option(function)
     return function

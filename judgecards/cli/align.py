@@ -47,9 +47,13 @@ def _read_guidelines(path: Path) -> str:
 @click.option("--card", required=True, help="NAME (newest version) or NAME@VERSION to align.")
 @click.option("--model", required=True, help="The judge model whose labelled results to use.")
 @click.option(
-    "--k", "k", default=4, show_default=True, type=click.IntRange(1, 50),
+    "--k",
+    "k",
+    default=4,
+    show_default=True,
+    type=click.IntRange(1, 50),
     help="Examples per example candidate.",
-)  # fmt: skip
+)
 @click.option(
     "--guidelines",
     type=click.Path(dir_okay=False, exists=True, path_type=Path),
@@ -68,17 +72,29 @@ def _read_guidelines(path: Path) -> str:
 )
 @click.option("--timeout", default=60.0, show_default=True, type=float, help="Seconds per request.")
 @click.option(
-    "--resamples", default=2000, show_default=True, type=click.IntRange(100, 100_000),
+    "--resamples",
+    default=2000,
+    show_default=True,
+    type=click.IntRange(100, 100_000),
     help="Bootstrap resamples per kappa interval.",
-)  # fmt: skip
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the stored run as JSON.")
 @db_option
 @cards_dir_option
 def align(
-    card: str, model: str, k: int, guidelines: Path | None, seed: int, concurrency: int,
-    base_url: str | None, timeout: float, resamples: int, as_json: bool, db: Path,
+    card: str,
+    model: str,
+    k: int,
+    guidelines: Path | None,
+    seed: int,
+    concurrency: int,
+    base_url: str | None,
+    timeout: float,
+    resamples: int,
+    as_json: bool,
+    db: Path,
     cards_dirs: tuple[Path, ...],
-) -> None:  # fmt: skip
+) -> None:
     """Pick the version of a card that agrees best with the people, and write it.
 
     The human labels of CARD judged by MODEL are split (stratified, seeded) into an example
@@ -106,11 +122,18 @@ def align(
         options["base_url"] = base_url
     mock_banner(model)
     result = run_alignment(
-        card, model, db=db, k=k, guidelines=text, seed=seed,
-        cards_dir=list(cards_dirs) or None, concurrency=concurrency, n_resamples=resamples,
+        card,
+        model,
+        db=db,
+        k=k,
+        guidelines=text,
+        seed=seed,
+        cards_dir=list(cards_dirs) or None,
+        concurrency=concurrency,
+        n_resamples=resamples,
         announce=lambda message: click.echo(message, err=True),
         **options,
-    )  # fmt: skip
+    )
     if as_json:
         data = {**vars(result.run), "notes": list(result.notes)}
         click.echo(json.dumps(data, indent=2, default=str))

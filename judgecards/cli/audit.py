@@ -38,9 +38,12 @@ def _audit(db: Path, cards_dirs: tuple[Path, ...] = (), resamples: int = 2000) -
 
 def _resamples_option(function: Any) -> Any:
     return click.option(
-        "--resamples", default=2000, show_default=True, type=click.IntRange(100, 100_000),
+        "--resamples",
+        default=2000,
+        show_default=True,
+        type=click.IntRange(100, 100_000),
         help="Bootstrap resamples per confidence interval.",
-    )(function)  # fmt: skip
+    )(function)
 
 
 @click.group()
@@ -94,10 +97,18 @@ def audit() -> None:
 @db_option
 @cards_dir_option
 def sample_command(
-    card: str, model: str, n: int, since: str | None, strategy: str | None, stratify: str | None,
+    card: str,
+    model: str,
+    n: int,
+    since: str | None,
+    strategy: str | None,
+    stratify: str | None,
     seed: int | None,
-    sheet: Path | None, format_: str | None, db: Path, cards_dirs: tuple[Path, ...],
-) -> None:  # fmt: skip
+    sheet: Path | None,
+    format_: str | None,
+    db: Path,
+    cards_dirs: tuple[Path, ...],
+) -> None:
     """Draw a reproducible spot-check of stored results and write a labelling sheet.
 
     The sheet has each item's inputs and empty label columns; it never shows the judge's
@@ -105,9 +116,14 @@ def sample_command(
     """
     with _audit(db, cards_dirs) as api:
         drawn = api.sample(
-            card=card, model=model, n=n, since=since, stratify=stratify, seed=seed,
+            card=card,
+            model=model,
+            n=n,
+            since=since,
+            stratify=stratify,
+            seed=seed,
             strategy=strategy,
-        )  # fmt: skip
+        )
         target = sheet or Path(f"audit-{drawn.audit.id}.{format_ or 'csv'}")
         path = api.write_sheet(drawn.audit.id, target, format=format_)
         record = drawn.audit
@@ -178,9 +194,15 @@ def sheet_command(
 @db_option
 @cards_dir_option
 def ingest_command(
-    sheet: Path, labeler: str, audit_id: int | None, skip_invalid: bool, replace: bool,
-    format_: str | None, db: Path, cards_dirs: tuple[Path, ...],
-) -> None:  # fmt: skip
+    sheet: Path,
+    labeler: str,
+    audit_id: int | None,
+    skip_invalid: bool,
+    replace: bool,
+    format_: str | None,
+    db: Path,
+    cards_dirs: tuple[Path, ...],
+) -> None:
     """Store a filled labelling sheet's labels under its audit.
 
     Rows left empty are skipped; any invalid row stores nothing (exit 2) unless --skip-invalid.
@@ -189,9 +211,13 @@ def ingest_command(
     with _audit(db, cards_dirs) as api:
         with stages.stage(f"reading and storing the labels of {sheet.name}"):
             report = api.ingest(
-                sheet, labeler=labeler, audit_id=audit_id, skip_invalid=skip_invalid,
-                replace=replace, format=format_,
-            )  # fmt: skip
+                sheet,
+                labeler=labeler,
+                audit_id=audit_id,
+                skip_invalid=skip_invalid,
+                replace=replace,
+                format=format_,
+            )
         summary = None
         if report.labels_written:
             with stages.stage(f"measuring agreement on audit #{report.audit_id}"):
@@ -259,11 +285,23 @@ def ingest_command(
 @db_option
 @cards_dir_option
 def report_command(
-    card: str | None, model: str | None, min_kappa: float, baseline: int | None, as_json: bool,
-    show: int, positive: str | None, min_tpr: float | None, min_tnr: float | None,
-    with_revisions: bool, resamples: int, junit: Path | None, summary_md: Path | None,
-    output_format: str, db: Path, cards_dirs: tuple[Path, ...],
-) -> None:  # fmt: skip
+    card: str | None,
+    model: str | None,
+    min_kappa: float,
+    baseline: int | None,
+    as_json: bool,
+    show: int,
+    positive: str | None,
+    min_tpr: float | None,
+    min_tnr: float | None,
+    with_revisions: bool,
+    resamples: int,
+    junit: Path | None,
+    summary_md: Path | None,
+    output_format: str,
+    db: Path,
+    cards_dirs: tuple[Path, ...],
+) -> None:
     """Agreement and kappa per audit over time, and a gate for CI or cron.
 
     Exits 1 when, for some card and judge model, the newest labelled audit's kappa (on the
@@ -324,10 +362,19 @@ def report_command(
 @db_option
 @cards_dir_option
 def rerun_command(
-    anchor_set: str, model: str, card: str | None, min_kappa: float, max_flip_rate: float | None,
-    concurrency: int, base_url: str | None, timeout: float, as_json: bool, resamples: int,
-    db: Path, cards_dirs: tuple[Path, ...],
-) -> None:  # fmt: skip
+    anchor_set: str,
+    model: str,
+    card: str | None,
+    min_kappa: float,
+    max_flip_rate: float | None,
+    concurrency: int,
+    base_url: str | None,
+    timeout: float,
+    as_json: bool,
+    resamples: int,
+    db: Path,
+    cards_dirs: tuple[Path, ...],
+) -> None:
     """Re-judge an anchor set with the current card and MODEL, store it as a new audit, and
     report the flip rate and change in kappa against the previous run.
 

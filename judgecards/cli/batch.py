@@ -246,10 +246,14 @@ def collect(
         for group in _groups(jobs):
             with judge_for(store, group[0], base_url) as judge:
                 found = collect_batch(
-                    judge, selector, wait=wait, retry=retry,
-                    poll=poll, concurrency=concurrency,
+                    judge,
+                    selector,
+                    wait=wait,
+                    retry=retry,
+                    poll=poll,
+                    concurrency=concurrency,
                     progress=lambda line: click.echo(line, err=True),
-                )  # fmt: skip
+                )
             total.jobs += found.jobs
             total.results += found.results
             total.waiting += found.waiting

@@ -241,21 +241,41 @@ def compare(
 
         _warn_unmatched(joined, a_path, b_path)
         compare_cascade(
-            card, models, joined.pairs, target=guarantee, delta=delta, db=db,
-            concurrency=concurrency, output=output, as_json=as_json, ci=ci, max_errors=max_errors,
+            card,
+            models,
+            joined.pairs,
+            target=guarantee,
+            delta=delta,
+            db=db,
+            concurrency=concurrency,
+            output=output,
+            as_json=as_json,
+            ci=ci,
+            max_errors=max_errors,
             judge_options={
-                "cache": not no_cache, "max_attempts": max_attempts, "max_input_chars": limit,
+                "cache": not no_cache,
+                "max_attempts": max_attempts,
+                "max_input_chars": limit,
                 **options,
             },
-        )  # fmt: skip
+        )
         return
     model = models[0]
     # A plan makes no call, so it needs no API key: the offline stand-in has the same keys
     # (as a provider, not offline=True, which --no-cache would contradict).
-    with plan_database(db, plan) as database, Judge(
-        card, model, db=database, cache=not no_cache, max_attempts=max_attempts,
-        max_input_chars=limit, provider=replay_stand_in(model) if plan else None, **options,
-    ) as judge:  # fmt: skip
+    with (
+        plan_database(db, plan) as database,
+        Judge(
+            card,
+            model,
+            db=database,
+            cache=not no_cache,
+            max_attempts=max_attempts,
+            max_input_chars=limit,
+            provider=replay_stand_in(model) if plan else None,
+            **options,
+        ) as judge,
+    ):
         if plan:
             print_compare_plan(judge, joined.pairs, as_json=as_json)
             return
@@ -456,8 +476,10 @@ def _shared_field(
     if value_a is not None and value_b is not None and value_a != value_b:
         return None, InputError(
             f"differs from {path_b}:{line_b} for the same id; A and B must answer the same {name}",
-            file=path_a, line=line_a, field=name,
-        )  # fmt: skip
+            file=path_a,
+            line=line_a,
+            field=name,
+        )
     value = value_a if value_a is not None else value_b
     if value is None and required:
         return None, InputError(

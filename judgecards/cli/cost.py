@@ -100,11 +100,15 @@ def _table(by: str, groups: list[dict[str, Any]]) -> str:
     header = (by, "results", "cached", "input tokens", "output tokens", "cost (USD)")
     cells = [
         (
-            str(g["group"]), str(g["results"]), str(g["cached"]), f"{g['input_tokens']:,}",
-            f"{g['output_tokens']:,}", _cost_cell(g),
+            str(g["group"]),
+            str(g["results"]),
+            str(g["cached"]),
+            f"{g['input_tokens']:,}",
+            f"{g['output_tokens']:,}",
+            _cost_cell(g),
         )
         for g in groups
-    ]  # fmt: skip
+    ]
     widths = [max(len(row[i]) for row in [header, *cells]) for i in range(len(header))]
 
     def line(row: tuple[str, ...]) -> str:

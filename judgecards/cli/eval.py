@@ -126,9 +126,15 @@ def eval_command(
     # scratch in-memory store first: a bad config must not create or migrate the database.
     with Store(":memory:") as scratch:
         trial = build_pipeline(
-            config, source, db=scratch, model=model, max_input_chars=limit, prices=prices,
-            judge_output=overrides, stand_in=plan,
-        )  # fmt: skip
+            config,
+            source,
+            db=scratch,
+            model=model,
+            max_input_chars=limit,
+            prices=prices,
+            judge_output=overrides,
+            stand_in=plan,
+        )
         try:
             check_fields(config, source, trial, items, items_path)
         finally:
@@ -137,9 +143,15 @@ def eval_command(
     if plan:  # the judges' provider is the offline stand-in: nothing can be called
         with plan_database(db, plan) as database:
             pipeline = build_pipeline(
-                config, source, db=database, model=model, max_input_chars=limit, prices=prices,
-                judge_output=overrides, stand_in=plan,
-            )  # fmt: skip
+                config,
+                source,
+                db=database,
+                model=model,
+                max_input_chars=limit,
+                prices=prices,
+                judge_output=overrides,
+                stand_in=plan,
+            )
             try:
                 projected = pipeline.plan(items)
                 click.echo(
@@ -150,9 +162,15 @@ def eval_command(
                     pipeline.judge.judge.close()
         return
     pipeline = build_pipeline(
-        config, source, db=db, model=model, max_input_chars=limit, prices=prices,
-        judge_output=overrides, stand_in=plan,
-    )  # fmt: skip
+        config,
+        source,
+        db=db,
+        model=model,
+        max_input_chars=limit,
+        prices=prices,
+        judge_output=overrides,
+        stand_in=plan,
+    )
     judge = pipeline.judge
     model = judge.judge.model if judge is not None else None
     if judge is not None and model:
@@ -187,8 +205,13 @@ def eval_command(
 
     judged = [outcome.judge for outcome in report.items if outcome.judge is not None]
     if as_json:
-        data = {"config": str(config_path), "items_file": str(items_path), "output": str(output_path) if output_path else None,
-                "elapsed_s": round(elapsed, 3), **report.to_dict()}  # fmt: skip
+        data = {
+            "config": str(config_path),
+            "items_file": str(items_path),
+            "output": str(output_path) if output_path else None,
+            "elapsed_s": round(elapsed, 3),
+            **report.to_dict(),
+        }
         if judged:
             # This run's: a batch's result served from the store carries its bill.
             data["cost_usd"] = run_cost(r.cost_usd for r in judged if not r.cached)

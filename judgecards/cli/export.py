@@ -46,9 +46,12 @@ def export_time(ctx: click.Context, param: click.Parameter, value: str | None) -
 
 
 def _table(
-    store: Store, name: str, filters: dict[str, str | None], labeler: str | None,
+    store: Store,
+    name: str,
+    filters: dict[str, str | None],
+    labeler: str | None,
     audit_id: int | None,
-) -> Table:  # fmt: skip
+) -> Table:
     if name == "results":
         return results_table(store, **filters)
     if name == "comparisons":
@@ -133,9 +136,17 @@ def run_export(
 @click.option("--audit", "audit_id", type=int, hidden=True, help="Deprecated `export labels` only.")
 @db_option
 def export(
-    table: str, output: Path, format_: str | None, card: str | None, model: str | None,
-    since: str | None, until: str | None, labeler: str | None, audit_id: int | None, db: Path,
-) -> None:  # fmt: skip
+    table: str,
+    output: Path,
+    format_: str | None,
+    card: str | None,
+    model: str | None,
+    since: str | None,
+    until: str | None,
+    labeler: str | None,
+    audit_id: int | None,
+    db: Path,
+) -> None:
     """Write stored TABLE (results or comparisons) to a JSONL, CSV or Parquet file.
 
     Rows are oldest first and streamed from the database. JSON columns (scores, inputs, ...)
@@ -148,8 +159,17 @@ def export(
     elif labeler is not None or audit_id is not None:
         raise click.UsageError("--labeler and --audit filter labels: `judgecards labels export`")
     count = run_export(
-        table, output, db=db, format=format_, option="--output", card=card, model=model,
-        since=since, until=until, labeler=labeler, audit_id=audit_id,
-    )  # fmt: skip
+        table,
+        output,
+        db=db,
+        format=format_,
+        option="--output",
+        card=card,
+        model=model,
+        since=since,
+        until=until,
+        labeler=labeler,
+        audit_id=audit_id,
+    )
     if str(output) != "-":
         click.echo(f"Exported {count} {table} row(s) to {output}")

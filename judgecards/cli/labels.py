@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 import click
 
@@ -47,7 +48,7 @@ def import_command(
     labeler: str | None,
     skip_invalid: bool,
     replace: bool,
-    format_: str | None,
+    format_: Literal["csv", "jsonl"] | None,  # click.Choice allows only these
     db: Path,
     cards_dirs: tuple[Path, ...],
 ) -> None:
@@ -60,9 +61,14 @@ def import_command(
     from calibration.labels import import_labels
 
     report = import_labels(
-        file, labeler=labeler, db=db, skip_invalid=skip_invalid, replace=replace,
-        format=format_, cards_dir=list(cards_dirs) or None,  # type: ignore[arg-type]
-    )  # fmt: skip
+        file,
+        labeler=labeler,
+        db=db,
+        skip_invalid=skip_invalid,
+        replace=replace,
+        format=format_,
+        cards_dir=list(cards_dirs) or None,
+    )
     replaced = f" ({report.labels_replaced} replaced)" if report.labels_replaced else ""
     click.echo(
         f"Imported {report.labels_written} label(s){replaced} from {report.rows_written} of "
@@ -98,9 +104,16 @@ def import_command(
 )
 @db_option
 def export_command(
-    file: Path, card: str | None, model: str | None, labeler: str | None, audit_id: int | None,
-    since: str | None, until: str | None, format_: str | None, db: Path,
-) -> None:  # fmt: skip
+    file: Path,
+    card: str | None,
+    model: str | None,
+    labeler: str | None,
+    audit_id: int | None,
+    since: str | None,
+    until: str | None,
+    format_: str | None,
+    db: Path,
+) -> None:
     """Write stored labels to FILE ('-' for stdout) in the format `labels import` reads.
 
     Rows are oldest first; CSV cells that a spreadsheet would run as a formula start with '.
@@ -109,8 +122,17 @@ def export_command(
     from judgecards.cli.export import run_export
 
     count = run_export(
-        "labels", file, db=db, format=format_, option="FILE", card=card, model=model,
-        since=since, until=until, labeler=labeler, audit_id=audit_id,
-    )  # fmt: skip
+        "labels",
+        file,
+        db=db,
+        format=format_,
+        option="FILE",
+        card=card,
+        model=model,
+        since=since,
+        until=until,
+        labeler=labeler,
+        audit_id=audit_id,
+    )
     if str(file) != "-":
         click.echo(f"Exported {count} row(s) to {file}")

@@ -80,9 +80,13 @@ def report(
     what = f"measuring audits, estimates and rankings ({resamples} bootstrap resamples)"
     with Store(db) as store, stages.stage(what):
         built = build_report(
-            store, card=card, model=model, min_kappa=min_kappa, n_resamples=resamples,
+            store,
+            card=card,
+            model=model,
+            min_kappa=min_kappa,
+            n_resamples=resamples,
             cards_dir=list(cards_dirs) or None,
-        )  # fmt: skip
+        )
     with stages.stage("drawing the plots"):
         html = render_html(built)
     target.write_with(lambda handle: handle.write(html.encode("utf-8")))

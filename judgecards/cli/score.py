@@ -207,8 +207,10 @@ def score(
     rubric = rubric_policy(card, thresholds, weights, primary, criteria_path)
     if rubric is not None:
         if use_batch:  # its collector rebuilds the judge from what was stored, without a policy
-            raise click.UsageError("--batch judges with the card's default rubric policy: "
-                                   "leave out --threshold/--weight/--primary/--criteria")  # fmt: skip
+            raise click.UsageError(
+                "--batch judges with the card's default rubric policy: "
+                "leave out --threshold/--weight/--primary/--criteria"
+            )
         options["rubric"] = rubric
     if plan and guarantee is not None:
         raise click.UsageError("--plan projects one model's run: leave out --guarantee/--cascade")
@@ -216,12 +218,20 @@ def score(
         raise click.UsageError("--batch submits one model's run: leave out --plan/--guarantee")
     if guarantee is not None:
         results, run, elapsed = score_cascade(
-            card, models, list(items), target=guarantee, delta=delta, db=db, concurrency=concurrency,
+            card,
+            models,
+            list(items),
+            target=guarantee,
+            delta=delta,
+            db=db,
+            concurrency=concurrency,
             judge_options={
-                "cache": not no_cache, "max_attempts": max_attempts, "max_input_chars": limit,
+                "cache": not no_cache,
+                "max_attempts": max_attempts,
+                "max_input_chars": limit,
                 **options,
             },
-        )  # fmt: skip
+        )
         output.write_lines(
             (result.model_dump_json() for result in results),
             note=f"; the results are stored in {db}: run the same command again to write the "
@@ -236,10 +246,19 @@ def score(
     model = models[0]
     # A plan makes no call, so it needs no API key: the offline stand-in has the same keys
     # (as a provider, not offline=True, which --no-cache would contradict).
-    with plan_database(db, plan) as database, Judge(
-        card, model, db=database, cache=not no_cache, max_attempts=max_attempts,
-        max_input_chars=limit, provider=replay_stand_in(model) if plan else None, **options,
-    ) as judge:  # fmt: skip
+    with (
+        plan_database(db, plan) as database,
+        Judge(
+            card,
+            model,
+            db=database,
+            cache=not no_cache,
+            max_attempts=max_attempts,
+            max_input_chars=limit,
+            provider=replay_stand_in(model) if plan else None,
+            **options,
+        ) as judge,
+    ):
         if plan:
             click.echo(judge.plan(items).as_text())
             return
@@ -259,10 +278,16 @@ def score(
         tally = ScoreTally(keep_results=ci.junit is not None or ci.summary is not None or ci.github)
         with reporting(for_judge(judge, total=len(items)), where=str(db)) as progress:
             stream_to_file(
-                judge, items, output, tally, total=len(items), concurrency=concurrency,
-                progress=progress, note=f"; the results are stored in {db}: run the same command "
+                judge,
+                items,
+                output,
+                tally,
+                total=len(items),
+                concurrency=concurrency,
+                progress=progress,
+                note=f"; the results are stored in {db}: run the same command "
                 "again to write the file without new calls",
-            )  # fmt: skip
+            )
         elapsed = time.perf_counter() - started
 
     from judgecards.cli.estimate import corrected_lines  # labels exist: corrected numbers first

@@ -155,10 +155,30 @@ def unique(name: str, taken: set[str]) -> str:
 # Names a body cannot use as a plain variable: Jinja's literals and operators (``{{ true }}`` is
 # a constant, ``{{ not }}`` a syntax error), names the runtime defines, and injected variables.
 _RESERVED = frozenset(
-    {"true", "false", "none", "True", "False", "None", "and", "or", "not", "in", "is", "if",
-     "else", "loop", "self", "varargs", "kwargs", "caller", "output_schema", "model_output",
-     "prompt"}
-)  # fmt: skip
+    {
+        "true",
+        "false",
+        "none",
+        "True",
+        "False",
+        "None",
+        "and",
+        "or",
+        "not",
+        "in",
+        "is",
+        "if",
+        "else",
+        "loop",
+        "self",
+        "varargs",
+        "kwargs",
+        "caller",
+        "output_schema",
+        "model_output",
+        "prompt",
+    }
+)
 
 
 def input_name(field: str, *, prefix: str) -> str:

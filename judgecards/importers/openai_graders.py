@@ -49,8 +49,14 @@ ITEMS_FILE = "items.jsonl"
 OUTPUT_FIELD = "model_output"
 _ITEM = re.compile(r"item\.([A-Za-z_][A-Za-z0-9_]*)")
 _ONLY_PLACEHOLDER = re.compile(r"\s*\{\{\s*([^{}]*?)\s*\}\}\s*")
-_ROUGE = {"rouge_1": "rouge1", "rouge_2": "rouge2", "rouge_3": "rouge3", "rouge_4": "rouge4",
-          "rouge_5": "rouge5", "rouge_l": "rougeL"}  # fmt: skip
+_ROUGE = {
+    "rouge_1": "rouge1",
+    "rouge_2": "rouge2",
+    "rouge_3": "rouge3",
+    "rouge_4": "rouge4",
+    "rouge_5": "rouge5",
+    "rouge_l": "rougeL",
+}
 _SYSTEM_ROLES = ("system", "developer")
 
 
@@ -138,9 +144,11 @@ class _Reader:
         handler = handlers.get(kind)
         if handler is None:
             self.plan.gap(
-                where, self.line((*loc, "type")), f"type {kind!r}",
+                where,
+                self.line((*loc, "type")),
+                f"type {kind!r}",
                 "judgecards has no equivalent (python graders run code and are never imported)",
-            )  # fmt: skip
+            )
             return
         try:
             handler(loc, grader, name, where)
@@ -187,9 +195,11 @@ class _Reader:
             converted, unresolved = jinja_body(text, resolve)
             for placeholder in unresolved:
                 self.plan.gap(
-                    where, self.line((*mloc, "content")), f"placeholder {placeholder}",
+                    where,
+                    self.line((*mloc, "content")),
+                    f"placeholder {placeholder}",
                     "only {{item.<field>}} and {{sample.output_text}} are mapped; kept as literal text",
-                )  # fmt: skip
+                )
             if role in _SYSTEM_ROLES and "{{" not in text and not body:
                 system.append(text)  # a card's system text is sent as written, never rendered
             elif turns > 1 or role != "user":
@@ -198,9 +208,12 @@ class _Reader:
                 body.append(converted)
         if turns > 1:
             self.plan.gap(
-                where, self.line((*loc, "input")), "a conversation of several turns",
-                "sent as one user message with [role] headers", left_out=False,
-            )  # fmt: skip
+                where,
+                self.line((*loc, "input")),
+                "a conversation of several turns",
+                "sent as one user message with [role] headers",
+                left_out=False,
+            )
         return ("\n\n".join(system) or None), "\n\n".join(body), inputs
 
     def _defaults(
@@ -221,9 +234,12 @@ class _Reader:
                 defaults["max_tokens"] = value
             else:
                 self.plan.gap(
-                    where, self.line((*loc, "sampling_params", key)), f"sampling_params.{key}",
-                    "judgecards cards set only temperature and max_tokens; not sent", left_out=False,
-                )  # fmt: skip
+                    where,
+                    self.line((*loc, "sampling_params", key)),
+                    f"sampling_params.{key}",
+                    "judgecards cards set only temperature and max_tokens; not sent",
+                    left_out=False,
+                )
         return defaults
 
     def _model(self, grader: Mapping[str, Any]) -> str:
@@ -275,10 +291,16 @@ class _Reader:
             )
         )
         self.fields.update(inputs.values())
-        self._judge_config(name, {
-            "card": name, "model": self._model(grader), "cards_dir": CARDS_DIR,
-            "inputs": inputs, "pass_verdicts": list(passing),
-        })  # fmt: skip
+        self._judge_config(
+            name,
+            {
+                "card": name,
+                "model": self._model(grader),
+                "cards_dir": CARDS_DIR,
+                "inputs": inputs,
+                "pass_verdicts": list(passing),
+            },
+        )
 
     def score_model(
         self, loc: tuple[str | int, ...], grader: Mapping[str, Any], name: str, where: str
@@ -286,10 +308,11 @@ class _Reader:
         low, high = 0.0, 1.0
         bounds = grader.get("range", [0, 1])
         if (
-            not isinstance(bounds, list) or len(bounds) != 2
+            not isinstance(bounds, list)
+            or len(bounds) != 2
             or not all(isinstance(b, (int, float)) and not isinstance(b, bool) for b in bounds)
             or bounds[0] >= bounds[1]
-        ):  # fmt: skip
+        ):
             raise self.fail("'range' must be [low, high] with low < high", (*loc, "range"))
         low, high = float(bounds[0]), float(bounds[1])
         threshold = grader.get("pass_threshold")
@@ -314,10 +337,12 @@ class _Reader:
         else:
             judge["min_scores"] = {"result": low}
             self.plan.gap(
-                where, self.line(loc), "no pass_threshold",
+                where,
+                self.line(loc),
+                "no pass_threshold",
                 f"every valid score passes (min_scores result: {low:g}); the scores are stored",
                 left_out=False,
-            )  # fmt: skip
+            )
         self.plan.cards.append(
             CardDraft(
                 name=name,
@@ -367,9 +392,11 @@ class _Reader:
             return
         if not isinstance(reference, str) or "{{" in reference:
             self.plan.gap(
-                where, self.line((*loc, "reference")), f"reference {reference!r}",
+                where,
+                self.line((*loc, "reference")),
+                f"reference {reference!r}",
                 "judgecards checks compare a field with a fixed text, not with another item field",
-            )  # fmt: skip
+            )
             return
         escaped = re.escape(reference)
         pattern = {
@@ -378,8 +405,12 @@ class _Reader:
             "like": escaped,
             "ilike": f"(?i){escaped}",
         }[operation]
-        check: dict[str, Any] = {"type": "regex", "name": name, "field": field,
-                                 ("forbid" if operation == "ne" else "match"): pattern}  # fmt: skip
+        check: dict[str, Any] = {
+            "type": "regex",
+            "name": name,
+            "field": field,
+            ("forbid" if operation == "ne" else "match"): pattern,
+        }
         self.fields.add(field)
         self.plan.configs[f"{name}.yaml"] = {
             "items": ITEMS_FILE,
@@ -394,17 +425,31 @@ class _Reader:
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
             raise self.fail("'pass_threshold' must be a number", (*loc, "pass_threshold"))
         if metric not in _ROUGE:
-            self.plan.gap(where, self.line((*loc, "evaluation_metric")), f"evaluation_metric {metric!r}",
-                          "judgecards has ROUGE-N and ROUGE-L only")  # fmt: skip
+            self.plan.gap(
+                where,
+                self.line((*loc, "evaluation_metric")),
+                f"evaluation_metric {metric!r}",
+                "judgecards has ROUGE-N and ROUGE-L only",
+            )
             return
         prediction = self._template_field(grader.get("input"))
         reference = self._template_field(grader.get("reference"))
         if prediction is None or reference is None:
-            self.plan.gap(where, self.line(loc), "input/reference",
-                          "each must be one {{item.<field>}} or {{sample.output_text}} placeholder")  # fmt: skip
+            self.plan.gap(
+                where,
+                self.line(loc),
+                "input/reference",
+                "each must be one {{item.<field>}} or {{sample.output_text}} placeholder",
+            )
             return
-        check = {"type": "metric", "name": name, "metric": _ROUGE[metric], "prediction": prediction,
-                 "reference": reference, "min": float(threshold)}  # fmt: skip
+        check = {
+            "type": "metric",
+            "name": name,
+            "metric": _ROUGE[metric],
+            "prediction": prediction,
+            "reference": reference,
+            "min": float(threshold),
+        }
         self.fields.update((prediction, reference))
         self.plan.configs[f"{name}.yaml"] = {
             "items": ITEMS_FILE,
@@ -423,10 +468,11 @@ class _Reader:
                 raise self.fail("a grader must be a mapping with a 'type'", sub_loc)
             self.grader(sub_loc, sub, unique(slug(f"{name}-{key}", prefix="grader"), self.names))
         self.plan.gap(
-            where, self.line((*loc, "calculate_output")),
+            where,
+            self.line((*loc, "calculate_output")),
             f"calculate_output {grader.get('calculate_output')!r}",
             "tiers cannot combine graders with a formula; each sub-grader is imported on its own",
-        )  # fmt: skip
+        )
 
 
 def plan_openai_graders(path: Path) -> ImportPlan:

@@ -54,8 +54,12 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _MODEL_GRADED = ("llm-rubric", "model-graded-closedqa", "factuality")
 _CONTAINS = ("contains", "icontains", "starts-with", "equals")
 _LISTS = ("contains-any", "contains-all", "icontains-any", "icontains-all")
-_PROVIDERS = {"openai:chat:": "openai:", "openai:": "openai:", "anthropic:messages:": "anthropic:",
-              "anthropic:": "anthropic:"}  # fmt: skip
+_PROVIDERS = {
+    "openai:chat:": "openai:",
+    "openai:": "openai:",
+    "anthropic:messages:": "anthropic:",
+    "anthropic:": "anthropic:",
+}
 Loc = tuple[str | int, ...]
 
 
@@ -132,9 +136,11 @@ class _Reader:
             isinstance(tests, list) and any(isinstance(t, str) for t in tests)
         ):
             self.plan.gap(
-                "tests", self.line(("tests",)), "tests loaded from other files",
+                "tests",
+                self.line(("tests",)),
+                "tests loaded from other files",
                 "not read (only tests written in this file are imported)",
-            )  # fmt: skip
+            )
         if not isinstance(tests, list):
             tests = []
         groups: dict[str, _Group] = {}
@@ -145,9 +151,12 @@ class _Reader:
             test = self.mapping(test, loc)
             if test.get("threshold") is not None:
                 self.plan.gap(
-                    f"test {index + 1}", self.line((*loc, "threshold")), "a weighted test threshold",
-                    "every assertion must pass instead", left_out=False,
-                )  # fmt: skip
+                    f"test {index + 1}",
+                    self.line((*loc, "threshold")),
+                    "a weighted test threshold",
+                    "every assertion must pass instead",
+                    left_out=False,
+                )
             asserts = base + self.assertions(test.get("assert"), (*loc, "assert"))
             provider = (
                 self.mapping(test.get("options"), (*loc, "options")).get("provider")
@@ -184,8 +193,12 @@ class _Reader:
             where = f"{'.'.join(map(str, loc))} ({kind})"
             value = assertion.get("value")
             if isinstance(value, str) and value.startswith("file://"):
-                self.plan.gap(where, self.line((*loc, "value")), f"value {value!r}",
-                              "values read from other files are not imported")  # fmt: skip
+                self.plan.gap(
+                    where,
+                    self.line((*loc, "value")),
+                    f"value {value!r}",
+                    "values read from other files are not imported",
+                )
                 continue
             if kind in _MODEL_GRADED:
                 criteria.append((loc, assertion, kind))
@@ -222,9 +235,14 @@ class _Reader:
         )
 
     def check(
-        self, loc: Loc, assertion: Mapping[str, Any], kind: str, where: str,
-        references: dict[str, str], position: int,
-    ) -> list[dict[str, Any]]:  # fmt: skip
+        self,
+        loc: Loc,
+        assertion: Mapping[str, Any],
+        kind: str,
+        where: str,
+        references: dict[str, str],
+        position: int,
+    ) -> list[dict[str, Any]]:
         negated = kind.startswith("not-")
         base = kind.removeprefix("not-")
         value = assertion.get("value")
@@ -242,8 +260,12 @@ class _Reader:
                     (*loc, "value"),
                 )
             if any("{{" in v for v in values):
-                self.plan.gap(where, self.line((*loc, "value")), f"value {value!r}",
-                              "a check compares with a fixed text, not with a test variable")  # fmt: skip
+                self.plan.gap(
+                    where,
+                    self.line((*loc, "value")),
+                    f"value {value!r}",
+                    "a check compares with a fixed text, not with a test variable",
+                )
                 return []
             flags = "(?i)" if base.startswith("icontains") else ""
             escaped = [re.escape(v) for v in values]
@@ -263,8 +285,15 @@ class _Reader:
                     "read as: contains none of the values",
                     left_out=False,
                 )
-            return [{"type": "regex", "name": f"{name}-{i + 1}" if len(patterns) > 1 else name,
-                     "field": OUTPUT_FIELD, key: flags + p} for i, p in enumerate(patterns)]  # fmt: skip
+            return [
+                {
+                    "type": "regex",
+                    "name": f"{name}-{i + 1}" if len(patterns) > 1 else name,
+                    "field": OUTPUT_FIELD,
+                    key: flags + p,
+                }
+                for i, p in enumerate(patterns)
+            ]
         if base == "regex":
             if not isinstance(value, str):
                 raise self.fail("regex needs a text 'value'", (*loc, "value"))
@@ -309,8 +338,16 @@ class _Reader:
                 "computed as ROUGE-1 F1 (judgecards' rouge1)",
                 left_out=False,
             )
-            return [{"type": "metric", "name": name, "metric": "rouge1", "prediction": OUTPUT_FIELD,
-                     "reference": reference, "min": float(threshold)}]  # fmt: skip
+            return [
+                {
+                    "type": "metric",
+                    "name": name,
+                    "metric": "rouge1",
+                    "prediction": OUTPUT_FIELD,
+                    "reference": reference,
+                    "min": float(threshold),
+                }
+            ]
         code = base in ("javascript", "python", "webhook")
         reason = "runs code; never imported" if code else "judgecards has no equivalent check"
         self.plan.gap(where, self.line((*loc, "type")), f"assertion {kind!r}", reason)
@@ -344,8 +381,12 @@ class _Reader:
                 raise self.fail(f"{kind} needs a text 'value'", (*loc, "value"))
             text, unresolved = jinja_body(value, resolve)
             for placeholder in unresolved:
-                self.plan.gap(where, self.line((*loc, "value")), f"placeholder {placeholder}",
-                              "only {{ output }} and {{ var }} are mapped; kept as literal text")  # fmt: skip
+                self.plan.gap(
+                    where,
+                    self.line((*loc, "value")),
+                    f"placeholder {placeholder}",
+                    "only {{ output }} and {{ var }} are mapped; kept as literal text",
+                )
             if "{%" in value:
                 self.plan.gap(
                     where,
@@ -381,8 +422,13 @@ class _Reader:
             model = self.model(assertion.get("provider") or group.provider, where, loc)
             models.append(model)
         if len(set(models)) > 1:
-            self.plan.gap(group.name, None, f"graders {', '.join(dict.fromkeys(models))}",
-                          f"one card grades every criterion with {models[0]}", left_out=False)  # fmt: skip
+            self.plan.gap(
+                group.name,
+                None,
+                f"graders {', '.join(dict.fromkeys(models))}",
+                f"one card grades every criterion with {models[0]}",
+                left_out=False,
+            )
         required = [key for key in properties if not key.endswith("_reason")]
         prompt_part = (
             "{% if prompt %}\n<prompt>\n{{ prompt }}\n</prompt>\n{% endif %}\n"
@@ -426,10 +472,16 @@ class _Reader:
         mapping = dict(inputs)
         if uses_prompt:
             mapping["prompt"] = "prompt"
-        return {"name": "judge", "judge": {
-            "card": card_name, "model": models[0], "cards_dir": CARDS_DIR,
-            "inputs": mapping, "pass_verdicts": ["pass"],
-        }}  # fmt: skip
+        return {
+            "name": "judge",
+            "judge": {
+                "card": card_name,
+                "model": models[0],
+                "cards_dir": CARDS_DIR,
+                "inputs": mapping,
+                "pass_verdicts": ["pass"],
+            },
+        }
 
     def select_best(
         self, loc: Loc, assertion: Mapping[str, Any], where: str, provider: Any
@@ -447,9 +499,13 @@ class _Reader:
         self.pairwise[value] = name
         text, unresolved = jinja_body(value, lambda expression: None)
         for placeholder in unresolved:
-            self.plan.gap(where, self.line((*loc, "value")), f"placeholder {placeholder}",
-                          "compare passes only the question and the two answers; kept as literal text",
-                          left_out=False)  # fmt: skip
+            self.plan.gap(
+                where,
+                self.line((*loc, "value")),
+                f"placeholder {placeholder}",
+                "compare passes only the question and the two answers; kept as literal text",
+                left_out=False,
+            )
         self.plan.cards.append(
             CardDraft(
                 name=name,
@@ -474,12 +530,14 @@ class _Reader:
             )
         )
         self.plan.gap(
-            where, line, "select-best",
+            where,
+            line,
+            "select-best",
             f"written as the pairwise card {CARDS_DIR}/{name}: run `judgecards compare --card {name} "
             f"--cards-dir {CARDS_DIR} --model {model} --a A.jsonl --b B.jsonl --output "
             "comparisons.jsonl` (in this directory) on two outputs at a time",
             left_out=False,
-        )  # fmt: skip
+        )
 
     def model(self, provider: Any, where: str, loc: Loc) -> str:
         if isinstance(provider, Mapping):
@@ -490,9 +548,14 @@ class _Reader:
             for prefix, ours in _PROVIDERS.items():
                 if provider.startswith(prefix) and provider != prefix:
                     return ours + provider.removeprefix(prefix)
-        self.plan.gap(where, self.line((*loc, "provider")), f"grader {provider!r}",
-                      f"judgecards runs OpenAI, Anthropic and OpenAI-compatible servers; {DEFAULT_GRADER} is "
-                      "configured (change it with eval --model)", left_out=False)  # fmt: skip
+        self.plan.gap(
+            where,
+            self.line((*loc, "provider")),
+            f"grader {provider!r}",
+            f"judgecards runs OpenAI, Anthropic and OpenAI-compatible servers; {DEFAULT_GRADER} is "
+            "configured (change it with eval --model)",
+            left_out=False,
+        )
         return DEFAULT_GRADER
 
 

@@ -132,14 +132,23 @@ class ComparePlan:
             if price is not None:
                 most = max(most, sum(order.projected(price) for order in pair))
         return cls(
-            pairs=len(orders), decided=decided, most_per_pair=None if price is None else most,
+            pairs=len(orders),
+            decided=decided,
+            most_per_pair=None if price is None else most,
             judgments=RunPlan(
-                model=judge.model, price=price, items=2 * len(orders), stored=states["stored"],
-                refused=states["refused"], to_judge=states["to_judge"], input_tokens=input_tokens,
-                max_output_tokens=max_output, cached=states["cached"], unit="judgments",
+                model=judge.model,
+                price=price,
+                items=2 * len(orders),
+                stored=states["stored"],
+                refused=states["refused"],
+                to_judge=states["to_judge"],
+                input_tokens=input_tokens,
+                max_output_tokens=max_output,
+                cached=states["cached"],
+                unit="judgments",
                 token_method=counter.method,
             ),
-        )  # fmt: skip
+        )
 
     def live_cost(self) -> tuple[float, float] | None:
         """``(least, most)`` at live rates (`RunPlan.live_cost`)."""
@@ -165,11 +174,13 @@ class ComparePlan:
             if self.most_per_pair is not None
             else ""
         )
-        return "\n".join([
-            f"pairs:     {self.pairs} pairs, each judged in both orders: {2 * self.pairs} "
-            f"judgments; {self.decided} pairs already decided (free){most}",
-            self.judgments.as_text(),
-        ])  # fmt: skip
+        return "\n".join(
+            [
+                f"pairs:     {self.pairs} pairs, each judged in both orders: {2 * self.pairs} "
+                f"judgments; {self.decided} pairs already decided (free){most}",
+                self.judgments.as_text(),
+            ]
+        )
 
 
 @contextmanager

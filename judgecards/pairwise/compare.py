@@ -201,9 +201,12 @@ def pair_orders(pair: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]
 def _order(result: JudgeResult, shown_first: Literal["A", "B"]) -> OrderJudgment:
     if result.status == "not_judged":
         return OrderJudgment(
-            shown_first=shown_first, result_id=result.id, status="not_judged", cost_usd=0.0,
+            shown_first=shown_first,
+            result_id=result.id,
+            status="not_judged",
+            cost_usd=0.0,
             error=result.error,
-        )  # fmt: skip
+        )
     position = result.verdict if result.ok else None
     error_kind, error = result.error_kind, result.error
     if result.ok and position not in VERDICTS:

@@ -40,14 +40,27 @@ def save_comparisons(store: Store, comparisons: Sequence[ComparisonResult]) -> N
 
 def _row(c: ComparisonResult) -> dict[str, Any]:
     return {
-        "id": c.id, "pair_id": c.pair_id, "card": c.card, "card_hash": c.card_hash,
-        "model": c.model, "model_a": c.model_a, "model_b": c.model_b, "status": c.status,
+        "id": c.id,
+        "pair_id": c.pair_id,
+        "card": c.card,
+        "card_hash": c.card_hash,
+        "model": c.model,
+        "model_a": c.model_a,
+        "model_b": c.model_b,
+        "status": c.status,
         "winner": c.winner,
-        "position_consistent": None if c.position_consistent is None else int(c.position_consistent),
-        "first_verdict": c.first_order.verdict, "second_verdict": c.second_order.verdict,
-        "first_result_id": c.first_order.result_id, "second_result_id": c.second_order.result_id,
-        "len_a": c.len_a, "len_b": c.len_b, "error": c.error, "created_at": c.created_at.isoformat(),
-    }  # fmt: skip
+        "position_consistent": None
+        if c.position_consistent is None
+        else int(c.position_consistent),
+        "first_verdict": c.first_order.verdict,
+        "second_verdict": c.second_order.verdict,
+        "first_result_id": c.first_order.result_id,
+        "second_result_id": c.second_order.result_id,
+        "len_a": c.len_a,
+        "len_b": c.len_b,
+        "error": c.error,
+        "created_at": c.created_at.isoformat(),
+    }
 
 
 def load_comparisons(

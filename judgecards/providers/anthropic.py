@@ -74,10 +74,14 @@ class AnthropicProvider(SDKProvider):
         elif request.native_schema is not None and request.native == "tool":
             # For models without output_config: one strict tool the model must call; its input
             # is the judgment (`_completion` returns it as the reply text).
-            arguments["tools"] = [{
-                "name": TOOL_NAME, "description": "Record your judgment.",
-                "input_schema": dict(request.native_schema), "strict": True,
-            }]  # fmt: skip
+            arguments["tools"] = [
+                {
+                    "name": TOOL_NAME,
+                    "description": "Record your judgment.",
+                    "input_schema": dict(request.native_schema),
+                    "strict": True,
+                }
+            ]
             arguments["tool_choice"] = {"type": "tool", "name": TOOL_NAME}
         if request.timeout is not None:
             arguments["timeout"] = request.timeout

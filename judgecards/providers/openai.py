@@ -92,15 +92,18 @@ class OpenAIProvider(SDKProvider):
                 # llama-cpp-python's own form: it refuses "json_schema" but builds a grammar
                 # from a schema given with "json_object".
                 response_format: dict[str, Any] = {
-                    "type": "json_object", "schema": dict(request.native_schema)
-                }  # fmt: skip
+                    "type": "json_object",
+                    "schema": dict(request.native_schema),
+                }
             else:
                 response_format = {
                     "type": "json_schema",
                     "json_schema": {
-                        "name": SCHEMA_NAME, "strict": True, "schema": dict(request.native_schema)
+                        "name": SCHEMA_NAME,
+                        "strict": True,
+                        "schema": dict(request.native_schema),
                     },
-                }  # fmt: skip
+                }
             # The same JSON body, sent as extra_body: the SDK walks a ``response_format``
             # argument node by node against its TypedDicts on every call (to rename keys it has
             # none of here), about 0.14 ms a request for a card's schema.
@@ -131,12 +134,15 @@ class OpenAIProvider(SDKProvider):
         if isinstance(error, openai.APIStatusError):
             if refuses_structured_output(error.status_code, error.message, error.body):
                 return RetryDecision(
-                    retry=False, kind="fatal", status=error.status_code,
+                    retry=False,
+                    kind="fatal",
+                    status=error.status_code,
                     rejected_parameter=(
-                        "json_schema" if offers_json_object(error.message, error.body)
+                        "json_schema"
+                        if offers_json_object(error.message, error.body)
                         else "response_format"
                     ),
-                )  # fmt: skip
+                )
             return classify_status(error.status_code, error.response.headers, error.body)
         if isinstance(error, openai.APIConnectionError):
             return classify_connection(error, timed_out=isinstance(error, openai.APITimeoutError))

@@ -308,11 +308,20 @@ def _judge_report(
     )
     shown = _disagreements(store, latest, max_disagreements) if latest else ()
     costs = tuple(
-        CostRow(str(day), results, cached or 0, inputs or 0, outputs or 0,
-                None if unknown else float(known), float(known), unknown or 0)
-        for day, results, cached, inputs, outputs, known, unknown
-        in store.cost_totals("day", card=ref, model=model, since=None)
-    )  # fmt: skip
+        CostRow(
+            str(day),
+            results,
+            cached or 0,
+            inputs or 0,
+            outputs or 0,
+            None if unknown else float(known),
+            float(known),
+            unknown or 0,
+        )
+        for day, results, cached, inputs, outputs, known, unknown in store.cost_totals(
+            "day", card=ref, model=model, since=None
+        )
+    )
     cascades = tuple(stored_cascade_runs(store, card=ref, model=model))
     return JudgeReport(
         card=ref,

@@ -110,9 +110,15 @@ def forest(
             values, errors = _errors(points)
             ys = [len(rows) - 1 - i + offset for i in range(len(rows))]
             axes.errorbar(
-                values, ys, xerr=errors, fmt="o", capsize=3, markersize=4,
-                color=_COLOURS[index % len(_COLOURS)], label=name,
-            )  # fmt: skip
+                values,
+                ys,
+                xerr=errors,
+                fmt="o",
+                capsize=3,
+                markersize=4,
+                color=_COLOURS[index % len(_COLOURS)],
+                label=name,
+            )
         if reference is not None:
             axes.axvline(
                 reference, color="#b91c1c", linestyle="--", linewidth=1, label=reference_label
@@ -144,11 +150,22 @@ def over_time(
             values, errors = _errors(points)
             shifted = [x + (index - (len(series) - 1) / 2) * 0.08 for x in xs]
             axes.errorbar(
-                shifted, values, yerr=errors, fmt="o-", capsize=3, markersize=4,
-                color=_COLOURS[index % len(_COLOURS)], label=name,
-            )  # fmt: skip
-        axes.axhline(threshold, color="#b91c1c", linestyle="--", linewidth=1,
-                     label=f"gate: kappa ≥ {threshold:.2f}")  # fmt: skip
+                shifted,
+                values,
+                yerr=errors,
+                fmt="o-",
+                capsize=3,
+                markersize=4,
+                color=_COLOURS[index % len(_COLOURS)],
+                label=name,
+            )
+        axes.axhline(
+            threshold,
+            color="#b91c1c",
+            linestyle="--",
+            linewidth=1,
+            label=f"gate: kappa ≥ {threshold:.2f}",
+        )
         axes.set_xticks(xs, list(labels))
         axes.set_ylabel(ylabel)
         # Kappa runs from -1: a judge worse than chance is drawn, not left off the axis.
@@ -170,9 +187,11 @@ def confusion(
         figure, axes = _figure(size + 0.6, size)
         # Vector cells (pcolormesh), not imshow's embedded bitmap; the counts are written in.
         axes.pcolormesh(
-            [[float(c) for c in row] for row in matrix], cmap="Blues", edgecolors="white",
+            [[float(c) for c in row] for row in matrix],
+            cmap="Blues",
+            edgecolors="white",
             linewidth=1,
-        )  # fmt: skip
+        )
         top = max((max(row) for row in matrix), default=0)
         for i, row in enumerate(matrix):
             for j, count in enumerate(row):
@@ -212,8 +231,13 @@ def bars(
             if stacked:
                 bottom = [0.0] * len(categories)
                 for colour, (name, series) in enumerate(stacked):
-                    axes.bar(list(categories), list(series), bottom=bottom, label=name,
-                             color=_COLOURS[colour % len(_COLOURS)])  # fmt: skip
+                    axes.bar(
+                        list(categories),
+                        list(series),
+                        bottom=bottom,
+                        label=name,
+                        color=_COLOURS[colour % len(_COLOURS)],
+                    )
                     bottom = [b + v for b, v in zip(bottom, series)]
                 axes.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
             else:

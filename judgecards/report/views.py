@@ -123,21 +123,34 @@ def _estimates(judge: JudgeReport, anchor: str, pct: str) -> Part:
     report = judge.estimates
     if report is None:
         return Part(
-            "estimates", "Corrected estimates", lead,
+            "estimates",
+            "Corrected estimates",
+            lead,
             empty=f"No corrected estimates: {judge.estimates_note or 'no human labels'}. Label a "
             "sample (judgecards audit sample, or judgecards labels import) to correct the judge's "
             "numbers.",
-        )  # fmt: skip
+        )
     table = Table(
-        ("estimate", f"corrected ({pct})", f"human only ({pct})",
-         f"judge only, UNCORRECTED ({pct})", "effective n", "labelled"),
+        (
+            "estimate",
+            f"corrected ({pct})",
+            f"human only ({pct})",
+            f"judge only, UNCORRECTED ({pct})",
+            "effective n",
+            "labelled",
+        ),
         tuple(
-            (row.name, _interval(row.result.corrected), _interval(row.result.human_only),
-             _interval(row.result.judge_only), _number(row.result.effective_labels, 0),
-             str(row.result.n_labeled))
+            (
+                row.name,
+                _interval(row.result.corrected),
+                _interval(row.result.human_only),
+                _interval(row.result.judge_only),
+                _number(row.result.effective_labels, 0),
+                str(row.result.n_labeled),
+            )
             for row in report.rows
         ),
-    )  # fmt: skip
+    )
     found = _estimate_plots(report.rows, table, anchor)
     designs = dict.fromkeys(row.design for row in report.rows)
     notes = (
@@ -207,40 +220,59 @@ def _over_time(judge: JudgeReport, anchor: str, min_kappa: float, pct: str) -> P
     notes = tuple(judge.audit_notes)
     if not judge.audits:
         return Part(
-            "over-time", heading, notes,
+            "over-time",
+            heading,
+            notes,
             empty="No audits of this card version and judge model: nothing measures it against "
             "people yet (judgecards audit sample).",
-        )  # fmt: skip
+        )
     table = Table(
         ("audit", "date", "kind", "n", f"agreement ({pct})", f"kappa ({pct})", "vs baseline"),
         tuple(
-            (f"#{s.audit.id}", s.audit.created_at.date().isoformat(), s.audit.kind,
-             str(s.kappa.n if s.kappa else 0), _interval(s.agreement),
-             _interval(s.kappa) if s.kappa else "not labelled", _versus(s.baseline_id, s.audit.id, s.vs_baseline))
+            (
+                f"#{s.audit.id}",
+                s.audit.created_at.date().isoformat(),
+                s.audit.kind,
+                str(s.kappa.n if s.kappa else 0),
+                _interval(s.agreement),
+                _interval(s.kappa) if s.kappa else "not labelled",
+                _versus(s.baseline_id, s.audit.id, s.vs_baseline),
+            )
             for s in judge.audits
         ),
-    )  # fmt: skip
+    )
     gate = judge.gate
     lead = list(notes)
     if gate is not None:
         lead.insert(0, f"Gate ({'PASS' if gate.passed else 'FAIL'}): " + "; ".join(gate.reasons))
     labelled = judge.labelled_audits
     if not labelled:
-        return Part("over-time", heading, tuple(lead), tables=(table,),
-                    empty="No audit has human labels yet: no kappa to plot.")  # fmt: skip
+        return Part(
+            "over-time",
+            heading,
+            tuple(lead),
+            tables=(table,),
+            empty="No audit has human labels yet: no kappa to plot.",
+        )
     svg = plots.over_time(
         [f"#{s.audit.id}\n{s.audit.created_at:%Y-%m-%d}" for s in labelled],
         [
             ("kappa", [_point(s.kappa) for s in labelled]),
             ("agreement", [_point(s.agreement) for s in labelled]),
         ],
-        prefix=f"{anchor}-time-", threshold=min_kappa, ylabel="judge vs people",
-    )  # fmt: skip
+        prefix=f"{anchor}-time-",
+        threshold=min_kappa,
+        ylabel="judge vs people",
+    )
     plotted = Table(
         table.header, tuple(r for r, s in zip(table.rows, judge.audits) if s in labelled)
     )
-    return Part("over-time", heading, tuple(lead),
-                (Plot("over-time", f"Kappa and agreement per audit, {pct} intervals", svg, plotted),))  # fmt: skip
+    return Part(
+        "over-time",
+        heading,
+        tuple(lead),
+        (Plot("over-time", f"Kappa and agreement per audit, {pct} intervals", svg, plotted),),
+    )
 
 
 def _latest(judge: JudgeReport, anchor: str, pct: str) -> list[Part]:
@@ -258,31 +290,51 @@ def _latest(judge: JudgeReport, anchor: str, pct: str) -> list[Part]:
             ("people \\ judge", *labels),
             tuple((label, *(str(c) for c in row)) for label, row in zip(labels, matrix)),
         )
-        parts.append(Part(
-            "confusion", f"Confusion matrix: audit #{latest.audit.id}, {primary.field}",
-            (f"Rows are the people's label (their majority), columns the judge's; {report.n} items.",),
-            (Plot("confusion", f"Confusion matrix of {primary.field}", svg, table),),
-        ))  # fmt: skip
+        parts.append(
+            Part(
+                "confusion",
+                f"Confusion matrix: audit #{latest.audit.id}, {primary.field}",
+                (
+                    f"Rows are the people's label (their majority), columns the judge's; {report.n} items.",
+                ),
+                (Plot("confusion", f"Confusion matrix of {primary.field}", svg, table),),
+            )
+        )
     fields = [f for f in latest.fields.values() if f.kappa is not None or f.ceiling is not None]
     rows = []
     judge_points, ceiling_points = [], []
     for f in fields:
         ceiling = f.ceiling
         ceiling_kappa = ceiling.mean_pairwise_kappa if ceiling is not None else math.nan
-        rows.append((
-            f.field, f.kind, str(f.report.n if f.report else 0), _interval(f.report.agreement if f.report else None),
-            _interval(f.kappa), f.weights or "none",
-            _number(ceiling_kappa, 3) if ceiling is not None else "one labeler: no ceiling",
-            _interval(ceiling.krippendorff_alpha) if ceiling is not None else "-",
-            str(f.ties),
-        ))  # fmt: skip
+        rows.append(
+            (
+                f.field,
+                f.kind,
+                str(f.report.n if f.report else 0),
+                _interval(f.report.agreement if f.report else None),
+                _interval(f.kappa),
+                f.weights or "none",
+                _number(ceiling_kappa, 3) if ceiling is not None else "one labeler: no ceiling",
+                _interval(ceiling.krippendorff_alpha) if ceiling is not None else "-",
+                str(f.ties),
+            )
+        )
         judge_points.append(_point(f.kappa))
         ceiling_points.append((ceiling_kappa, math.nan, math.nan))
     table = Table(
-        ("field", "kind", "n", f"agreement ({pct})", f"judge-people kappa ({pct})", "weights",
-         "people-people kappa (ceiling)", f"Krippendorff alpha ({pct})", "tied items"),
+        (
+            "field",
+            "kind",
+            "n",
+            f"agreement ({pct})",
+            f"judge-people kappa ({pct})",
+            "weights",
+            "people-people kappa (ceiling)",
+            f"Krippendorff alpha ({pct})",
+            "tied items",
+        ),
         tuple(rows),
-    )  # fmt: skip
+    )
     if fields:
         series = [("judge vs people", judge_points)]
         if any(not math.isnan(p[0]) for p in ceiling_points):
@@ -294,15 +346,23 @@ def _latest(judge: JudgeReport, anchor: str, pct: str) -> list[Part]:
             xlabel="kappa (score axes: quadratic-weighted)",
             limits=(0.0, 1.0),
         )
-        lead = ("The human ceiling is how well the labelers agree with each other on the items two "
-                "or more of them labelled: a judge is not expected to beat it.",)  # fmt: skip
+        lead = (
+            "The human ceiling is how well the labelers agree with each other on the items two "
+            "or more of them labelled: a judge is not expected to beat it.",
+        )
         if all(f.ceiling is None for f in fields):
-            lead = ("Only one labeler per item: there is no human ceiling to compare with "
-                    "(ask for two labels per item to measure it).",)  # fmt: skip
-        parts.append(Part(
-            "fields", f"Per field: judge vs people beside the human ceiling (audit #{latest.audit.id})",
-            lead, (Plot("fields", "Kappa per field", svg, table),),
-        ))  # fmt: skip
+            lead = (
+                "Only one labeler per item: there is no human ceiling to compare with "
+                "(ask for two labels per item to measure it).",
+            )
+        parts.append(
+            Part(
+                "fields",
+                f"Per field: judge vs people beside the human ceiling (audit #{latest.audit.id})",
+                lead,
+                (Plot("fields", "Kappa per field", svg, table),),
+            )
+        )
     view = latest.pass_fail
     if view is not None:
         parts.append(_pass_fail(view, latest.audit.id, pct))
@@ -342,34 +402,57 @@ def _pairwise(judge: JudgeReport, anchor: str, pct: str, *, corrected: bool) -> 
     found: list[Plot] = []
     pairs = section.pairs
     table = Table(
-        ("model A", "model B", "comparisons", "wins / losses / ties", f"win rate, ties half ({pct})",
-         f"win rate, ties dropped ({pct})", "sign test p"),
+        (
+            "model A",
+            "model B",
+            "comparisons",
+            "wins / losses / ties",
+            f"win rate, ties half ({pct})",
+            f"win rate, ties dropped ({pct})",
+            "sign test p",
+        ),
         tuple(
-            (p.model_a, p.model_b, str(p.n), f"{p.wins} / {p.losses} / {p.ties}",
-             _interval(p.win_rate_ties_half), _interval(p.win_rate), _number(p.sign_test_p, 4))
+            (
+                p.model_a,
+                p.model_b,
+                str(p.n),
+                f"{p.wins} / {p.losses} / {p.ties}",
+                _interval(p.win_rate_ties_half),
+                _interval(p.win_rate),
+                _number(p.sign_test_p, 4),
+            )
             for p in pairs
         ),
-    )  # fmt: skip
+    )
     svg = plots.forest(
         [f"{p.model_a} vs {p.model_b}" for p in pairs],
         [("win rate of A, ties half", [_point(p.win_rate_ties_half) for p in pairs])],
-        prefix=f"{anchor}-win-", xlabel="win rate of A", reference=0.5, reference_label="even",
-    )  # fmt: skip
+        prefix=f"{anchor}-win-",
+        xlabel="win rate of A",
+        reference=0.5,
+        reference_label="even",
+    )
     found.append(Plot("win-rates", f"Win rates{mark}", svg, table))
     o = section.overall
     bias = Table(
         ("measure", f"value ({pct})", "over"),
         (
             ("position consistency", _interval(o.position_consistency), f"{o.n} comparisons"),
-            ("first-position preference", _interval(o.first_position_preference),
-             f"{o.single_judgments - o.single_ties} decided single judgments (0.5 = no bias)"),
+            (
+                "first-position preference",
+                _interval(o.first_position_preference),
+                f"{o.single_judgments - o.single_ties} decided single judgments (0.5 = no bias)",
+            ),
         ),
-    )  # fmt: skip
+    )
     svg = plots.forest(
         ["position consistency", "first-position preference"],
         [("judge", [_point(o.position_consistency), _point(o.first_position_preference)])],
-        prefix=f"{anchor}-pos-", xlabel="share", reference=0.5, reference_label="0.5",
-    )  # fmt: skip
+        prefix=f"{anchor}-pos-",
+        xlabel="share",
+        reference=0.5,
+        reference_label="0.5",
+    )
     found.append(Plot("position", "Position bias (every comparison in both orders)", svg, bias))
     lead = []
     ratings = section.ratings
@@ -377,19 +460,27 @@ def _pairwise(judge: JudgeReport, anchor: str, pct: str, *, corrected: bool) -> 
         table = Table(
             ("rank", "model", "rating", f"{pct} interval", "games", "W / L / T"),
             tuple(
-                (str(m.rank), m.model, _number(m.rating, 1), f"[{_number(m.low, 1)}, {_number(m.high, 1)}]",
-                 str(m.games), f"{m.wins} / {m.losses} / {m.ties}")
+                (
+                    str(m.rank),
+                    m.model,
+                    _number(m.rating, 1),
+                    f"[{_number(m.low, 1)}, {_number(m.high, 1)}]",
+                    str(m.games),
+                    f"{m.wins} / {m.losses} / {m.ties}",
+                )
                 for m in ratings.models
             ),
             caption=f"Bradley–Terry, {ratings.n_comparisons} comparisons, ties half a win, "
             f"{ratings.n_resamples} bootstrap resamples (judgecards rank)",
-        )  # fmt: skip
+        )
         svg = plots.forest(
             [m.model for m in ratings.models],
             [("rating", [(m.rating, m.low, m.high) for m in ratings.models])],
-            prefix=f"{anchor}-bt-", xlabel="Bradley–Terry rating", reference=ratings.initial,
+            prefix=f"{anchor}-bt-",
+            xlabel="Bradley–Terry rating",
+            reference=ratings.initial,
             reference_label=f"mean {ratings.initial:g}",
-        )  # fmt: skip
+        )
         found.append(Plot("ratings", f"Bradley–Terry ratings{mark}", svg, table))
     elif section.ratings_note:
         lead.append(f"No ratings: {section.ratings_note}")
@@ -402,16 +493,21 @@ def _distributions(judge: JudgeReport, anchor: str, *, corrected: bool) -> Part:
     if not panels:
         return Part("distributions", heading, empty="No successful results to count.")
     svg = plots.bars(
-        [(d.field, [label for label, _ in d.counts], [float(c) for _, c in d.counts]) for d in panels],
-        prefix=f"{anchor}-dist-", ylabel="results",
-    )  # fmt: skip
+        [
+            (d.field, [label for label, _ in d.counts], [float(c) for _, c in d.counts])
+            for d in panels
+        ],
+        prefix=f"{anchor}-dist-",
+        ylabel="results",
+    )
     table = Table(
         ("field", "value", "results", "share"),
         tuple(
             (d.field, label, str(count), f"{count / d.total:.1%}")
-            for d in panels for label, count in d.counts
+            for d in panels
+            for label, count in d.counts
         ),
-    )  # fmt: skip
+    )
     return Part(
         "distributions", heading, (), (Plot("distributions", "Verdicts and scores", svg, table),)
     )
@@ -424,20 +520,31 @@ def _costs(judge: JudgeReport, anchor: str) -> Part:
     days = [c.day for c in judge.costs]
     svg = plots.bars(
         [("tokens", days, [])],
-        prefix=f"{anchor}-cost-", ylabel="tokens",
-        stacked=[("input", [float(c.input_tokens) for c in judge.costs]),
-                 ("output", [float(c.output_tokens) for c in judge.costs])],
-    )  # fmt: skip
+        prefix=f"{anchor}-cost-",
+        ylabel="tokens",
+        stacked=[
+            ("input", [float(c.input_tokens) for c in judge.costs]),
+            ("output", [float(c.output_tokens) for c in judge.costs]),
+        ],
+    )
     table = Table(
         ("day (UTC)", "results", "cached", "input tokens", "output tokens", "cost (USD)"),
         tuple(
-            (c.day, str(c.results), str(c.cached), f"{c.input_tokens:,}", f"{c.output_tokens:,}",
-             _cost(c.cost_usd, c.known_cost_usd, c.unknown_cost_results))
+            (
+                c.day,
+                str(c.results),
+                str(c.cached),
+                f"{c.input_tokens:,}",
+                f"{c.output_tokens:,}",
+                _cost(c.cost_usd, c.known_cost_usd, c.unknown_cost_results),
+            )
             for c in judge.costs
         ),
-    )  # fmt: skip
-    lead = ("judgecards stores no run id: results are grouped by the UTC day they were judged "
-            "(judgecards cost --by day). A cost is unknown when the model has no price.",)  # fmt: skip
+    )
+    lead = (
+        "judgecards stores no run id: results are grouped by the UTC day they were judged "
+        "(judgecards cost --by day). A cost is unknown when the model has no price.",
+    )
     return Part("costs", heading, lead, (Plot("costs", "Tokens per day", svg, table),))
 
 

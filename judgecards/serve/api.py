@@ -86,14 +86,28 @@ class ResultOut(BaseModel):
         return cls(
             **result.model_dump(
                 include={
-                    "id", "item_id", "status", "verdict", "scores", "model_verdict", "output",
-                    "card", "card_hash", "model", "cost_usd", "latency_s", "attempts", "cached",
-                    "error_kind", "error", "created_at",
+                    "id",
+                    "item_id",
+                    "status",
+                    "verdict",
+                    "scores",
+                    "model_verdict",
+                    "output",
+                    "card",
+                    "card_hash",
+                    "model",
+                    "cost_usd",
+                    "latency_s",
+                    "attempts",
+                    "cached",
+                    "error_kind",
+                    "error",
+                    "created_at",
                 }
             ),
             input_tokens=result.usage.input_tokens,
             output_tokens=result.usage.output_tokens,
-        )  # fmt: skip
+        )
 
 
 class StoredResult(ResultOut):
@@ -187,20 +201,30 @@ def _check_count(request: Request, count: int, field: str) -> None:
     limit: int = request.app.state.max_items
     if count > limit:
         raise ApiError(
-            413, "too_many_items", f"{count} {field} in one request; at most {limit}",
+            413,
+            "too_many_items",
+            f"{count} {field} in one request; at most {limit}",
             field=f"body.{field}",
-        )  # fmt: skip
+        )
 
 
 def _check_items(card: Card, items: Sequence[Mapping[str, Any]], field: str) -> None:
     for index, item in enumerate(items):
         item_id = item.get("id")
         if item_id is not None and not isinstance(item_id, (str, int)):
-            raise ApiError(422, "invalid", "id must be a string or an integer",
-                           field=f"body.{field}.{index}.id")  # fmt: skip
+            raise ApiError(
+                422,
+                "invalid",
+                "id must be a string or an integer",
+                field=f"body.{field}.{index}.id",
+            )
         if (found := lone_surrogate(item)) is not None:  # valid JSON, not text: cannot be sent
-            raise ApiError(422, "input", f"a lone surrogate {found[1]}: valid JSON, but not text",
-                           field=f"body.{field}.{index}.{found[0]}")  # fmt: skip
+            raise ApiError(
+                422,
+                "input",
+                f"a lone surrogate {found[1]}: valid JSON, but not text",
+                field=f"body.{field}.{index}.{found[0]}",
+            )
         try:
             check_inputs(card, item)
         except InvalidInput as error:
@@ -238,8 +262,9 @@ def score(body: ScoreRequest, request: Request, principal: AdminUser) -> ScoreRe
     """Judge items with a card and model; results are stored like ``judgecards score``'s."""
     card = _card(request, body.card)
     if _is_pairwise(card):
-        raise ApiError(422, "card", f"{card.ref} is a pairwise card: use /v1/compare",
-                       field="body.card")  # fmt: skip
+        raise ApiError(
+            422, "card", f"{card.ref} is a pairwise card: use /v1/compare", field="body.card"
+        )
     _check_count(request, len(body.items), "items")
     _check_items(card, body.items, "items")
     with _judge(request, card, body.model, cache=body.cache) as judge:
@@ -257,8 +282,12 @@ def compare(body: CompareRequest, request: Request, principal: AdminUser) -> Com
     """Judge pairs in both orders with a pairwise card; stored like ``judgecards compare``'s."""
     card = _card(request, body.card)
     if not _is_pairwise(card):
-        raise ApiError(422, "card", f"{card.ref} is not a pairwise card (no answer_a/answer_b)",
-                       field="body.card")  # fmt: skip
+        raise ApiError(
+            422,
+            "card",
+            f"{card.ref} is not a pairwise card (no answer_a/answer_b)",
+            field="body.card",
+        )
     _check_count(request, len(body.pairs), "pairs")
     pairs = [pair.model_dump(exclude_none=True) for pair in body.pairs]
     _check_items(card, pairs, "pairs")
@@ -275,13 +304,18 @@ def cards(principal: AdminUser) -> CardsResponse:
     """Every card version this server can judge with."""
     listed = [
         CardOut(
-            ref=card.ref, name=card.name, version=card.version, hash=card.hash,
-            description=card.spec.description, inputs=list(card.spec.inputs),
+            ref=card.ref,
+            name=card.name,
+            version=card.version,
+            hash=card.hash,
+            description=card.spec.description,
+            inputs=list(card.spec.inputs),
             required_inputs=[name for name, spec in card.spec.inputs.items() if spec.required],
-            pairwise=_is_pairwise(card), released=card.released,
+            pairwise=_is_pairwise(card),
+            released=card.released,
         )
         for card in list_cards()
-    ]  # fmt: skip
+    ]
     return CardsResponse(cards=listed)
 
 
@@ -289,8 +323,9 @@ def _decode_cursor(cursor: str) -> tuple[str, str]:
     try:
         created_at, _, result_id = base64.urlsafe_b64decode(cursor.encode()).decode().partition("|")
     except (binascii.Error, UnicodeDecodeError, ValueError) as error:
-        raise ApiError(422, "invalid", "cursor is not one this server gave out",
-                       field="query.cursor") from error  # fmt: skip
+        raise ApiError(
+            422, "invalid", "cursor is not one this server gave out", field="query.cursor"
+        ) from error
     if not created_at or not result_id:
         raise ApiError(
             422, "invalid", "cursor is not one this server gave out", field="query.cursor"
@@ -322,9 +357,13 @@ def results(
     status and item id; ``limit`` per page and the ``next_cursor`` of the previous page."""
     store: Store = request.app.state.store
     page = store.results_page(
-        card=card, model=model, status=status, item_id=item_id, limit=limit + 1,
+        card=card,
+        model=model,
+        status=status,
+        item_id=item_id,
+        limit=limit + 1,
         after=_decode_cursor(cursor) if cursor else None,
-    )  # fmt: skip
+    )
     more = len(page) > limit
     page = page[:limit]
     return ResultsPage(

@@ -172,18 +172,27 @@ def list_audits(request: Request, principal: AnyUser) -> QueuesOut:
 
 
 @router.post(
-    "/v1/audits", response_model=QueueOut, status_code=201, tags=["labeling"],
+    "/v1/audits",
+    response_model=QueueOut,
+    status_code=201,
+    tags=["labeling"],
     dependencies=[Depends(csrf_protect)],
-)  # fmt: skip
+)
 def create_audit(body: AuditIn, request: Request, principal: AdminUser) -> QueueOut:
     """Draw a new audit like ``judgecards audit sample`` and serve it as a queue."""
     queue = _queue(request)
     try:
         settings = queue.create(
-            card=body.card, model=body.model, n=body.n, seed=body.seed, strategy=body.strategy,
-            labels_wanted=body.labels_wanted, reserve_seconds=body.reserve_seconds,
-            labelers=body.labelers, reveal=body.reveal,
-        )  # fmt: skip
+            card=body.card,
+            model=body.model,
+            n=body.n,
+            seed=body.seed,
+            strategy=body.strategy,
+            labels_wanted=body.labels_wanted,
+            reserve_seconds=body.reserve_seconds,
+            labelers=body.labelers,
+            reveal=body.reveal,
+        )
     except CardError as error:
         raise ApiError(422, "card", str(error), field="body.card") from error
     except LabelQueueError as error:
@@ -194,9 +203,11 @@ def create_audit(body: AuditIn, request: Request, principal: AdminUser) -> Queue
 
 
 @router.post(
-    "/v1/audits/{audit_id}/queue", response_model=QueueOut, tags=["labeling"],
+    "/v1/audits/{audit_id}/queue",
+    response_model=QueueOut,
+    tags=["labeling"],
     dependencies=[Depends(csrf_protect)],
-)  # fmt: skip
+)
 def configure_audit(
     body: QueueSettingsIn, request: Request, principal: AdminUser, audit_id: int = AuditId
 ) -> QueueOut:
@@ -204,18 +215,22 @@ def configure_audit(
     queue = _queue(request)
     try:
         queue.open(
-            audit_id, labels_wanted=body.labels_wanted, reserve_seconds=body.reserve_seconds,
-            labelers=body.labelers, reveal=body.reveal,
-        )  # fmt: skip
+            audit_id,
+            labels_wanted=body.labels_wanted,
+            reserve_seconds=body.reserve_seconds,
+            labelers=body.labelers,
+            reveal=body.reveal,
+        )
     except LabelQueueError as error:
         raise _failed(error) from error
     return _one(queue, audit_id, principal)
 
 
 @router.get(
-    "/v1/audits/{audit_id}/position-preference", response_model=PositionPreferenceOut,
+    "/v1/audits/{audit_id}/position-preference",
+    response_model=PositionPreferenceOut,
     tags=["labeling"],
-)  # fmt: skip
+)
 def position_preference(
     request: Request, principal: AdminUser, audit_id: int = AuditId
 ) -> PositionPreferenceOut:
@@ -237,9 +252,11 @@ def _one(queue: LabelQueue, audit_id: int, principal: Principal) -> QueueOut:
 
 
 @router.post(
-    "/v1/audits/{audit_id}/next", response_model=NextOut, tags=["labeling"],
+    "/v1/audits/{audit_id}/next",
+    response_model=NextOut,
+    tags=["labeling"],
     dependencies=[Depends(csrf_protect)],
-)  # fmt: skip
+)
 def next_item(request: Request, principal: AnyUser, audit_id: int = AuditId) -> NextOut:
     """The item to label now, held for the caller (the same one again until labelled)."""
     queue = _queue(request)
@@ -262,9 +279,12 @@ def progress(request: Request, principal: AnyUser, audit_id: int = AuditId) -> P
 
 
 @router.post(
-    "/v1/labels", response_model=LabelOut, status_code=201, tags=["labeling"],
+    "/v1/labels",
+    response_model=LabelOut,
+    status_code=201,
+    tags=["labeling"],
     dependencies=[Depends(csrf_protect)],
-)  # fmt: skip
+)
 def add_label(body: LabelIn, request: Request, principal: AnyUser) -> LabelOut:
     """Store the caller's blind label of one item (into ``labels``, ``source = serve``)."""
     try:
@@ -278,9 +298,11 @@ def add_label(body: LabelIn, request: Request, principal: AnyUser) -> LabelOut:
 
 
 @router.post(
-    "/v1/audits/{audit_id}/undo", response_model=UndoOut, tags=["labeling"],
+    "/v1/audits/{audit_id}/undo",
+    response_model=UndoOut,
+    tags=["labeling"],
     dependencies=[Depends(csrf_protect)],
-)  # fmt: skip
+)
 def undo(request: Request, principal: AnyUser, audit_id: int = AuditId) -> UndoOut:
     """Remove the caller's newest label in this queue; ``next`` serves that item again."""
     queue = _queue(request)
@@ -294,9 +316,11 @@ def undo(request: Request, principal: AnyUser, audit_id: int = AuditId) -> UndoO
 
 
 @router.post(
-    "/v1/audits/{audit_id}/skip", response_model=ProgressOut, tags=["labeling"],
+    "/v1/audits/{audit_id}/skip",
+    response_model=ProgressOut,
+    tags=["labeling"],
     dependencies=[Depends(csrf_protect)],
-)  # fmt: skip
+)
 def skip(
     body: SkipIn, request: Request, principal: AnyUser, audit_id: int = AuditId
 ) -> ProgressOut:
@@ -308,9 +332,10 @@ def skip(
 
 
 @router.get(
-    "/v1/audits/{audit_id}/items/{position}/judge", response_model=JudgeAnswerOut,
+    "/v1/audits/{audit_id}/items/{position}/judge",
+    response_model=JudgeAnswerOut,
     tags=["labeling"],
-)  # fmt: skip
+)
 def judge_answer(
     request: Request, principal: AnyUser, audit_id: int = AuditId, position: int = Path(ge=1)
 ) -> JudgeAnswerOut:
@@ -322,9 +347,11 @@ def judge_answer(
 
 
 @router.post(
-    "/v1/audits/{audit_id}/items/{position}/reveal", status_code=204, tags=["labeling"],
+    "/v1/audits/{audit_id}/items/{position}/reveal",
+    status_code=204,
+    tags=["labeling"],
     dependencies=[Depends(csrf_protect)],
-)  # fmt: skip
+)
 def reveal(
     body: RevealIn,
     request: Request,

@@ -56,10 +56,14 @@ def reports_index(request: Request, principal: AdminUser) -> HTMLResponse:
     store = _store(request)
     latest = {(s.card, s.model): s for s in calibrations(store)}
     rows = [
-        {"card": card, "model": model, "link": report_link(card, model),
-         "calibration": latest[(card, model)].describe() if (card, model) in latest else None}
+        {
+            "card": card,
+            "model": model,
+            "link": report_link(card, model),
+            "calibration": latest[(card, model)].describe() if (card, model) in latest else None,
+        }
         for card, model in stored_judges(store)
-    ]  # fmt: skip
+    ]
     return render(request, "reports.html", {"title": "Reports · judgecards", "judges": rows})
 
 

@@ -336,17 +336,29 @@ def build_pipeline(
         if tier.judge is not None:
             loc: tuple[str | int, ...] = ("tiers", position, "judge")
             judge = _build_judge(
-                tier.judge, source, loc, base, db, model, max_input_chars, prices, judge_output,
+                tier.judge,
+                source,
+                loc,
+                base,
+                db,
+                model,
+                max_input_chars,
+                prices,
+                judge_output,
                 stand_in,
-            )  # fmt: skip
+            )
             try:
                 stages.append(
                     JudgeCheck(
-                        judge, inputs=tier.judge.inputs, pass_verdicts=tier.judge.pass_verdicts,
-                        min_scores=tier.judge.min_scores, max_scores=tier.judge.max_scores,
-                        concurrency=tier.judge.concurrency, name=tier.name or "judge",
+                        judge,
+                        inputs=tier.judge.inputs,
+                        pass_verdicts=tier.judge.pass_verdicts,
+                        min_scores=tier.judge.min_scores,
+                        max_scores=tier.judge.max_scores,
+                        concurrency=tier.judge.concurrency,
+                        name=tier.name or "judge",
                     )
-                )  # fmt: skip
+                )
             except ValueError as error:
                 raise source.error(str(error), (*loc, *getattr(error, "path", ()))) from None
             continue
@@ -398,9 +410,14 @@ def _build_judge(
         options["provider"] = replay_stand_in(model or spec.model)
     try:
         return Judge(
-            spec.card, model or spec.model, db=db, cache=spec.cache, max_attempts=spec.max_attempts,
-            cards_dir=[base / d for d in directories] if directories is not None else None, **options,
-        )  # fmt: skip
+            spec.card,
+            model or spec.model,
+            db=db,
+            cache=spec.cache,
+            max_attempts=spec.max_attempts,
+            cards_dir=[base / d for d in directories] if directories is not None else None,
+            **options,
+        )
     except CardNotFound as error:
         key = "cards_dir" if error.file is not None else "card"
         raise source.error(

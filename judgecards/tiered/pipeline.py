@@ -359,11 +359,19 @@ class TieredEval:
                     values=values[index],
                     judge=result,
                 )
-            stats.append(TierStats(
-                name=stage.name, number=number, kind="judge" if isinstance(stage, JudgeCheck) else "checks",
-                items_in=len(alive), passed=counts["pass"], accepted=counts["accept"],
-                failed=counts["fail"], errors=counts["error"], not_judged=counts["not_judged"],
-            ))  # fmt: skip
+            stats.append(
+                TierStats(
+                    name=stage.name,
+                    number=number,
+                    kind="judge" if isinstance(stage, JudgeCheck) else "checks",
+                    items_in=len(alive),
+                    passed=counts["pass"],
+                    accepted=counts["accept"],
+                    failed=counts["fail"],
+                    errors=counts["error"],
+                    not_judged=counts["not_judged"],
+                )
+            )
         outcomes = tuple(final[index] for index in range(len(rows)))
         judge_tier = self.judge
         if judge_tier is None:

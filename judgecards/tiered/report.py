@@ -51,10 +51,16 @@ class ItemOutcome:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready row: every attribute, the judge record reduced to its decision fields."""
         row: dict[str, Any] = {
-            "index": self.index, "id": self.id, "outcome": self.outcome, "tier": self.tier,
-            "tier_number": self.tier_number, "accepted": self.accepted, "reasons": list(self.reasons),
-            "values": dict(self.values), "judge": None,
-        }  # fmt: skip
+            "index": self.index,
+            "id": self.id,
+            "outcome": self.outcome,
+            "tier": self.tier,
+            "tier_number": self.tier_number,
+            "accepted": self.accepted,
+            "reasons": list(self.reasons),
+            "values": dict(self.values),
+            "judge": None,
+        }
         if self.judge is not None:
             row["judge"] = self.judge.model_dump(
                 mode="json",
@@ -146,22 +152,41 @@ class TieredReport:
         judge = None
         if self.judge_card is not None:
             judge = {
-                "card": self.judge_card, "model": self.judge_model,
+                "card": self.judge_card,
+                "model": self.judge_model,
                 "mock": bool(self.judge_model and self.judge_model.startswith("mock:")),
-                "judged": self.judged, "calls_saved": self.judge_calls_saved,
+                "judged": self.judged,
+                "calls_saved": self.judge_calls_saved,
                 "served_from_cache": self.served_from_cache,
                 "estimated_tokens_avoided": self.estimated_tokens_avoided,
-            }  # fmt: skip
+            }
         tiers = []
         for stats in self.tiers:
             decided = [
                 i for i in self.items if i.tier_number == stats.number and i.outcome != "pass"
             ]
-            tiers.append({
-                "name": stats.name, "number": stats.number, "kind": stats.kind, "in": stats.items_in,
-                "passed": stats.passed, "accepted": stats.accepted, "failed": stats.failed, "errors": stats.errors, "not_judged": stats.not_judged,
-                "failures": [{"index": i.index, "id": i.id, "outcome": i.outcome, "reasons": list(i.reasons)} for i in decided],
-            })  # fmt: skip
+            tiers.append(
+                {
+                    "name": stats.name,
+                    "number": stats.number,
+                    "kind": stats.kind,
+                    "in": stats.items_in,
+                    "passed": stats.passed,
+                    "accepted": stats.accepted,
+                    "failed": stats.failed,
+                    "errors": stats.errors,
+                    "not_judged": stats.not_judged,
+                    "failures": [
+                        {
+                            "index": i.index,
+                            "id": i.id,
+                            "outcome": i.outcome,
+                            "reasons": list(i.reasons),
+                        }
+                        for i in decided
+                    ],
+                }
+            )
         return {
             "items": len(self.items),
             "passed": self.count("pass"),
