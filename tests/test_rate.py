@@ -502,8 +502,12 @@ def test_a_run_against_random_429s_keeps_its_concurrency_and_loses_nothing(
         server.stop()
     assert stats is not None and server.rejected >= 5
     assert [r.status for r in results].count("ok") == 200
-    assert stats.overloads == server.rejected and stats.pauses <= 1
-    assert stats.concurrency >= 12 and stats.decreases <= 3  # before: 20 cuts, ending at 1
+    # Real threads and a real server: how the ramp meets the refusals depends on scheduling, so
+    # the bounds leave room for a loaded machine (measured under two busy cores: 10-16 at the end,
+    # 2-3 cuts). The limiter's rules themselves are tested above with an injected clock; this
+    # guards against the regression it fixed: 20 cuts and every call paused, ending at 1.
+    assert stats.overloads == server.rejected and stats.pauses <= 2
+    assert stats.concurrency >= 6 and stats.decreases <= 4
 
 
 class RequestsPerWindow:
