@@ -145,7 +145,9 @@ def test_the_bounded_interval_covers_where_the_t_interval_cannot() -> None:
         for _ in range(150):
             order = rng.permutation(100)
             y, f, f_u = population[order[:n]], judge[order[:n]], judge[order[n:]]
-            b = corrected_mean(y, f, f_u, finite_population=True, bounds=(1, 5), seed=None)
+            b = corrected_mean(
+                y, f, f_u, finite_population=True, bounds=(1, 5), seed=int(rng.integers(2**31))
+            )
             t = corrected_mean(y, f, f_u, finite_population=True)
             bounded += b.low <= truth <= b.high
             t_based += t.low <= truth <= t.high
