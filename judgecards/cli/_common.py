@@ -10,9 +10,12 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
+
+if TYPE_CHECKING:
+    from judgecards.cards import Card
 
 __all__ = [
     "ErrorBudget",
@@ -51,6 +54,23 @@ def plan_database(db: Path, plan: bool) -> Iterator[Any]:
 
     with Store(db, read_only=True) if db.is_file() else Store(":memory:") as store:
         yield store
+
+
+@contextmanager
+def command_judge(
+    card: str | Card, model: str, *, db: Path, plan: bool, **options: Any
+) -> Iterator[Any]:
+    """The `Judge` a ``score`` or ``compare`` run uses, closed when done. A ``--plan`` makes no
+    call, so it needs no API key: the offline stand-in has the same keys (as a provider, not
+    ``offline=True``, which ``--no-cache`` would contradict), and the database is
+    `plan_database`'s."""
+    from judgecards.judge import Judge
+    from judgecards.replay import replay_stand_in
+
+    stand_in = replay_stand_in(model) if plan else None
+    with plan_database(db, plan) as database:
+        with Judge(card, model, db=database, provider=stand_in, **options) as judge:
+            yield judge
 
 
 def _check_db_directory(ctx: click.Context, param: click.Parameter, value: Path) -> Path:

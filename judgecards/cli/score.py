@@ -15,6 +15,7 @@ from judgecards.cli._ci_runs import score_run
 from judgecards.cli._common import (
     ErrorBudget,
     cards_dir_option,
+    command_judge,
     db_option,
     finish_run,
     input_limit,
@@ -22,7 +23,6 @@ from judgecards.cli._common import (
     max_input_chars_option,
     mock_banner,
     oversized_inputs,
-    plan_database,
     prices_option,
     warn_if_uncalibrated,
 )
@@ -175,8 +175,6 @@ def score(
     130 interrupted (what was saved is printed).
     """
     from judgecards.cards import load_card
-    from judgecards.judge import Judge
-    from judgecards.replay import replay_stand_in
 
     # Cheap checks first: nothing below opens the database or calls the provider.
     models = cascade_models(model, cascade, guarantee)
@@ -244,21 +242,16 @@ def score(
         finish_run(errors, len(results), max_errors)
         return
     model = models[0]
-    # A plan makes no call, so it needs no API key: the offline stand-in has the same keys
-    # (as a provider, not offline=True, which --no-cache would contradict).
-    with (
-        plan_database(db, plan) as database,
-        Judge(
-            card,
-            model,
-            db=database,
-            cache=not no_cache,
-            max_attempts=max_attempts,
-            max_input_chars=limit,
-            provider=replay_stand_in(model) if plan else None,
-            **options,
-        ) as judge,
-    ):
+    with command_judge(
+        card,
+        model,
+        db=db,
+        plan=plan,
+        cache=not no_cache,
+        max_attempts=max_attempts,
+        max_input_chars=limit,
+        **options,
+    ) as judge:
         if plan:
             click.echo(judge.plan(items).as_text())
             return
