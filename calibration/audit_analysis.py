@@ -105,7 +105,7 @@ class AuditMeasures:
                     )
         return summaries, notes
 
-    def summarise(
+    def summarise(  # noqa: PLR0912  per field: pairs, agreement, ceiling
         self,
         record: AuditRecord,
         *,

@@ -400,7 +400,7 @@ def _alpha_from_codes(codes: Matrix, n_labels: int, distance: DistanceFn) -> flo
     return 1.0 - (n - 1.0) * float((coincidence * d).sum()) / expected
 
 
-def _alpha_estimate(
+def _alpha_estimate(  # noqa: PLR0917  the public function's checked arguments, passed on
     codes: Matrix,
     n_labels: int,
     distance: DistanceFn,

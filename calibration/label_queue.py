@@ -174,7 +174,7 @@ class LabelQueue:
             )
         return self.settings(audit_id)
 
-    def create(
+    def create(  # noqa: PLR0913  public API: keyword-only options, as Audit.sample
         self,
         *,
         card: str,
@@ -643,7 +643,7 @@ class LabelQueue:
                 hints[name] = criterion["description"]
         return fields, hints
 
-    def _side(
+    def _side(  # noqa: PLR0917  one queue item's coordinates
         self,
         tx: Any,
         settings: QueueSettings,
@@ -668,7 +668,7 @@ class LabelQueue:
         self.repository.save_side(tx, settings.audit_id, position, labeler, swapped)
         return swapped
 
-    def _blind_item(
+    def _blind_item(  # noqa: PLR0917  one queue item's coordinates
         self,
         record: AuditRecord,
         settings: QueueSettings,

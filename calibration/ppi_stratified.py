@@ -32,7 +32,7 @@ from judgecards.metrics.stats import Estimate
 __all__ = ["stratified_corrected_mean", "stratified_corrected_rate"]
 
 
-def stratified_corrected_mean(
+def stratified_corrected_mean(  # noqa: PLR0913  public API: keyword-only options
     human: Sequence[float] | NDArray[Any],
     judge_on_labeled: Sequence[float] | NDArray[Any],
     judge_on_unlabeled: Sequence[float] | NDArray[Any],
@@ -93,7 +93,7 @@ def stratified_corrected_mean(
     )
 
 
-def stratified_corrected_rate(
+def stratified_corrected_rate(  # noqa: PLR0913  public API: keyword-only options
     human: Sequence[Hashable] | NDArray[Any],
     judge_on_labeled: Sequence[Hashable] | NDArray[Any],
     judge_on_unlabeled: Sequence[Hashable] | NDArray[Any],
@@ -163,7 +163,7 @@ def stratified_corrected_rate(
     )
 
 
-def _stratified(
+def _stratified(  # noqa: PLR0913, PLR0917  the public functions' checked arguments, passed on
     y: Floats,
     f: Floats,
     f_u: Floats,

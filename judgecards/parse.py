@@ -237,7 +237,7 @@ def _validate(
     return judgment, []
 
 
-def _read_json(card: Card, text: str, inputs: Mapping[str, Any] | None) -> Reading:
+def _read_json(card: Card, text: str, inputs: Mapping[str, Any] | None) -> Reading:  # noqa: PLR0912  one refusal per way a reply is not one judgment
     whole = _whole(text)
     quotable = _Quotable.of(inputs)
     if whole is not None:

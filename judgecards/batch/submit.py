@@ -211,7 +211,7 @@ def _split(entries: Sequence[_Entry], api: BatchAPI) -> list[list[_Entry]]:
     return parts
 
 
-def _create(
+def _create(  # noqa: PLR0917  one batch's coordinates (item 1's seam will hold them)
     judge: Judge,
     api: BatchAPI,
     repo: BatchRepository,

@@ -234,7 +234,7 @@ class _Reader:
             + "; for several prompts or providers, write one line per output, each with its own `id`."
         )
 
-    def check(
+    def check(  # noqa: PLR0912, PLR0917  one branch per promptfoo assertion type
         self,
         loc: Loc,
         assertion: Mapping[str, Any],
@@ -353,7 +353,7 @@ class _Reader:
         self.plan.gap(where, self.line((*loc, "type")), f"assertion {kind!r}", reason)
         return []
 
-    def judge_tier(
+    def judge_tier(  # noqa: PLR0915  one llm-rubric group's checks, in order
         self, group: _Group, criteria: list[tuple[Loc, Mapping[str, Any], str]]
     ) -> dict[str, Any]:
         card_name = unique(slug(group.name), self.names)

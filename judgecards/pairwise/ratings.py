@@ -229,7 +229,7 @@ class Ratings:
         return "\n".join(lines)
 
 
-def bradley_terry(
+def bradley_terry(  # noqa: PLR0913  public API: keyword-only options
     comparisons: Sequence[Comparison],
     *,
     ties: Literal["half", "davidson"] = "half",
@@ -492,7 +492,7 @@ def _check_connected(comparisons: Sequence[Comparison]) -> None:
         )
 
 
-def _bootstrap(
+def _bootstrap(  # noqa: PLR0917  the public function's checked arguments, passed on
     statistic: Callable[..., np.ndarray],
     n: int,
     n_models: int,

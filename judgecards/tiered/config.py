@@ -378,7 +378,7 @@ def build_pipeline(
         raise source.error(str(error), ("tiers", *getattr(error, "path", ()))) from None
 
 
-def _build_judge(
+def _build_judge(  # noqa: PLR0913, PLR0917  a judge spec and where it came from
     spec: _JudgeSpec,
     source: ConfigSource,
     loc: tuple[str | int, ...],
