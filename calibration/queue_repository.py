@@ -126,8 +126,8 @@ class QueueRepository:
         )
         return int(rows[0][0])
 
-    def reserve(  # noqa: PLR0917  one SQL statement's parameters
-        self, tx: Transaction, audit_id: int, position: int, labeler: str, now: float, until: float
+    def reserve(
+        self, tx: Transaction, audit_id: int, position: int, labeler: str, *, until: float
     ) -> None:
         """Hold one item for a labeler (dropping their other holds).
 
@@ -144,8 +144,15 @@ class QueueRepository:
             (audit_id, position, labeler, until),
         )
 
-    def serving(  # noqa: PLR0917  one SQL statement's parameters
-        self, tx: Transaction, audit_id: int, position: int, labeler: str, wanted: int, now: float
+    def serving(
+        self,
+        tx: Transaction,
+        audit_id: int,
+        position: int,
+        labeler: str,
+        *,
+        wanted: int,
+        now: float,
     ) -> tuple[bool, int, int]:
         """``(served to the labeler, labels or live holds of others, labels the item wants)``.
 
@@ -269,8 +276,15 @@ class QueueRepository:
 
     # ------------------------------------------------------------------ reveals
 
-    def disclose(  # noqa: PLR0917  one SQL statement's parameters
-        self, tx: Transaction, audit_id: int, position: int, labeler: str, result_id: str, at: str
+    def disclose(
+        self,
+        tx: Transaction,
+        audit_id: int,
+        position: int,
+        labeler: str,
+        *,
+        result_id: str,
+        at: str,
     ) -> None:
         """Record that the judge's answer on an item was shown to a labeler (the first time)."""
         tx.execute(
