@@ -89,7 +89,17 @@ def stratified_corrected_mean(  # noqa: PLR0913  public API: keyword-only option
     check_alpha(alpha)
     warn_if_small(len(y), "stratified corrected mean", stacklevel=2)
     return _stratified(
-        y, f, f_u, strata, unlabeled_strata, shares, alpha, tuning, folds, seed, finite_population
+        y,
+        f,
+        f_u,
+        strata,
+        unlabeled_strata,
+        shares=shares,
+        alpha=alpha,
+        tuning=tuning,
+        folds=folds,
+        seed=seed,
+        finite=finite_population,
     )
 
 
@@ -153,22 +163,23 @@ def stratified_corrected_rate(  # noqa: PLR0913  public API: keyword-only option
             f_u,
             strata,
             unlabeled_strata,
-            shares,
-            alpha,
-            tuning,
-            folds,
-            seed,
-            finite_population,
+            shares=shares,
+            alpha=alpha,
+            tuning=tuning,
+            folds=folds,
+            seed=seed,
+            finite=finite_population,
         )
     )
 
 
-def _stratified(  # noqa: PLR0913, PLR0917  the public functions' checked arguments, passed on
+def _stratified(  # noqa: PLR0913  the public functions' checked options, passed on
     y: Floats,
     f: Floats,
     f_u: Floats,
     strata: Sequence[Hashable] | NDArray[Any],
     unlabeled_strata: Sequence[Hashable] | NDArray[Any],
+    *,
     shares: Mapping[Hashable, float] | None,
     alpha: float,
     tuning: Tuning,
