@@ -52,7 +52,17 @@ OUTPUT_FIELD = "model_output"
 DEFAULT_GRADER = "openai:gpt-4o"
 _MAX_COMBINATIONS = 10_000
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_MODEL_GRADED = ("llm-rubric", "model-graded-closedqa", "factuality")
+# How each model-graded assertion reads in the imported card's body (``{text}``: its value).
+_CRITERION_TEXT = {
+    "llm-rubric": "Criterion {criterion} (rubric):\n{text}",
+    "model-graded-closedqa": "Criterion {criterion}: does the output meet this criterion?\n{text}",
+    "factuality": (
+        "Criterion {criterion} (factuality): compare the factual content of the output with this "
+        "expert answer:\n{text}\nPass when the output is a subset or a superset of the expert answer, "
+        "agrees with it, or differs only in ways that do not matter for factuality; fail when they disagree."
+    ),
+}
+_MODEL_GRADED = tuple(_CRITERION_TEXT)
 _CONTAINS = ("contains", "icontains", "starts-with", "equals")
 _LISTS = ("contains-any", "contains-all", "icontains-any", "icontains-all")
 _PROVIDERS = {
@@ -396,7 +406,7 @@ class _Reader:
             }
         ]
 
-    def judge_tier(  # noqa: PLR0915  one llm-rubric group's checks, in order
+    def judge_tier(
         self, group: _Group, criteria: list[tuple[Loc, Mapping[str, Any], str]]
     ) -> dict[str, Any]:
         card_name = unique(slug(group.name), self.names)
@@ -438,20 +448,8 @@ class _Reader:
                     "kept as literal text, never run",
                 )
             criterion = f"c{index}"
-            if kind == "llm-rubric":
-                sections.append(f"Criterion {criterion} (rubric):\n{text}")
-            elif kind == "model-graded-closedqa":
-                uses_prompt = True
-                sections.append(
-                    f"Criterion {criterion}: does the output meet this criterion?\n{text}"
-                )
-            else:
-                uses_prompt = True
-                sections.append(
-                    f"Criterion {criterion} (factuality): compare the factual content of the output with this "
-                    f"expert answer:\n{text}\nPass when the output is a subset or a superset of the expert answer, "
-                    "agrees with it, or differs only in ways that do not matter for factuality; fail when they disagree."
-                )
+            uses_prompt = uses_prompt or kind != "llm-rubric"
+            sections.append(_CRITERION_TEXT[kind].format(criterion=criterion, text=text))
             properties[f"{criterion}_reason"] = {"type": "string"}
             properties[f"{criterion}_score"] = {"type": "number", "minimum": 0, "maximum": 1}
             properties[f"{criterion}_pass"] = {"type": "integer", "enum": [0, 1]}
