@@ -297,7 +297,7 @@ def label_set_hash(labels: Sequence[Label]) -> str:
     return "sha256:" + hashlib.sha256("\n".join(rows).encode()).hexdigest()
 
 
-def run_plan(
+def run_plan(  # noqa: PLR0913  keyword-only options of one alignment run
     source: Card,
     model: str,
     plan: Plan,
@@ -375,7 +375,7 @@ def run_plan(
     return AlignmentResult(run, tuple(dev), test, written, tuple(notes))
 
 
-def _store_run(
+def _store_run(  # noqa: PLR0913, PLR0917  one run's facts, written in one transaction
     repository: CalibrationRepository,
     source: Card,
     model: str,

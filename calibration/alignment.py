@@ -122,7 +122,7 @@ def _target_dir(
     return target
 
 
-def align(
+def align(  # noqa: PLR0913  public API: keyword-only options
     card: str,
     model: str,
     *,

@@ -517,7 +517,7 @@ def majority(values: Iterable[Hashable]) -> tuple[Hashable | None, bool]:
     return ranked[0][0], True
 
 
-def too_few_labels(
+def too_few_labels(  # noqa: PLR0917  the numbers the error message names
     field: str, card: str, model: str, target: float, delta: float, have: int, *, what: str
 ) -> AuditError | None:
     """The error for a judge with fewer usable labels than `minimum_labels`, else ``None``.
@@ -549,7 +549,7 @@ def no_threshold_error(
     )
 
 
-def stage_lines(
+def stage_lines(  # noqa: PLR0913  keyword-only summary facts
     stages: Sequence[CascadeStage],
     *,
     field: str,

@@ -68,7 +68,7 @@ def refuse_with_cascade(**given: bool) -> None:
         )
 
 
-def compare_cascade(
+def compare_cascade(  # noqa: PLR0913  keyword-only options of the command
     card: Card,
     models: Sequence[str],
     pairs: Sequence[Mapping[str, Any]],

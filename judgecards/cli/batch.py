@@ -210,7 +210,7 @@ def status(selector: str | None, base_url: str | None, db: Path) -> None:
 @max_errors_option
 @_base_url_option
 @db_option
-def collect(
+def collect(  # noqa: PLR0917  click passes one parameter per option
     selector: str | None,
     wait: bool,
     retry: Retry | None,

@@ -155,7 +155,7 @@ class _Joined:
 @ci_output_options
 @db_option
 @cards_dir_option
-def compare(
+def compare(  # noqa: PLR0913, PLR0915, PLR0917  click passes one parameter per option; modes: item 5
     card_ref: str,
     model: str | None,
     a_path: Path,
@@ -454,7 +454,7 @@ def _join(a: _Side, b: _Side, model_a: str | None, model_b: str | None) -> _Join
     return _Joined(pairs, only_in_a, only_in_b)
 
 
-def _shared_field(
+def _shared_field(  # noqa: PLR0917  two rows and where each came from
     name: str,
     row_a: Mapping[str, Any],
     row_b: Mapping[str, Any],

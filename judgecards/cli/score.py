@@ -123,7 +123,7 @@ from judgecards.jsonl import check_items
 @ci_output_options
 @db_option
 @cards_dir_option
-def score(
+def score(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917  click passes one parameter per option; modes: item 5
     card_ref: str,
     model: str | None,
     input_path: Path,

@@ -233,7 +233,7 @@ def _order(result: JudgeResult, shown_first: Literal["A", "B"]) -> OrderJudgment
     )
 
 
-def combine_orders(
+def combine_orders(  # noqa: PLR0917  a pair, its two results and its two names
     judge: Judge,
     pair: Mapping[str, Any],
     first_result: JudgeResult,

@@ -343,7 +343,7 @@ _Filter = Annotated[str | None, Query(max_length=200)]
 
 
 @router.get("/results", response_model=ResultsPage)
-def results(
+def results(  # noqa: PLR0917  FastAPI reads each query parameter from the signature
     request: Request,
     principal: AdminUser,
     card: _Filter = None,
