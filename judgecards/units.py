@@ -2,7 +2,8 @@
 
 The code that sends work to judges and reads back what they decided (the cascade, alignment)
 is written once, against `Units`: how to judge many units with one judge, which stored result
-stands for a unit, its id, whether it is usable and how many calls it paid for. `ITEMS` is the
+stands for a unit, its id, whether it is usable, how many calls it paid for, and the verdicts it
+holds (one per order it was judged in: a vote each, in a jury). `ITEMS` is the
 single-item kind (`Judge.score_many`, a `JudgeResult`); `PairUnits` the pairwise one
 (`judgecards.compare_many`, both orders of each pair, a `ComparisonResult` decided by
 `judgecards.pairwise.rules.resolve_pair`); `is_pairwise` says whether a card's inputs hold a pair.
@@ -10,11 +11,12 @@ single-item kind (`Judge.score_many`, a `JudgeResult`); `PairUnits` the pairwise
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from judgecards.pairwise.compare import compare_many
+from judgecards.pairwise.compare import acompare_many, compare_many
 from judgecards.pairwise.comparisons import ComparisonResult
 from judgecards.results import JudgeResult
 
@@ -38,6 +40,11 @@ class Units(Protocol[U]):
         """What the units are called in messages: ``items`` or ``pairs``."""
         ...
 
+    @property
+    def orders(self) -> tuple[str, ...]:
+        """A suffix per order a unit is judged in (one vote each): ``("",)`` for an item."""
+        ...
+
     def judge_many(
         self,
         judge: Judge,
@@ -47,6 +54,16 @@ class Units(Protocol[U]):
         progress: Progress | None = None,
     ) -> list[U]:
         """Judge ``units`` (mappings of the card's inputs, optionally ``id``), in input order."""
+        ...
+
+    async def ajudge_many(
+        self, judge: Judge, units: Sequence[Mapping[str, Any]], *, pool: asyncio.Semaphore
+    ) -> list[U]:
+        """Async `judge_many` whose calls share ``pool`` with other judges' (a jury's)."""
+        ...
+
+    def verdicts(self, judged: U) -> list[str | None]:
+        """Its verdict in each of `orders` (a pair's B-first one in A/B naming); None: none."""
         ...
 
     def unit_id(self, judged: U) -> str | None:
@@ -71,6 +88,7 @@ class ItemUnits:
     """Single items: one judgment each (`Judge.score_many`)."""
 
     noun: str = "items"
+    orders: tuple[str, ...] = ("",)
 
     def judge_many(
         self,
@@ -81,6 +99,14 @@ class ItemUnits:
         progress: Progress | None = None,
     ) -> list[JudgeResult]:
         return judge.score_many(units, concurrency=concurrency, progress=progress)
+
+    async def ajudge_many(
+        self, judge: Judge, units: Sequence[Mapping[str, Any]], *, pool: asyncio.Semaphore
+    ) -> list[JudgeResult]:
+        return await judge.ascore_many(units, pool=pool)
+
+    def verdicts(self, judged: JudgeResult) -> list[str | None]:
+        return [judged.verdict if judged.ok else None]
 
     def unit_id(self, judged: JudgeResult) -> str | None:
         return judged.item_id
@@ -109,6 +135,7 @@ class PairUnits:
     model_a: str | None = None
     model_b: str | None = None
     noun: str = "pairs"
+    orders: tuple[str, ...] = (" [A first]", " [B first]")
 
     def judge_many(
         self,
@@ -126,6 +153,16 @@ class PairUnits:
             model_a=self.model_a,
             model_b=self.model_b,
         )
+
+    async def ajudge_many(
+        self, judge: Judge, units: Sequence[Mapping[str, Any]], *, pool: asyncio.Semaphore
+    ) -> list[ComparisonResult]:
+        return await acompare_many(
+            judge, units, pool=pool, model_a=self.model_a, model_b=self.model_b
+        )
+
+    def verdicts(self, judged: ComparisonResult) -> list[str | None]:
+        return [judged.first_order.verdict, judged.second_order.verdict]
 
     def unit_id(self, judged: ComparisonResult) -> str | None:
         return judged.pair_id
