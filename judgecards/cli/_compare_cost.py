@@ -66,11 +66,15 @@ def _left(comparisons: Sequence[ComparisonResult]) -> int:
 
 def pairs_budget_lines(judge: Judge, comparisons: Sequence[ComparisonResult]) -> list[str]:
     """The summary's ``budget:`` line when the judge was capped (else none)."""
-    from judgecards.pairwise.budget import pair_budget_text
-
     if judge.budget is None:
         return []
-    return [f"budget:    {pair_budget_text(judge.budget.stats(), _left(comparisons))}"]
+    text = judge.budget.stats().as_text(
+        not_judged=_left(comparisons),
+        unit="pair",
+        finished="judgments",
+        over="re-asks and token counts beyond the projection",
+    )
+    return [f"budget:    {text}"]
 
 
 def pairs_budget_data(judge: Judge, comparisons: Sequence[ComparisonResult]) -> dict[str, Any]:
