@@ -6,7 +6,8 @@ stands for a unit, its id, whether it is usable, how many calls it paid for, and
 holds (one per order it was judged in: a vote each, in a jury). `ITEMS` is the
 single-item kind (`Judge.score_many`, a `JudgeResult`); `PairUnits` the pairwise one
 (`judgecards.compare_many`, both orders of each pair, a `ComparisonResult` decided by
-`judgecards.pairwise.rules.resolve_pair`); `is_pairwise` says whether a card's inputs hold a pair.
+`judgecards.pairwise.rules.resolve_pair`); `is_pairwise` (from the rules) says whether a card's
+inputs hold a pair.
 """
 
 from __future__ import annotations
@@ -18,16 +19,13 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from judgecards.pairwise.compare import acompare_many, compare_many
 from judgecards.pairwise.comparisons import ComparisonResult
+from judgecards.pairwise.rules import ANSWERS, is_pairwise
 from judgecards.results import JudgeResult
 
 if TYPE_CHECKING:
-    from judgecards.cards import Card
     from judgecards.judge import Judge, Progress
 
 __all__ = ["ANSWERS", "ITEMS", "ItemUnits", "PairUnits", "Units", "is_pairwise"]
-
-ANSWERS = ("answer_a", "answer_b")
-"""The inputs of a pairwise card that hold the two answers; the rest is the prompt."""
 
 U = TypeVar("U")
 
@@ -179,8 +177,3 @@ class PairUnits:
             for comparison in judged
             for order in (comparison.first_order, comparison.second_order)
         )
-
-
-def is_pairwise(card: Card) -> bool:
-    """Whether ``card``'s inputs hold a pair: both answers (`ANSWERS`)."""
-    return set(ANSWERS) <= set(card.spec.inputs)
