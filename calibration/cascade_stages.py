@@ -672,7 +672,7 @@ class StagedCascade(Generic[Unit]):
         self.target = target
         self.delta = delta
         self.field = field
-        self.reading = reading
+        self._reading = reading
         self._stages: tuple[CascadeStage, ...] | None = None
 
     def calibrate(self) -> tuple[CascadeStage, ...]:
@@ -689,7 +689,7 @@ class StagedCascade(Generic[Unit]):
                 how to label more), or no judge can meet the target.
         """
         ref = self.card.ref
-        read = [self.reading.votes(judge) for judge in self.judges]
+        read = [self._reading.votes(judge) for judge in self.judges]
         stages = calibrate_stages(
             [judge.model for judge in self.judges],
             [votes for votes, _ in read],
@@ -698,7 +698,7 @@ class StagedCascade(Generic[Unit]):
             field=self.field,
             target=self.target,
             delta=self.delta,
-            what=self.reading.what,
+            what=self._reading.what,
         )
         error = no_threshold_error(stages, ref, self.field, self.target)
         if error is not None:
@@ -735,7 +735,7 @@ class StagedCascade(Generic[Unit]):
             judge_units=lambda judge, indices: kind.judge_many(
                 judge, [units[i] for i in indices], concurrency=concurrency, progress=progress
             ),
-            confidence=self.reading.confidence,
+            confidence=self._reading.confidence,
             usable=kind.usable,
             calls=kind.calls,
         )
@@ -760,7 +760,7 @@ class StagedCascade(Generic[Unit]):
         def row(
             i: int, stage_index: int, unit: Unit, conf: float, decides: bool
         ) -> dict[str, Any] | None:
-            columns = self.reading.columns(unit)
+            columns = self._reading.columns(unit)
             if columns is None:
                 return None
             decision = decisions[i]
@@ -780,13 +780,13 @@ class StagedCascade(Generic[Unit]):
             }
 
         for store, rows in walk.rows_by_store(self.judges, row):
-            self.reading.save(store, rows)
+            self._reading.save(store, rows)
 
     def _queue(self, judge: Judge, units: Sequence[Unit]) -> int:
         """One ``escalated`` audit of these units, as `Audit.sample` records a sample."""
         repository = CalibrationRepository(open_store(judge.store))
         items = [
-            self.reading.audit_item(position, unit) for position, unit in enumerate(units, start=1)
+            self._reading.audit_item(position, unit) for position, unit in enumerate(units, start=1)
         ]
         return repository.add_audit(
             {
