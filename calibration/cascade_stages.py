@@ -181,6 +181,25 @@ class RunRecord:
         """Units left to people (failed judgments included)."""
         return sum(d.escalated for d in self.decisions)
 
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data: the guarantee, the units (under their ``unit`` name), coverage (``None``
+        for no units), what went to people and every stage (`stage_record`)."""
+        coverage = self.coverage
+        return {
+            "target": self.target,
+            "delta": self.delta,
+            "field": self.field,
+            self.unit: len(self.decisions),
+            "coverage": None if math.isnan(coverage) else coverage,
+            "escalated": self.escalated,
+            "audit_id": self.audit_id,
+            "earlier_audits": [
+                {"audit_id": q.audit_id, "waiting": q.waiting, "labelled": q.labelled}
+                for q in self.earlier
+            ],
+            "stages": [stage_record(stage, i) for i, stage in enumerate(self.stages)],
+        }
+
     def summary(self) -> str:
         """Lines for a closing summary: the guarantee, coverage, and calls per judge."""
         return "\n".join(

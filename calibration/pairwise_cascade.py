@@ -27,7 +27,6 @@ one, nothing is called and `AuditError` says so.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -42,7 +41,6 @@ from calibration.cascade_stages import (
     StagedCascade,
     calibration_labels,
     check_cascade,
-    stage_record,
 )
 from calibration.confidence import judgment_confidence, order_consistency
 from calibration.label_fields import label_fields
@@ -148,24 +146,6 @@ class PairwiseCascadeRun(RunRecord):
     field: str = "winner"
     earlier: tuple[EarlierQueue, ...] = ()
     unit: ClassVar[str] = "pairs"
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain data (coverage is ``None`` for no pairs)."""
-        coverage = self.coverage
-        return {
-            "target": self.target,
-            "delta": self.delta,
-            "field": self.field,
-            "pairs": len(self.decisions),
-            "coverage": None if math.isnan(coverage) else coverage,
-            "escalated": self.escalated,
-            "audit_id": self.audit_id,
-            "earlier_audits": [
-                {"audit_id": q.audit_id, "waiting": q.waiting, "labelled": q.labelled}
-                for q in self.earlier
-            ],
-            "stages": [stage_record(stage, i) for i, stage in enumerate(self.stages)],
-        }
 
 
 class PairwiseCascade(StagedCascade[ComparisonResult]):
