@@ -208,10 +208,11 @@ def compare(  # noqa: PLR0913, PLR0915, PLR0917  click passes one parameter per 
     from judgecards.cards import load_card
     from judgecards.pairwise.compare import compare_many
     from judgecards.pairwise.report import comparison_report
+    from judgecards.pairwise.rules import is_pairwise
 
     # Cheap checks first: nothing below opens the database or calls the provider.
     card = load_card(card_ref, cards_dir=list(cards_dirs) or None)
-    if "answer_a" not in card.spec.inputs or "answer_b" not in card.spec.inputs:
+    if not is_pairwise(card):
         raise WrongCardKind(
             f"{card.ref} is not a pairwise card (it has no answer_a/answer_b inputs)",
             file=card.path,
