@@ -80,6 +80,7 @@ class Tally:
         f_u: Floats,
         truth: float,
         bounds: tuple[float, float],
+        *,
         rng: np.random.Generator,
     ) -> None:
         seed = int(rng.integers(2**31))  # each estimate's folds and betting order, reproducibly
@@ -138,7 +139,7 @@ def enough(reps: int) -> None:
                     gpt4[order[n:]],
                     float(human.mean()),
                     (1.0, 5.0),
-                    rng,
+                    rng=rng,
                 )
             print(tally.line(f"SummEval {dimension}"), flush=True)
         bench = mt_bench()
@@ -153,7 +154,7 @@ def enough(reps: int) -> None:
                     gpt4[order[n:]],
                     float(human.mean()),
                     (0.0, 1.0),
-                    rng,
+                    rng=rng,
                 )
             print(tally.line(f"MT-Bench {model} win rate"), flush=True)
     print(f"enough labels per system: 50 of a system's 100, {reps} subsets per cell", flush=True)
@@ -196,7 +197,7 @@ def _per_system_own(n: int, reps: int) -> None:
                 gpt4[order[n:]],
                 float(human.mean()),
                 (1.0, 5.0),
-                rng,
+                rng=rng,
             )
         tallies.append(tally)
     _summarise(tallies)
@@ -227,7 +228,7 @@ def few(reps: int) -> None:
                         gpt4[mine[s] & ~labelled],
                         float(human[mine[s]].mean()),
                         (1.0, 5.0),
-                        rng,
+                        rng=rng,
                     )
             tallies += cell.values()
         _summarise(tallies)

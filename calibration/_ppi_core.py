@@ -45,8 +45,9 @@ def choose_interval(
     skewness of the labelled human values. Below that a sample of an almost constant score can
     miss the rare low values and show no spread, and the t interval collapses (39–44% coverage
     per SummEval system), so where the scale is known the bounded (betting) interval, valid for
-    any n, is used instead. The choice reads the labels only, never the judge: the same
-    interval with λ = 0 (the human-only column) is of the same kind.
+    any n, is used instead. The choice reads the labels; `recheck_interval` then reads the
+    corrected values the t interval is a mean of, and the human-only column (λ = 0) always gets
+    the same kind as the corrected one.
     """
     if interval not in ("auto", "t", "normal", "bounded"):
         raise ValueError(f"interval must be 'auto', 't', 'normal' or 'bounded', got {interval!r}")
@@ -62,25 +63,50 @@ def choose_interval(
         return IntervalChoice("bounded", "asked for: bounded (betting) interval")
     if bounds is None or not finite:
         return IntervalChoice("t", "scale not known: small-sample t interval")
-    n = len(y)
+    refusal = t_refusal(y, "labels")
+    if refusal is not None:
+        return IntervalChoice("bounded", f"{refusal}: bounded (betting) interval, valid for any n")
+    return IntervalChoice(
+        "t", f"{len(y)} labels, skewness {sample_skewness(y):.2f}: PPI++ small-sample t interval"
+    )
+
+
+def t_refusal(values: Floats, what: str) -> str | None:
+    """Why a t interval cannot be trusted for the mean of ``values`` (``what`` they are, in
+    words), or ``None`` if it can: fewer than `T_MIN_LABELS`, no spread, or Cochran's rule
+    n > 25·g₁² fails."""
+    n = len(values)
     if n < T_MIN_LABELS:
-        return IntervalChoice(
-            "bounded",
-            f"{n} labels (fewer than {T_MIN_LABELS}): bounded (betting) interval, valid for any n",
-        )
-    skew = sample_skewness(y)
+        return f"{n} labels (fewer than {T_MIN_LABELS})"
+    skew = sample_skewness(values)
     if not math.isfinite(skew):
-        return IntervalChoice(
-            "bounded", "the labels show no spread: bounded (betting) interval, valid for any n"
-        )
+        return f"the {what} show no spread"
     needed = COCHRAN_FACTOR * skew * skew
     if n <= needed:
-        return IntervalChoice(
-            "bounded",
-            f"labels too skewed for a t interval (skewness {skew:.2f} needs more than "
-            f"{needed:.0f} labels, Cochran's rule): bounded (betting) interval",
+        return (
+            f"{what} too skewed for a t interval (skewness {skew:.2f} needs more than "
+            f"{needed:.0f} labels, Cochran's rule)"
         )
-    return IntervalChoice("t", f"{n} labels, skewness {skew:.2f}: PPI++ small-sample t interval")
+    return None
+
+
+def recheck_interval(interval: Interval, choice: IntervalChoice, fit: Fit) -> IntervalChoice:
+    """The ``"auto"`` choice once the fit is known: the t interval is of the mean of the
+    corrected values y − λᵢ·(f − F̄), not of the labels, and a judge that agrees with people on
+    almost every labelled item makes them almost constant. Their spread then says nothing of
+    the disagreements the sample missed, and the t interval collapsed to ±0.0015 around a
+    share (an effective n of 550,447 from 60 labels); the same rule as for the labels sends it
+    to the bounded interval."""
+    if interval != "auto" or choice.kind != "t" or fit.corrected_values is None:
+        return choice
+    if fit.tuning == 0.0:
+        return choice
+    refusal = t_refusal(fit.corrected_values, "corrected values")
+    if refusal is None:
+        return choice
+    return IntervalChoice(
+        "bounded", f"{choice.reason}, but the {refusal}: bounded (betting) interval"
+    )
 
 
 # The labelled judge scores off the judge's most common one a slope needs (the "at least 5
@@ -120,9 +146,11 @@ class Fit:
     third_cumulant: float
     tuning: float
     papers: Estimate
+    # A finite population's corrected values y − λᵢ·(f − F̄), whose mean the t interval is of.
+    corrected_values: Floats | None = None
 
 
-def fit_ppi(
+def fit_ppi(  # noqa: PLR0913, PLR0917  the arrays and settings of one fit, passed through from the public estimators
     y: Floats,
     f: Floats,
     f_u: Floats,
@@ -199,7 +227,7 @@ def fit_ppi(
     )
 
 
-def _finite_fit(
+def _finite_fit(  # noqa: PLR0917  the arrays of one fit and what the fit has found
     y: Floats,
     f: Floats,
     f_u: Floats,
@@ -232,6 +260,7 @@ def _finite_fit(
         third_cumulant,
         lam,
         normal_estimate(value, papers_se, alpha, n),
+        rectifier,
     )
 
 
@@ -271,7 +300,7 @@ def fold_slope_noise(
     return float(np.sum(np.where(np.isfinite(terms), terms, 0.0)))
 
 
-def small_sample_interval(
+def small_sample_interval(  # noqa: PLR0917  the moments of one estimate, named as in Hall (1992)
     value: float, se: float, third_cumulant: float, df: float, alpha: float, n: int
 ) -> Estimate:
     """The interval for a mean-like estimate from few, skewed labels: Hall's transformation.
@@ -320,7 +349,7 @@ def fixed_tuning(tuning: Tuning) -> float:
     return float(tuning)
 
 
-def ppi_plus_plus_tuning(
+def ppi_plus_plus_tuning(  # noqa: PLR0913, PLR0917  the arrays of one fit and its fold design
     y: Floats,
     f: Floats,
     f_u: Floats,
@@ -470,7 +499,7 @@ def as_weights(values: Sequence[float] | NDArray[Any] | None, size: int, name: s
     return normalised
 
 
-def checked_inputs(
+def checked_inputs(  # noqa: PLR0917  the public estimators' inputs, checked in one place
     human: Sequence[Any] | NDArray[Any],
     judge_on_labeled: Sequence[Any] | NDArray[Any],
     judge_on_unlabeled: Sequence[Any] | NDArray[Any],

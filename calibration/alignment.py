@@ -63,7 +63,7 @@ from judgecards.units import ITEMS, PairUnits, Units, is_pairwise
 __all__ = ["AlignmentResult", "CandidateScore", "align", "alignment_runs"]
 
 
-def unit_plan(
+def unit_plan(  # noqa: PLR0913  keyword options a caller names, as align passes them
     store: Store,
     source: Card,
     model: str,

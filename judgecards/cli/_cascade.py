@@ -89,7 +89,7 @@ def cascade_judges(
         yield judges
 
 
-def judge_down(
+def judge_down(  # noqa: PLR0913  the run settings score and compare both pass by name
     make: Callable[[list[Judge]], CascadeRunner[R]],
     card: Card,
     models: Sequence[str],
