@@ -452,7 +452,7 @@ def test_score_with_a_guarantee_on_the_command_line(
     def score(items: Path, output: Path, *models: str, guarantee: bool = False) -> Result:
         which = ["--cascade", ",".join(models)] if guarantee else ["--model", models[0]]
         extra = ["--guarantee", "0.85"] if guarantee else []
-        return cli_run("score", "--card", "single@1", *which, *extra, "--input", items,
+        return cli_run("score", "--card", "single@1", *which, *extra, items,
                        "--output", output, "--base-url", server.base_url)  # fmt: skip
 
     cal = tmp_path / "cal.jsonl"
@@ -509,7 +509,7 @@ def test_score_with_a_guarantee_on_the_command_line(
     assert server.requests == before
 
     usage = cli_run("score", "--card", "single@1", "--cascade", "openai:a,openai:b",
-                    "--input", items, "--output", out)  # fmt: skip
+                    items, "--output", out)  # fmt: skip
     assert usage.exit_code == 2 and "--cascade needs --guarantee" in usage.output
 
 
@@ -601,7 +601,7 @@ def test_top_logprobs_on_the_command_line(
     items.write_text(json.dumps({"id": "a", "question": "Q?", "answer": "A."}) + "\n")
     for value, expected in (("5", 5), ("0", None)):
         result = CliRunner().invoke(cli, [
-            "score", "--card", "single@1", "--model", "openai:m", "--input", str(items),
+            "score", "--card", "single@1", "--model", "openai:m", str(items),
             "--output", str(tmp_path / f"out{value}.jsonl"), "--base-url", server.base_url,
             "--top-logprobs", value, "--db", str(tmp_path / f"db{value}.db"),
         ])  # fmt: skip
