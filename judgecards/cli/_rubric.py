@@ -200,10 +200,20 @@ def rubric_policy(card: Any, choice: RubricChoice | None) -> Any:
         return RubricPolicy(**choice.data)
     except ValidationError as error:
         first = error.errors(include_url=False)[0]
-        key = str(first["loc"][0]) if first["loc"] else "rubric"
         message = str(first["msg"]).removeprefix("Value error, ")
+        key = str(first["loc"][0]) if first["loc"] else _key_naming(choice.data, message)
         if choice.source is not None:
             line = choice.lines.get(key, 1)
             raise InputError(message, file=choice.source, line=line, field=key) from None
         where = "--criteria" if key == "criteria" else "rubric"
         raise click.UsageError(f"{where}: {message}") from None
+
+
+def _key_naming(data: dict[str, Any], message: str) -> str:
+    """The key whose names a policy-wide error (an unknown criterion) is about, for its line."""
+    for key in ("thresholds", "weights", "primary"):
+        value = data.get(key)
+        names = list(value) if isinstance(value, dict) else [value] if value else []
+        if any(str(name) in message for name in names):
+            return key
+    return "rubric"
