@@ -210,6 +210,7 @@ def test_score_old_spellings_still_work_with_one_warning_line(
         (["{items}", "--set", "max_tokens=0"], "max_tokens: 0 is not in the range x>=1"),
         (["{items}", "--set", "temperature=1"], "NAME one of output_mode, max_tokens"),
         (["{items}", "--ci", "junit"], "'junit': write it as junit=FILE"),
+        (["{items}", "--model", "mock:other"], "score judges with one --model; to judge down"),
         (["{items}", "--ci", "xml=out.xml"], "give junit=FILE, summary=FILE or github"),
         (
             ["{items}", "--ci", "junit={tmp}/a.xml", "--junit", "{tmp}/b.xml"],

@@ -112,7 +112,8 @@ def _old_modes(function: F) -> F:
 @_card_option
 @click.option(
     "--model",
-    default=None,
+    "models",
+    multiple=True,
     help="Judge model as provider:model, e.g. openai:gpt-4o, anthropic:claude-sonnet-5-5, "
     "mock:judge.",
 )
@@ -138,7 +139,7 @@ def _old_modes(function: F) -> F:
 def score(
     items_path: Path,
     card_ref: str,
-    model: str | None,
+    models: tuple[str, ...],
     output_path: Path,
     plan: bool,
     concurrency: int,
@@ -182,9 +183,8 @@ def score(
                 "--guarantee judges live down a cascade of models: leave out --plan/--max-cost"
             )
         target: float = old_mode["guarantee"]  # None only with --cascade, refused here:
-        models = cascade_models([model] if model else [], deprecated_cascade, target)
         _cascade_run(
-            models,
+            cascade_models(models, deprecated_cascade, target),
             guarantee=target,
             delta=old_mode["delta"],
             items_path=items_path,
@@ -209,7 +209,12 @@ def score(
             cards_dirs=cards_dirs,
         )
         return
-    (model,) = cascade_models([model] if model else [], deprecated_cascade)
+    if len(models) > 1:  # the spelling of a cascade elsewhere: never the last one silently
+        raise click.UsageError(
+            "score judges with one --model; to judge down several, cheapest first: "
+            "judgecards cascade ITEMS --model M1 --model M2 --guarantee T"
+        )
+    (model,) = cascade_models(models, deprecated_cascade)
     if old_mode is not None:  # the old --batch
         from judgecards.cli.batch import submit_items
 
