@@ -182,7 +182,7 @@ def score(
             raise click.UsageError(
                 "--guarantee judges live down a cascade of models: leave out --plan/--max-cost"
             )
-        target: float = old_mode["guarantee"]  # None only with --cascade, refused here:
+        target: float = old_mode["guarantee"]  # None only with --cascade: cascade_models refuses it
         _cascade_run(
             cascade_models(models, deprecated_cascade, target),
             guarantee=target,
