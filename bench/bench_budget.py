@@ -45,9 +45,18 @@ def malformed_mostly(share: float, seed: int) -> Any:
 
 
 def capped_run(
-    server: FakeServer, n: int, cap: float, concurrency: int, db: Path, tag: str, **options: Any
+    server: FakeServer,
+    n: int,
+    *,
+    cap: float,
+    concurrency: int,
+    db: Path,
+    tag: str,
+    **options: Any,
 ) -> tuple[int, float, float]:
-    """(items judged, spent by the judge's count, the provider's bill) of one capped run."""
+    """(items judged, spent by the judge's count, the provider's bill) of one capped run.
+
+    Keyword-only after ``n``: three numbers in a row at the call site were easy to swap."""
     from judgecards import Judge
 
     server.prompt_tokens = server.completion_tokens = 0
@@ -68,7 +77,7 @@ def run_once(args: argparse.Namespace, tmp: Path, index: int) -> list[Measure]:
         for concurrency in (1, 8, 16, 64):
             tag = f"spend-{index}-{concurrency}-{time.time_ns()}"
             judged, _, bill = capped_run(
-                server, args.n, args.cap, concurrency, tmp / f"{tag}.db", tag
+                server, args.n, cap=args.cap, concurrency=concurrency, db=tmp / f"{tag}.db", tag=tag
             )
             out += [
                 Measure(f"C={concurrency}: items judged of {args.n}", judged, "", 0),
@@ -80,7 +89,14 @@ def run_once(args: argparse.Namespace, tmp: Path, index: int) -> list[Measure]:
     try:
         tag = f"adversarial-{index}-{time.time_ns()}"
         judged, _, bill = capped_run(
-            server, args.n, args.cap, 64, tmp / f"{tag}.db", tag, max_tokens=80, max_attempts=20
+            server,
+            args.n,
+            cap=args.cap,
+            concurrency=64,
+            db=tmp / f"{tag}.db",
+            tag=tag,
+            max_tokens=80,
+            max_attempts=20,
         )
         out += [
             Measure("adversarial C=64: provider bill / cap", bill / args.cap, "x", 3, "<= 1"),

@@ -74,9 +74,17 @@ class Tally:
     kinds: dict[str, int] = field(default_factory=dict)
 
     def add(
-        self, y: Floats, f: Floats, f_u: Floats, truth: float, bounds: tuple[float, float]
+        self,
+        y: Floats,
+        f: Floats,
+        f_u: Floats,
+        truth: float,
+        bounds: tuple[float, float],
+        *,
+        rng: np.random.Generator,
     ) -> None:
-        e = corrected_estimate(y, f, f_u, finite_population=True, bounds=bounds, seed=None)
+        seed = int(rng.integers(2**31))  # each estimate's folds and betting order, reproducibly
+        e = corrected_estimate(y, f, f_u, finite_population=True, bounds=bounds, seed=seed)
         self.draws += 1
         self.covered += e.corrected.low <= truth <= e.corrected.high
         self.width += e.corrected.high - e.corrected.low
@@ -131,6 +139,7 @@ def enough(reps: int) -> None:
                     gpt4[order[n:]],
                     float(human.mean()),
                     (1.0, 5.0),
+                    rng=rng,
                 )
             print(tally.line(f"SummEval {dimension}"), flush=True)
         bench = mt_bench()
@@ -145,6 +154,7 @@ def enough(reps: int) -> None:
                     gpt4[order[n:]],
                     float(human.mean()),
                     (0.0, 1.0),
+                    rng=rng,
                 )
             print(tally.line(f"MT-Bench {model} win rate"), flush=True)
     print(f"enough labels per system: 50 of a system's 100, {reps} subsets per cell", flush=True)
@@ -182,7 +192,12 @@ def _per_system_own(n: int, reps: int) -> None:
         for _ in range(reps):
             order = rng.permutation(len(human))
             tally.add(
-                human[order[:n]], gpt4[order[:n]], gpt4[order[n:]], float(human.mean()), (1.0, 5.0)
+                human[order[:n]],
+                gpt4[order[:n]],
+                gpt4[order[n:]],
+                float(human.mean()),
+                (1.0, 5.0),
+                rng=rng,
             )
         tallies.append(tally)
     _summarise(tallies)
@@ -208,7 +223,12 @@ def few(reps: int) -> None:
                         skipped += 1
                         continue
                     cell[s].add(
-                        y, f, gpt4[mine[s] & ~labelled], float(human[mine[s]].mean()), (1.0, 5.0)
+                        y,
+                        f,
+                        gpt4[mine[s] & ~labelled],
+                        float(human[mine[s]].mean()),
+                        (1.0, 5.0),
+                        rng=rng,
                     )
             tallies += cell.values()
         _summarise(tallies)

@@ -80,7 +80,7 @@ def check_design(
         )
 
 
-def bounded_estimate(
+def bounded_estimate(  # noqa: PLR0917  the arrays of one estimate and its fit settings, in the fit's order
     estimate: Estimate,
     y: Floats,
     f: Floats,
@@ -105,7 +105,7 @@ def bounded_estimate(
     )
 
 
-def betting_interval(
+def betting_interval(  # noqa: PLR0917  the arrays of one estimate and its fit settings, in the fit's order
     y: Floats,
     f: Floats,
     f_u: Floats,
@@ -172,7 +172,7 @@ def _end(points: Floats, rejected: Bools, direction: int) -> float:
 class _Path:
     """One order of the labels: what the bets need, computed once for every candidate μ."""
 
-    def __init__(
+    def __init__(  # noqa: PLR0917  the arrays of one betting run, as its caller holds them
         self,
         y: Floats,
         f: Floats,

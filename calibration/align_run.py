@@ -1,10 +1,9 @@
 """What single-item and pairwise alignment share: the candidates, their cards, kappa against the
 people, the choice on dev, the one test score, and the written card version and stored run.
 
-`calibration.alignment` (single items) and `calibration.align_pairwise` (pairs) each build a
-`Plan` — the labelled items split into pool, dev and test, and how a candidate card judges items
-and what its examples leak — and hand it to `run_plan`, so the two kinds cannot drift apart in
-how they choose, write or store.
+`calibration.alignment` builds one `Plan` for either kind — the labelled items (or pairs) split
+into pool, dev and test, and how a candidate card judges them and what its examples leak — and
+hands it to `run_plan`, so the two kinds cannot drift apart in how they choose, write or store.
 """
 
 from __future__ import annotations
@@ -297,7 +296,7 @@ def label_set_hash(labels: Sequence[Label]) -> str:
     return "sha256:" + hashlib.sha256("\n".join(rows).encode()).hexdigest()
 
 
-def run_plan(
+def run_plan(  # noqa: PLR0913  keyword-only options of one alignment run
     source: Card,
     model: str,
     plan: Plan,
@@ -375,7 +374,7 @@ def run_plan(
     return AlignmentResult(run, tuple(dev), test, written, tuple(notes))
 
 
-def _store_run(
+def _store_run(  # noqa: PLR0913, PLR0917  one run's facts, written in one transaction
     repository: CalibrationRepository,
     source: Card,
     model: str,

@@ -3,7 +3,10 @@ example pool, dev and test with its leakage guard, and the choice of examples fr
 
 An item is one stored result with a reference label (the labelers' majority on one field) and
 the card inputs it was judged on; results with the same inputs are one item, identified by a
-hash of the inputs. `AlignSplit` refuses to exist with an item in two parts.
+hash of the inputs. `AlignSplit` refuses to exist with an item in two parts. A pair
+(`calibration.align_pair_split.AlignPair`) is an item that keeps more apart (each of its answers
+under its prompt); the split, its guard and the leak check are the same code for both, linking
+items that share anything they keep apart (`AlignItem.kept_apart`).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from calibration.audit_analysis import primary_order
-from calibration.label_fields import LabelField, judge_labels, label_fields
+from calibration.label_fields import WINNERS, LabelField, judge_labels, label_fields
 from calibration.records import Label
 from judgecards.cards import Card
 from judgecards.errors import AlignmentError
@@ -33,6 +36,7 @@ __all__ = [
     "AlignSplit",
     "labelled_items",
     "nearest",
+    "shared_units",
     "split_labelled",
 ]
 
@@ -63,10 +67,20 @@ class AlignItem:
     judged: Any
     key: str
 
+    def kept_apart(self) -> tuple[str, ...]:
+        """What no two parts of a split may share, and what an example may not show of an
+        item scored: its inputs' hash (and its result)."""
+        return (self.key, self.result_id)
+
+    def leak(self, part: str, other: str) -> str:
+        """The leakage guard's message for this item, in ``part``, sharing with ``other``."""
+        return f"leakage guard: result {self.result_id} is in both {other} and {part}"
+
 
 @dataclass(frozen=True)
 class AlignSplit:
-    """Example pool, dev and test; built only if no item is in two of them."""
+    """Example pool, dev and test; built only if no item (or pair) shares what it keeps apart
+    (`AlignItem.kept_apart`) with one in another part."""
 
     pool: tuple[AlignItem, ...]
     dev: tuple[AlignItem, ...]
@@ -77,12 +91,16 @@ class AlignSplit:
         seen: dict[str, str] = {}
         for part, items in parts.items():
             for item in items:
-                for key in (item.key, item.result_id):
+                for key in item.kept_apart():
                     if seen.setdefault(key, part) != part:
-                        raise AlignmentError(
-                            f"leakage guard: result {item.result_id} is in both {seen[key]} and "
-                            f"{part}; nothing was judged"
-                        )
+                        raise AlignmentError(f"{item.leak(part, seen[key])}; nothing was judged")
+
+
+def shared_units(examples: Sequence[AlignItem], items: Sequence[AlignItem]) -> list[str]:
+    """Result ids of ``items`` that share what they keep apart with an example: the same inputs
+    (an item), the same answer to the same prompt (a pair)."""
+    shown = {unit for example in examples for unit in example.kept_apart()}
+    return [item.result_id for item in items if shown.intersection(item.kept_apart())]
 
 
 def _inputs_key(inputs: Mapping[str, Any]) -> str:
@@ -158,38 +176,83 @@ def _refuse_errored(store: Store, card: Card, by_result: Mapping[str, Any]) -> N
         )
 
 
-def split_labelled(items: Sequence[AlignItem], *, seed: int, k: int) -> AlignSplit:
+def _components(items: Sequence[AlignItem]) -> list[list[AlignItem]]:
+    """Items linked by something they keep apart, transitively (union-find), each sorted by key;
+    single items (their keys distinct) are each their own."""
+    parent = list(range(len(items)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    owner: dict[str, int] = {}
+    for index, item in enumerate(items):
+        for unit in item.kept_apart():
+            other = owner.setdefault(unit, index)
+            parent[root(index)] = root(other)
+    groups: dict[int, list[AlignItem]] = defaultdict(list)
+    for index, item in enumerate(items):
+        groups[root(index)].append(item)
+    return sorted((sorted(g, key=lambda i: i.key) for g in groups.values()), key=lambda g: g[0].key)
+
+
+def _stratum(component: Sequence[AlignItem]) -> str:
+    """A component's reference: its most common human label (a tie goes A, B, tie, other)."""
+    counts = Counter(json.dumps(item.human, sort_keys=True) for item in component)
+
+    def rank(label: str) -> tuple[int, int]:
+        value = json.loads(label)
+        return -counts[label], WINNERS.index(value) if value in WINNERS else 9
+
+    return min(counts, key=rank)
+
+
+def split_labelled(
+    items: Sequence[AlignItem], *, seed: int, k: int, noun: str = "item", note: str = ""
+) -> AlignSplit:
     """Stratified, seeded split into pool (40%), dev (30%) and test (the rest).
 
-    Items with the same inputs count once (the first is kept), so no item can be in two parts.
+    Items with the same inputs count once (the first is kept), so no item can be in two parts;
+    items linked by what they keep apart (pairs sharing an answer to a prompt) go to one part
+    together, stratified by their majority reference. ``noun`` and ``note`` word the error.
 
     Raises:
         AlignmentError: fewer than ``k`` pool items or `MIN_DEV` dev or test items.
     """
     unique = list({item.key: item for item in reversed(items)}.values())[::-1]
-    strata: dict[str, list[AlignItem]] = defaultdict(list)
-    for item in sorted(unique, key=lambda i: i.key):
-        strata[json.dumps(item.human, sort_keys=True)].append(item)
+    strata: dict[str, list[list[AlignItem]]] = defaultdict(list)
+    for component in _components(unique):
+        strata[_stratum(component)].append(component)
     rng = random.Random(seed)
     pool: list[AlignItem] = []
     dev: list[AlignItem] = []
     test: list[AlignItem] = []
     for label in sorted(strata):
-        members = strata[label]
-        rng.shuffle(members)
-        n_pool = round(len(members) * POOL_SHARE)
-        n_dev = round(len(members) * DEV_SHARE)
-        pool += members[:n_pool]
-        dev += members[n_pool : n_pool + n_dev]
-        test += members[n_pool + n_dev :]
+        components = strata[label]
+        rng.shuffle(components)
+        total = sum(len(component) for component in components)
+        n_pool, n_dev = round(total * POOL_SHARE), round(total * DEV_SHARE)
+        taken = [0, 0]
+        for component in components:
+            if taken[0] < n_pool:
+                pool += component
+                taken[0] += len(component)
+            elif taken[1] < n_dev:
+                dev += component
+                taken[1] += len(component)
+            else:
+                test += component
     if len(pool) < k or len(dev) < MIN_DEV or len(test) < MIN_DEV:
         need = math.ceil(
             max(k / POOL_SHARE, MIN_DEV / DEV_SHARE, MIN_DEV / (1 - POOL_SHARE - DEV_SHARE))
         )
         raise AlignmentError(
-            f"{len(unique)} labelled item(s) split into {len(pool)} example pool, {len(dev)} dev "
-            f"and {len(test)} test; alignment needs at least {k} in the pool and {MIN_DEV} in "
-            f"dev and test (about {need} labelled items): label more items and retry"
+            f"{len(unique)} labelled {noun}(s) split into {len(pool)} example pool, {len(dev)} "
+            f"dev and {len(test)} test{note}; alignment needs at least {k} in the pool and "
+            f"{MIN_DEV} in dev and test (about {need} labelled {noun}s): label more {noun}s "
+            "and retry"
         )
     return AlignSplit(tuple(pool), tuple(dev), tuple(test))
 

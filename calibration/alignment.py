@@ -27,11 +27,17 @@ agrees with them best, and write it as a new card version.
    label-set hashes, model, every candidate's dev kappa, the test kappa, the card written) is
    stored in ``alignment_runs``; `alignment_runs` lists them.
 
-**Pairwise cards** (a ``winner`` field) go the same way on pairs of answers
-(`calibration.align_pairwise`): the items are labelled pairs, the split keeps pairs sharing an
-answer to the same prompt in one part, examples show both answers and the people's winner, and
-each candidate judges every dev and test pair in both orders; the stored run's field is
-``winner`` and its counts are pairs. The steps both kinds share are in `calibration.align_run`.
+**Pairwise cards** (a ``winner`` field and two answers) go the same way on pairs of answers,
+through the same code: a pair is one unit (`judgecards.units.PairUnits`). The items are
+labelled pairs (`calibration.align_pair_split`: people's labels on either order's result mapped
+to one A/B naming); the split keeps pairs sharing an answer to the same prompt in one part, and
+a candidate is refused, before any call, if an example pair shares an answer to the same prompt
+with a pair it would be scored on; examples show both answers under the card's own tags and the
+people's winner; each candidate judges every dev and test pair in both orders
+(`judgecards.compare_many`), its winner (A only if A won both orders, B only if B won both, else
+a tie) compared with the people's by unweighted kappa over A / B / tie; a pair either of whose
+orders failed is an error. The stored run's field is ``winner`` and its counts are pairs. The
+steps both kinds share are in `calibration.align_run`.
 """
 
 from __future__ import annotations
@@ -42,10 +48,9 @@ from pathlib import Path
 from typing import Any
 
 from calibration.align_cards import card_path
-from calibration.align_pair_split import ANSWERS
-from calibration.align_pairwise import pair_plan
+from calibration.align_pair_split import PAIR_EXAMPLES_INTRO, labelled_pairs, split_pairs
 from calibration.align_run import AlignmentResult, CandidateScore, Plan, run_plan
-from calibration.align_split import AlignItem, labelled_items, split_labelled
+from calibration.align_split import AlignItem, labelled_items, shared_units, split_labelled
 from calibration.label_fields import judge_labels, label_fields
 from calibration.migrations import opened
 from calibration.records import AlignmentRun, Label
@@ -53,25 +58,42 @@ from calibration.repository import CalibrationRepository
 from judgecards.cards import Card, CardLibrary, user_card_dirs
 from judgecards.errors import AlignmentError
 from judgecards.store import Store
+from judgecards.units import ITEMS, PairUnits, Units, is_pairwise
 
 __all__ = ["AlignmentResult", "CandidateScore", "align", "alignment_runs"]
 
 
-def single_plan(
+def unit_plan(  # noqa: PLR0913  keyword options a caller names, as align passes them
     store: Store,
     source: Card,
     model: str,
     labels: Sequence[Label],
     *,
+    pairwise: bool,
     seed: int,
     k: int,
     concurrency: int,
     judge_options: dict[str, Any],
 ) -> Plan:
-    """The `calibration.align_run.Plan` of a card that judges one item at a time."""
-    field_name, items, used = labelled_items(store, source, labels)
+    """The `calibration.align_run.Plan` of a card: its labelled items (or pairs), their split,
+    and how a candidate judges them (one judgment each, or both orders of each pair).
+
+    Raises:
+        AlignmentError: no label on the field aligned, or too few items (pairs) to split.
+    """
+    kind: Units[Any] = PairUnits() if pairwise else ITEMS
+    if pairwise:
+        field_name, pairs, used = labelled_pairs(store, source, model, labels)
+        split = split_pairs(pairs, seed=seed, k=k)
+    else:
+        field_name, items, used = labelled_items(store, source, labels)
+        split = split_labelled(items, seed=seed, k=k)
     field = label_fields(source)[field_name]
-    split = split_labelled(items, seed=seed, k=k)
+    fields = {field.name: field}
+
+    def said(judged: Any) -> Any:
+        """What one judged unit said on the field: a pair's two-order winner."""
+        return judged.winner if pairwise else judge_labels(fields, judged).get(field.name)
 
     def judge_items(card: Card, scored: Sequence[AlignItem]) -> tuple[list[tuple[Any, Any]], int]:
         from judgecards.judge import Judge
@@ -81,25 +103,25 @@ def single_plan(
             Store(":memory:") as scratch,
             Judge(card, model, db=scratch, cache=False, **judge_options) as judge,
         ):
-            results = judge.score_many(
-                [{**item.inputs, "id": item.result_id} for item in scored], concurrency=concurrency
+            judged = kind.judge_many(
+                judge,
+                [{**item.inputs, "id": item.result_id} for item in scored],
+                concurrency=concurrency,
             )
-        fields = {field.name: field}
-        found = [
-            (judge_labels(fields, result).get(field.name), item.human)
-            for item, result in zip(scored, results)
-            if result.ok
-        ]
-        pairs = [(judged, human) for judged, human in found if judged is not None]
-        return pairs, len(scored) - len(pairs)
+        found = [(said(j), item.human) for item, j in zip(scored, judged) if kind.usable(j)]
+        said_human = [(verdict, human) for verdict, human in found if verdict is not None]
+        return said_human, len(scored) - len(said_human)
 
-    return Plan(field, split.pool, split.dev, split.test, tuple(used), judge_items, same_inputs)
-
-
-def same_inputs(examples: Sequence[AlignItem], items: Sequence[AlignItem]) -> list[str]:
-    """Result ids of ``items`` with the same inputs as an example (single items' leak)."""
-    shown = {example.key for example in examples}
-    return [item.result_id for item in items if item.key in shown]
+    return Plan(
+        field,
+        split.pool,
+        split.dev,
+        split.test,
+        tuple(used),
+        judge_items,
+        shared_units,
+        examples_intro=PAIR_EXAMPLES_INTRO if pairwise else None,
+    )
 
 
 def _target_dir(
@@ -122,7 +144,7 @@ def _target_dir(
     return target
 
 
-def align(
+def align(  # noqa: PLR0913  public API: keyword-only options
     card: str,
     model: str,
     *,
@@ -172,7 +194,7 @@ def align(
     library = CardLibrary(cards_dir)
     source = library.get(card)
     # A pairwise card: a winner to label and two answers to put in both orders.
-    pairwise = "winner" in label_fields(source) and set(ANSWERS) <= set(source.spec.inputs)
+    pairwise = "winner" in label_fields(source) and is_pairwise(source)
     target = _target_dir(write_to, cards_dir)
     if guidelines is not None and not guidelines.strip():
         raise AlignmentError("the guidelines are empty")
@@ -184,12 +206,12 @@ def align(
                 f"no human labels of {card} judged by {model}: import some with "
                 "`judgecards labels import` or an audit, then align"
             )
-        make_plan = pair_plan if pairwise else single_plan
-        plan = make_plan(
+        plan = unit_plan(
             store,
             source,
             model,
             labels,
+            pairwise=pairwise,
             seed=seed,
             k=k,
             concurrency=concurrency,

@@ -173,7 +173,7 @@ class Audit:
 
     # ------------------------------------------------------------------ sample and sheet
 
-    def sample(
+    def sample(  # noqa: PLR0913  public API: keyword-only options
         self,
         *,
         card: str,
@@ -388,7 +388,7 @@ class Audit:
         summaries, _ = self._measures.summaries([self.get(audit_id)], seed=0)
         return summaries[0]
 
-    def report(
+    def report(  # noqa: PLR0913  public API: keyword-only options
         self,
         *,
         card: str | None = None,

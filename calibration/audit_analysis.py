@@ -124,27 +124,7 @@ class AuditMeasures:
             spec = fields[name]
             if primary_only and any(f.report is not None for f in results.values()):
                 break
-            pairs: list[tuple[Any, Any]] = []
-            weights: list[float] = []  # 1/π per pair; used when the audit was uncertainty-sampled
-            ties = 0
-            rated: list[dict[str, Any]] = []
-            for item in items:
-                judge = item.judge
-                by_labeler = {
-                    who: values[name]
-                    for who, values in humans.get(item.result_id, {}).items()
-                    if name in values
-                }
-                if len(by_labeler) >= 2:
-                    rated.append(by_labeler)
-                if not by_labeler or name not in judge:
-                    continue
-                reference, tied = _majority(by_labeler.values())
-                if tied:
-                    ties += 1
-                    continue
-                pairs.append((judge[name], reference))
-                weights.append(1.0 / (item.inclusion_probability or 1.0))
+            pairs, weights, ties, rated = _field_pairs(name, items, humans)
             scale = _scale(
                 spec, [v for pair in pairs for v in pair] + [v for r in rated for v in r.values()]
             )
@@ -311,6 +291,35 @@ def humans_by_result(labels: Iterable[Label]) -> dict[str, dict[str, dict[str, A
     for label in labels:
         humans[label.result_id][label.labeler][label.field] = label.value
     return {k: {who: dict(v) for who, v in by.items()} for k, by in humans.items()}
+
+
+def _field_pairs(
+    name: str, items: Sequence[AuditItem], humans: Mapping[str, Mapping[str, Mapping[str, Any]]]
+) -> tuple[list[tuple[Any, Any]], list[float], int, list[dict[str, Any]]]:
+    """One field's (judge, people's majority) pairs and their 1/π weights (used when the audit
+    was uncertainty-sampled), the items left out for a tied majority, and the labels by labeler
+    of every item two or more people labelled (for the inter-annotator ceiling)."""
+    pairs: list[tuple[Any, Any]] = []
+    weights: list[float] = []
+    ties = 0
+    rated: list[dict[str, Any]] = []
+    for item in items:
+        by_labeler = {
+            who: values[name]
+            for who, values in humans.get(item.result_id, {}).items()
+            if name in values
+        }
+        if len(by_labeler) >= 2:
+            rated.append(by_labeler)
+        if not by_labeler or name not in item.judge:
+            continue
+        reference, tied = _majority(by_labeler.values())
+        if tied:
+            ties += 1
+            continue
+        pairs.append((item.judge[name], reference))
+        weights.append(1.0 / (item.inclusion_probability or 1.0))
+    return pairs, weights, ties, rated
 
 
 def _majority(values: Iterable[Any]) -> tuple[Any, bool]:

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, cast
 
 from calibration.audit_analysis import humans_by_result, primary_order
@@ -39,25 +38,23 @@ from calibration.cascade_stages import (
     CascadeStage,
     DecisionRecord,
     EarlierQueue,
+    Judgment,
     RunRecord,
-    StageWalk,
-    calibrate_stages,
+    StagedCascade,
     calibration_labels,
     check_cascade,
     minimum_labels,
-    no_threshold_error,
-    walk_stages,
 )
 from calibration.confidence import judgment_confidence
-from calibration.label_fields import judge_labels, label_fields
-from calibration.migrations import open_store
+from calibration.label_fields import LabelField, judge_labels, label_fields
 from calibration.records import AuditItem
 from calibration.repository import CalibrationRepository
-from judgecards.prepared import item_id_of
 from judgecards.results import JudgeResult
+from judgecards.units import ITEMS
 
 if TYPE_CHECKING:
     from judgecards.judge import Judge, Progress
+    from judgecards.store import Store
 
 __all__ = ["Cascade", "CascadeDecision", "CascadeRun", "CascadeStage", "minimum_labels"]
 
@@ -120,7 +117,7 @@ class CascadeRun(RunRecord):
     earlier: tuple[EarlierQueue, ...] = ()
 
 
-class Cascade:
+class Cascade(StagedCascade[JudgeResult]):
     """Judges of one card from cheapest to strongest, each trusted above its own threshold.
 
     Args:
@@ -144,88 +141,18 @@ class Cascade:
     ) -> None:
         check_cascade(judges, target, delta)
         first = judges[0].card
-        self.judges = tuple(judges)
-        self.card = first
-        self.target = target
-        self.delta = delta
-        self.fields = label_fields(first)
-        order = [name for name in primary_order(self.fields) if self.fields[name].kind != "winner"]
+        fields = label_fields(first)
+        order = [name for name in primary_order(fields) if fields[name].kind != "winner"]
         if field is None:
             if not order:
                 raise ValueError(f"{first.ref} has no verdict or score axis to cascade on")
             field = order[0]
         elif field not in order:
             raise ValueError(f"{first.ref} has no field {field!r} (fields: {', '.join(order)})")
-        self.field = field
-        self._stages: tuple[CascadeStage, ...] | None = None
-
-    def calibrate(self) -> tuple[CascadeStage, ...]:
-        """Each judge's threshold, calibrated only on the labelled items no earlier judge trusts.
-
-        Nothing is called. A judge later in the cascade decides only what the earlier ones
-        did not trust, a harder population than all labelled items, so it is calibrated on
-        those items only (`calibration.cascade_thresholds`, as Trust or Escalate does).
-        The labels of every judge's results count for the item they are on (matched by item
-        ``id``); several labelers count as their majority and a tie leaves the item out, and
-        so do labels from escalated audits and uncertainty samples (not drawn with equal
-        probability; see the module docstring). An item counts once every judge has a stored
-        result on it; an error record is no judgment (never trusted, passed on).
-
-        Raises:
-            AuditError: a judge has judged fewer labelled items than `minimum_labels`, or
-                fewer were judged by every judge (the message names the card, the model and
-                how to label more), or no judge can meet the target.
-        """
-        ref = self.card.ref
-        votes = []
-        for judge in self.judges:
-            labels = calibration_labels(
-                CalibrationRepository(judge.store), ref, judge.model, self.field
-            )
-            by_key: dict[Hashable, dict[str, Hashable]] = {}
-            for result_id, by_labeler in humans_by_result(labels).items():
-                found = judge.store.result_ref(result_id)
-                key = _key(result_id, None if found is None else found[0])
-                for labeler, values in by_labeler.items():
-                    by_key.setdefault(key, {})[labeler] = values[self.field]
-            votes.append(by_key)
-
-        def judgment(index: int, key: Hashable) -> tuple[Hashable | None, float] | None:
-            judge = self.judges[index]
-            kind, name = cast("tuple[str, str]", key)
-            if kind == "result":
-                ids = [name]
-            else:
-                ids = judge.store.result_ids(item_id=name, card=ref, model=judge.model)
-            stored = judge.store.get(ids[-1]) if ids else None
-            if stored is None or stored[0].model != judge.model:
-                return None
-            result = stored[0]
-            if result.status != "ok":
-                return None, 0.0
-            said = judge_labels(self.fields, result).get(self.field)
-            return said, judgment_confidence(result, self.field)
-
-        stages = calibrate_stages(
-            [judge.model for judge in self.judges],
-            votes,
-            judgment,
-            card=ref,
-            field=self.field,
-            target=self.target,
-            delta=self.delta,
-            what="results",
+        super().__init__(
+            judges, _ItemReading(fields, field), target=target, delta=delta, field=field
         )
-        error = no_threshold_error(stages, ref, self.field, self.target)
-        if error is not None:
-            raise error
-        self._stages = stages
-        return stages
-
-    @property
-    def stages(self) -> tuple[CascadeStage, ...]:
-        """The calibrated judges (calibrating on first use)."""
-        return self._stages if self._stages is not None else self.calibrate()
+        self.fields = fields
 
     def run(
         self,
@@ -254,28 +181,15 @@ class Cascade:
         Raises:
             AuditError: from `calibrate`, before any call.
         """
-        walk = walk_stages(
-            self.judges,
-            self.stages,
-            len(items),
-            judge_units=lambda judge, indices: judge.score_many(
-                [items[i] for i in indices], concurrency=concurrency, progress=progress
-            ),
-            confidence=lambda _, result: judgment_confidence(result, self.field),
-            usable=lambda result: result.status == "ok",
-            calls=lambda results: sum(not r.cached for r in results),
-        )
-        escalation = walk.escalate(
-            queue=queue, card=self.card, result_id=lambda r: r.id, queue_units=self._queue
-        )
-        decisions = walk.decisions(
-            self.judges,
-            escalation,
+        walk, escalation, decisions = self.decide(
+            items,
+            ITEMS,
             CascadeDecision,
-            unit_id=lambda result: result.item_id,
-            unseen_id=lambda i: item_id_of(items[i]),
+            concurrency=concurrency,
+            progress=progress,
+            queue=queue,
         )
-        run = CascadeRun(
+        return CascadeRun(
             decisions,
             walk.stages,
             self.field,
@@ -284,61 +198,59 @@ class Cascade:
             escalation.audit_id,
             escalation.earlier,
         )
-        self._record(run, walk)
-        return run
 
-    def _record(self, run: CascadeRun, walk: StageWalk[JudgeResult]) -> None:
-        """Every result the run made: did it decide its item, who did, at what threshold."""
-        now = datetime.now(timezone.utc).isoformat()
 
-        def row(
-            i: int, stage_index: int, result: JudgeResult, conf: float, decides: bool
-        ) -> dict[str, Any] | None:
-            if result.status == "not_judged":
-                return None  # never stored
-            decision = run.decisions[i]
-            return {
-                "result_id": result.id,
-                "item_id": result.item_id,
-                "card": self.card.ref,
-                "card_hash": self.card.hash,
-                "model": result.model,
-                "stage": stage_index,
-                "threshold": run.stages[stage_index].threshold,
-                "confidence": conf,
-                "trusted": int(decides),
-                "decided_by": decision.decided_by or "human",
-                "audit_id": decision.audit_id,
-                "target": self.target,
-                "delta": self.delta,
-                "created_at": now,
-            }
+@dataclass(frozen=True)
+class _ItemReading:
+    """What the cascade reads of an item: the labels of its results on ``field``, matched
+    across judges by item ``id``; a result's confidence on ``field``."""
 
-        for store, rows in walk.rows_by_store(self.judges, row):
-            save_cascade_result_decisions(store, rows)
+    fields: Mapping[str, LabelField]
+    field: str
+    what: str = "results"
 
-    def _queue(self, judge: Judge, results: Sequence[JudgeResult]) -> int:
-        """One ``escalated`` audit of these results, as `Audit.sample` records a sample."""
-        repository = CalibrationRepository(open_store(judge.store))
-        items = [
-            AuditItem(position, r.id, r.item_id, judge_labels(self.fields, r))
-            for position, r in enumerate(results, start=1)
-        ]
-        return repository.add_audit(
-            {
-                "kind": "escalated",
-                "card": self.card.ref,
-                "card_hash": self.card.hash,
-                "model": judge.model,
-                "seed": None,
-                "n_requested": len(items),
-                "n": len(items),
-                "since": None,
-                "stratify": None,
-                "created_at": datetime.now(timezone.utc).isoformat(),
-            },
-            items,
+    def votes(self, judge: Judge) -> tuple[dict[Hashable, dict[str, Hashable]], Judgment]:
+        ref = judge.card.ref
+        labels = calibration_labels(
+            CalibrationRepository(judge.store), ref, judge.model, self.field
         )
+        by_key: dict[Hashable, dict[str, Hashable]] = {}
+        for result_id, by_labeler in humans_by_result(labels).items():
+            found = judge.store.result_ref(result_id)
+            key = _key(result_id, None if found is None else found[0])
+            for labeler, values in by_labeler.items():
+                by_key.setdefault(key, {})[labeler] = values[self.field]
+
+        def judgment(key: Hashable) -> tuple[Hashable | None, float] | None:
+            kind, name = cast("tuple[str, str]", key)
+            if kind == "result":
+                ids = [name]
+            else:
+                ids = judge.store.result_ids(item_id=name, card=ref, model=judge.model)
+            stored = judge.store.get(ids[-1]) if ids else None
+            if stored is None or stored[0].model != judge.model:
+                return None
+            result = stored[0]
+            if result.status != "ok":
+                return None, 0.0
+            said = judge_labels(self.fields, result).get(self.field)
+            return said, judgment_confidence(result, self.field)
+
+        return by_key, judgment
+
+    def confidence(self, judge: Judge, unit: JudgeResult) -> float:
+        return judgment_confidence(unit, self.field)
+
+    def audit_item(self, position: int, unit: JudgeResult) -> AuditItem:
+        return AuditItem(position, unit.id, unit.item_id, judge_labels(self.fields, unit))
+
+    def columns(self, unit: JudgeResult) -> dict[str, Any] | None:
+        if unit.status == "not_judged":
+            return None  # never stored
+        return {"result_id": unit.id, "item_id": unit.item_id, "model": unit.model}
+
+    def save(self, store: Store, rows: Sequence[Mapping[str, Any]]) -> None:
+        save_cascade_result_decisions(store, rows)
 
 
 def _key(result_id: str, item_id: str | None) -> tuple[str, str]:

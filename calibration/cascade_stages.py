@@ -1,4 +1,5 @@
-"""What every cascade shares: its stages, which labels may calibrate them, and its errors.
+"""What every cascade shares: its stages, which labels may calibrate them, its errors, and the
+one cascade itself (`StagedCascade`), whatever unit it decides.
 
 `calibration.cascade` (one item per judgment) and `calibration.pairwise_cascade` (pairs, each
 judged in both orders) calibrate each judge the same way and fail the same way: the labels of
@@ -6,6 +7,11 @@ judged in both orders) calibrate each judge the same way and fail the same way: 
 equal probability, so they would bias a threshold), several labelers count as their majority
 (a tie gives no reference), a judge with fewer labels than `minimum_labels` stops the run
 before any call, and a cascade in which no judge can meet the target calls nobody.
+
+`StagedCascade` calibrates, walks the units down the judges, escalates, decides and records
+once for both: an item and a pair differ only in how a judge judges them (`judgecards.units`)
+and in what a cascade reads of them (`CascadeReading`: people's votes, a judgment's confidence,
+its audit item and its recorded columns).
 """
 
 from __future__ import annotations
@@ -14,26 +20,31 @@ import math
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
 from calibration.migrations import open_store
-from calibration.records import Label
+from calibration.records import AuditItem, Label
 from calibration.repository import CalibrationRepository
 from calibration.selective import SelectiveThreshold, cascade_stage_thresholds
 from judgecards.errors import AuditError
+from judgecards.prepared import item_id_of
 
 if TYPE_CHECKING:
     from judgecards.cards import Card
-    from judgecards.judge import Judge
+    from judgecards.judge import Judge, Progress
     from judgecards.store import Store
+    from judgecards.units import Units
 
 __all__ = [
+    "CascadeReading",
     "CascadeStage",
     "DecisionRecord",
     "EarlierQueue",
     "Escalation",
     "RunRecord",
     "StageWalk",
+    "StagedCascade",
     "calibrate_stages",
     "calibration_labels",
     "check_cascade",
@@ -49,8 +60,12 @@ __all__ = [
 ]
 
 Unit = TypeVar("Unit")
-Decision = TypeVar("Decision")
 """What a cascade judges at once: a `JudgeResult` (an item) or a `ComparisonResult` (a pair)."""
+Decision = TypeVar("Decision")
+Decided = TypeVar("Decided", bound="DecisionRecord")
+Read = TypeVar("Read", contravariant=True)
+Judgment = Callable[[Hashable], "tuple[Hashable | None, float] | None"]
+"""A judge's judgment of a labelled unit by its key (see `calibrate_stages`' ``judgment``)."""
 
 
 def minimum_labels(target: float, delta: float) -> int:
@@ -165,6 +180,25 @@ class RunRecord:
     def escalated(self) -> int:
         """Units left to people (failed judgments included)."""
         return sum(d.escalated for d in self.decisions)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data: the guarantee, the units (under their ``unit`` name), coverage (``None``
+        for no units), what went to people and every stage (`stage_record`)."""
+        coverage = self.coverage
+        return {
+            "target": self.target,
+            "delta": self.delta,
+            "field": self.field,
+            self.unit: len(self.decisions),
+            "coverage": None if math.isnan(coverage) else coverage,
+            "escalated": self.escalated,
+            "audit_id": self.audit_id,
+            "earlier_audits": [
+                {"audit_id": q.audit_id, "waiting": q.waiting, "labelled": q.labelled}
+                for q in self.earlier
+            ],
+            "stages": [stage_record(stage, i) for i, stage in enumerate(self.stages)],
+        }
 
     def summary(self) -> str:
         """Lines for a closing summary: the guarantee, coverage, and calls per judge."""
@@ -517,7 +551,7 @@ def majority(values: Iterable[Hashable]) -> tuple[Hashable | None, bool]:
     return ranked[0][0], True
 
 
-def too_few_labels(
+def too_few_labels(  # noqa: PLR0917  the numbers the error message names
     field: str, card: str, model: str, target: float, delta: float, have: int, *, what: str
 ) -> AuditError | None:
     """The error for a judge with fewer usable labels than `minimum_labels`, else ``None``.
@@ -549,7 +583,7 @@ def no_threshold_error(
     )
 
 
-def stage_lines(
+def stage_lines(  # noqa: PLR0913  keyword-only summary facts
     stages: Sequence[CascadeStage],
     *,
     field: str,
@@ -601,3 +635,190 @@ def stage_record(stage: CascadeStage, index: int) -> Mapping[str, Any]:
         "calls": stage.calls,
         "decided": stage.decided,
     }
+
+
+class CascadeReading(Protocol[Read]):
+    """What a cascade reads of the units it decides, beyond judging them (`judgecards.units`)."""
+
+    @property
+    def what(self) -> str:
+        """What people label (``results``, ``comparisons``), for the messages."""
+        ...
+
+    def votes(self, judge: Judge) -> tuple[dict[Hashable, dict[str, Hashable]], Judgment]:
+        """People's labels on ``judge``'s units, ``{unit key: {labeler: value}}``, and that
+        judge's judgment of a unit by key (`calibrate_stages`)."""
+        ...
+
+    def confidence(self, judge: Judge, unit: Read) -> float:
+        """How sure ``judge`` was of ``unit`` (what its threshold is compared with)."""
+        ...
+
+    def audit_item(self, position: int, unit: Read) -> AuditItem:
+        """``unit`` as an item of the ``escalated`` audit people decide it in."""
+        ...
+
+    def columns(self, unit: Read) -> dict[str, Any] | None:
+        """``unit``'s own columns of its recorded decision (None: it was never stored)."""
+        ...
+
+    def save(self, store: Store, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Record decision rows in ``store``."""
+        ...
+
+
+class StagedCascade(Generic[Unit]):
+    """Judges of one card from cheapest to strongest, each trusted above its own threshold, on
+    any unit (`calibration.Cascade`: items; `calibration.PairwiseCascade`: pairs).
+
+    Args:
+        judges: the judges, already checked (`check_cascade`).
+        reading: what the cascade reads of a unit.
+        target / delta / field: the guarantee and the label field it is about.
+    """
+
+    def __init__(
+        self,
+        judges: Sequence[Judge],
+        reading: CascadeReading[Unit],
+        *,
+        target: float,
+        delta: float,
+        field: str,
+    ) -> None:
+        self.judges = tuple(judges)
+        self.card = judges[0].card
+        self.target = target
+        self.delta = delta
+        self.field = field
+        self._reading = reading
+        self._stages: tuple[CascadeStage, ...] | None = None
+
+    def calibrate(self) -> tuple[CascadeStage, ...]:
+        """Each judge's threshold, calibrated only on the labelled units no earlier judge trusts.
+
+        Nothing is called. A judge later in the cascade decides only what the earlier ones
+        did not trust, a harder population than all labelled units, so it is calibrated on
+        those units only (`calibration.cascade_thresholds`, as Trust or Escalate does); see
+        `calibrate_stages` for how labels count.
+
+        Raises:
+            AuditError: a judge has judged fewer labelled units than `minimum_labels`, or
+                fewer were judged by every judge (the message names the card, the model and
+                how to label more), or no judge can meet the target.
+        """
+        ref = self.card.ref
+        read = [self._reading.votes(judge) for judge in self.judges]
+        stages = calibrate_stages(
+            [judge.model for judge in self.judges],
+            [votes for votes, _ in read],
+            lambda index, key: read[index][1](key),
+            card=ref,
+            field=self.field,
+            target=self.target,
+            delta=self.delta,
+            what=self._reading.what,
+        )
+        error = no_threshold_error(stages, ref, self.field, self.target)
+        if error is not None:
+            raise error
+        self._stages = stages
+        return stages
+
+    @property
+    def stages(self) -> tuple[CascadeStage, ...]:
+        """The calibrated judges (calibrating on first use)."""
+        return self._stages if self._stages is not None else self.calibrate()
+
+    def decide(
+        self,
+        units: Sequence[Mapping[str, Any]],
+        kind: Units[Unit],
+        make: Callable[..., Decided],
+        *,
+        concurrency: int,
+        progress: Progress | None,
+        queue: bool,
+    ) -> tuple[StageWalk[Unit], Escalation, tuple[Decided, ...]]:
+        """Send ``units`` down the judges (judged as ``kind`` judges them), escalate the ones no
+        judge trusts, make one decision per unit (``make``, as `StageWalk.decisions` calls it)
+        and record every judgment made in the cascade tables.
+
+        Raises:
+            AuditError: from `calibrate`, before any call.
+        """
+        walk = walk_stages(
+            self.judges,
+            self.stages,
+            len(units),
+            judge_units=lambda judge, indices: kind.judge_many(
+                judge, [units[i] for i in indices], concurrency=concurrency, progress=progress
+            ),
+            confidence=self._reading.confidence,
+            usable=kind.usable,
+            calls=kind.calls,
+        )
+        escalation = walk.escalate(
+            queue=queue, card=self.card, result_id=kind.result_id, queue_units=self._queue
+        )
+        decisions = walk.decisions(
+            self.judges,
+            escalation,
+            make,
+            unit_id=kind.unit_id,
+            unseen_id=lambda i: item_id_of(units[i]),
+        )
+        self._record(walk, decisions)
+        return walk, escalation, decisions
+
+    def _record(self, walk: StageWalk[Unit], decisions: Sequence[DecisionRecord]) -> None:
+        """Every stored judgment the run made: did it decide its unit, who did, at what
+        threshold (a unit left by a ``max_cost`` is not stored, so not recorded)."""
+        now = datetime.now(timezone.utc).isoformat()
+
+        def row(
+            i: int, stage_index: int, unit: Unit, conf: float, decides: bool
+        ) -> dict[str, Any] | None:
+            columns = self._reading.columns(unit)
+            if columns is None:
+                return None
+            decision = decisions[i]
+            return {
+                **columns,
+                "card": self.card.ref,
+                "card_hash": self.card.hash,
+                "stage": stage_index,
+                "threshold": walk.stages[stage_index].threshold,
+                "confidence": conf,
+                "trusted": int(decides),
+                "decided_by": decision.decided_by or "human",
+                "audit_id": decision.audit_id,
+                "target": self.target,
+                "delta": self.delta,
+                "created_at": now,
+            }
+
+        for store, rows in walk.rows_by_store(self.judges, row):
+            self._reading.save(store, rows)
+
+    def _queue(self, judge: Judge, units: Sequence[Unit]) -> int:
+        """One ``escalated`` audit of these units, as `Audit.sample` records a sample."""
+        repository = CalibrationRepository(open_store(judge.store))
+        items = [
+            self._reading.audit_item(position, unit) for position, unit in enumerate(units, start=1)
+        ]
+        return repository.add_audit(
+            {
+                "kind": "escalated",
+                "card": self.card.ref,
+                "card_hash": self.card.hash,
+                "model": judge.model,
+                "seed": None,
+                "n_requested": len(items),
+                "n": len(items),
+                "since": None,
+                "stratify": None,
+                "created_at": datetime.now(timezone.utc).isoformat(),
+            },
+            items,
+        )

@@ -164,7 +164,7 @@ class _Field:
     scale: tuple[float, float] | None = None  # a score axis's (minimum, maximum), if known
 
 
-def _estimate(
+def _estimate(  # noqa: PLR0917  one estimate's arrays, design and scale, from the store
     store: Store,
     card: str,
     model: str,
@@ -338,7 +338,7 @@ def _references(
     return dict(references), disagree, {k: dict(v) for k, v in origins.items()}
 
 
-def _field_arrays(
+def _field_arrays(  # noqa: PLR0917  one field's rows and the design they were labelled under
     name: str,
     judged: Mapping[str, Any],
     references: Mapping[str, Mapping[str, Any]],
@@ -435,7 +435,7 @@ def _design(
     return Design("uniform", f"uniform random audit samples {listed}")
 
 
-def _rows(
+def _rows(  # noqa: PLR0913, PLR0917  one report row's arrays, design and options, from the store
     kind: Kind,
     name: str,
     title: str,
@@ -527,7 +527,7 @@ def _bounds(
     return None
 
 
-def _win_rates(
+def _win_rates(  # noqa: PLR0913, PLR0917  one report's win-rate arrays, design and options, from the store
     store: Store,
     ref: str,
     model: str,

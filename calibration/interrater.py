@@ -212,7 +212,9 @@ def inter_annotator(
     fleiss = (
         _fleiss_estimate(codes, len(order), level, n_resamples, seed) if len(names) >= 3 else None
     )
-    alpha = _alpha_estimate(codes, len(order), distance, level, n_resamples, seed)
+    alpha = _alpha_estimate(
+        codes, len(order), distance, level=level, n_resamples=n_resamples, seed=seed
+    )
     return InterAnnotatorReport(names, order, n_items, metric, tuple(pairs), fleiss, alpha)
 
 
@@ -289,7 +291,9 @@ def krippendorff_alpha(
     _, order, codes = _rater_codes(labels_by_rater, labels)
     distance = _distance_fn(metric, order)
     warn_if_small(int(((codes >= 0).sum(axis=1) >= 2).sum()), "Krippendorff's alpha", stacklevel=2)
-    return _alpha_estimate(codes, len(order), distance, level, n_resamples, seed)
+    return _alpha_estimate(
+        codes, len(order), distance, level=level, n_resamples=n_resamples, seed=seed
+    )
 
 
 # --- implementation -------------------------------------------------------------------------------
@@ -404,6 +408,7 @@ def _alpha_estimate(
     codes: Matrix,
     n_labels: int,
     distance: DistanceFn,
+    *,
     level: float,
     n_resamples: int,
     seed: int | None,

@@ -46,8 +46,9 @@ from calibration.dawid_skene_model import dawid_skene
 from calibration.jury import FittedJury, fit_jury, majority_vote
 from judgecards.errors import WrongCardKind
 from judgecards.judge import Judge
-from judgecards.pairwise.compare import ComparisonResult, acompare_many
+from judgecards.pairwise.comparisons import ComparisonResult
 from judgecards.results import JudgeResult
+from judgecards.units import ITEMS, PairUnits, Units, is_pairwise
 
 __all__ = ["Jury", "JuryMethod", "JuryRun", "JuryVerdict", "JurorReliability"]
 
@@ -166,11 +167,12 @@ class Jury:
                 + ", ".join(f"{j.card.ref} ({_kind(j)})" for j in self.judges)
             )
         self.pairwise = kinds == {"pairwise"}
+        self.units: Units[Any] = PairUnits() if self.pairwise else ITEMS
         self.names = tuple(names) if names is not None else _default_names(self.judges)
         if len(self.names) != len(self.judges) or len(set(self.names)) != len(self.names):
             raise ValueError(f"names must be one unique name per judge, got {list(self.names)}")
         self.method: JuryMethod = method
-        orders = (" [A first]", " [B first]") if self.pairwise else ("",)
+        orders = self.units.orders
         # One column per vote: a judge, or a pairwise judge in each answer order.
         self.votes = tuple(name + order for name in self.names for order in orders)
         self._voters = tuple(name for name in self.names for _ in orders)
@@ -266,27 +268,14 @@ class Jury:
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
         pool = asyncio.Semaphore(concurrency)
-        batches: list[Any] = [
-            acompare_many(judge, rows, pool=pool)
-            if self.pairwise
-            else judge.ascore_many(rows, pool=pool)
-            for judge in self.judges
-        ]
-        per_judge: list[list[Outcome]] = await asyncio.gather(*batches)
+        per_judge: list[list[Outcome]] = await asyncio.gather(
+            *(self.units.ajudge_many(judge, rows, pool=pool) for judge in self.judges)
+        )
         return list(zip(*per_judge))
 
     def _matrix(self, results: list[tuple[Outcome, ...]]) -> list[list[str | None]]:
         """Items × votes: each judge's verdict, or each order's verdict (A/B naming)."""
-        matrix = []
-        for row in results:
-            cells: list[str | None] = []
-            for r in row:
-                if isinstance(r, ComparisonResult):
-                    cells += [r.first_order.verdict, r.second_order.verdict]
-                else:
-                    cells.append(r.verdict if r.ok else None)
-            matrix.append(cells)
-        return matrix
+        return [[cell for r in row for cell in self.units.verdicts(r)] for row in results]
 
     def _aggregate(
         self, rows: list[Mapping[str, Any]], results: list[tuple[Outcome, ...]]
@@ -317,10 +306,9 @@ class Jury:
         verdicts = []
         for i, row in enumerate(results):
             label = decided[i] if voted[i] else None
-            first = row[0]
             verdicts.append(
                 JuryVerdict(
-                    item_id=first.pair_id if isinstance(first, ComparisonResult) else first.item_id,
+                    item_id=self.units.unit_id(row[0]),
                     verdict=label,
                     confidence=float(confidence[i]) if label is not None else 0.0,
                     votes=dict(zip(self.votes, matrix[i])),
@@ -378,10 +366,9 @@ def _share_equal(said: list[str | None], decided: Sequence[Hashable | None]) -> 
 
 def _kind(judge: Judge) -> str:
     """``"pairwise"`` or ``"single"``; `WrongCardKind` for a card without a verdict."""
-    spec = judge.card.spec
-    if "answer_a" in spec.inputs and "answer_b" in spec.inputs:
+    if is_pairwise(judge.card):
         return "pairwise"
-    if spec.verdict is None:
+    if judge.card.spec.verdict is None:
         raise WrongCardKind(
             f"{judge.card.ref} has no verdict for a jury to aggregate",
             file=judge.card.path,

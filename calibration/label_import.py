@@ -144,12 +144,29 @@ def import_labels(
     """
     source = Path(path)
     rows, problems = read_rows(source, format or format_of(source))
-    args = (source, rows, problems, labeler, replace, cards_dir, scope)
     if isinstance(db, Store):
-        accepted, unlabeled = _validate(db, *args)
+        accepted, unlabeled = _validate(
+            db,
+            source,
+            rows,
+            problems,
+            labeler=labeler,
+            replace=replace,
+            cards_dir=cards_dir,
+            scope=scope,
+        )
         if problems and not skip_invalid:
             raise _rejected(source, problems)
-        return _write(open_store(db), source, rows, problems, accepted, unlabeled, replace, scope)
+        return _write(
+            open_store(db),
+            source,
+            rows,
+            problems,
+            accepted=accepted,
+            unlabeled=unlabeled,
+            replace=replace,
+            scope=scope,
+        )
     target = Path(db) if db is not None else default_db_path()
     if not target.is_file():  # labels name stored results: a new database has none
         if problems and not skip_invalid:
@@ -162,11 +179,29 @@ def import_labels(
         )
     # Validate on a read-only connection: a bad file neither creates nor migrates anything.
     with Store(target, read_only=True) as reader:
-        accepted, unlabeled = _validate(reader, *args)
+        accepted, unlabeled = _validate(
+            reader,
+            source,
+            rows,
+            problems,
+            labeler=labeler,
+            replace=replace,
+            cards_dir=cards_dir,
+            scope=scope,
+        )
     if problems and not skip_invalid:
         raise _rejected(source, problems)
     with opened(target) as store:
-        return _write(store, source, rows, problems, accepted, unlabeled, replace, scope)
+        return _write(
+            store,
+            source,
+            rows,
+            problems,
+            accepted=accepted,
+            unlabeled=unlabeled,
+            replace=replace,
+            scope=scope,
+        )
 
 
 def _rejected(source: Path, problems: list[LabelImportError]) -> LabelImportError:
@@ -187,23 +222,26 @@ def _validate(
     source: Path,
     rows: list[LabelRow],
     problems: list[LabelImportError],
+    *,
     labeler: str | None,
     replace: bool,
     cards_dir: CardsDir,
     scope: AuditScope | None,
 ) -> tuple[list[list[NewLabel]], int]:
     """The labels of each valid row and the count of unlabelled rows; problems go to ``problems``."""
-    resolver = _Resolver(store, cards_dir)
-    default_labeler = (labeler or "").strip() or None
-    existing = CalibrationRepository(store).label_keys(scope.audit_id if scope else None)
-    seen: dict[tuple[str, str, str], int] = {}
+    validation = _Validation(
+        source=source,
+        resolver=_Resolver(store, cards_dir),
+        default_labeler=(labeler or "").strip() or None,
+        scope=scope,
+        replace=replace,
+        existing=CalibrationRepository(store).label_keys(scope.audit_id if scope else None),
+        now=datetime.now(timezone.utc).isoformat(),
+    )
     accepted: list[list[NewLabel]] = []
     unlabeled = 0
-    now = datetime.now(timezone.utc).isoformat()
     for row in rows:
-        labels, row_problems = _validate_row(
-            row, source, resolver, default_labeler, scope, existing, seen, now, replace, source.name
-        )
+        labels, row_problems = validation.row(row)
         if row_problems:
             problems.extend(row_problems)
         elif labels:
@@ -219,6 +257,7 @@ def _write(
     source: Path,
     rows: list[LabelRow],
     problems: list[LabelImportError],
+    *,
     accepted: list[list[NewLabel]],
     unlabeled: int,
     replace: bool,
@@ -240,115 +279,129 @@ def _write(
     )
 
 
-def _validate_row(
-    row: LabelRow,
-    source: Path,
-    resolver: _Resolver,
-    default_labeler: str | None,
-    scope: AuditScope | None,
-    existing: set[tuple[str, str, str]],
-    seen: dict[tuple[str, str, str], int],
-    now: str,
-    replace: bool,
-    source_name: str,
-) -> tuple[list[NewLabel], list[LabelImportError]]:
-    """The labels of one row, or every problem with it."""
-    values = row.values
-    problems: list[LabelImportError] = []
+@dataclass
+class _Validation:
+    """One file's validation: what every row is checked against, and the labels seen so far
+    (a label given twice in one file is a duplicate too)."""
 
-    def problem(message: str, field_name: str | None) -> None:
-        problems.append(LabelImportError(message, file=source, line=row.line, field=field_name))
+    source: Path
+    resolver: _Resolver
+    default_labeler: str | None
+    scope: AuditScope | None
+    replace: bool
+    existing: set[tuple[str, str, str]]
+    now: str
+    seen: dict[tuple[str, str, str], int] = field(default_factory=dict)
 
-    def text(name: str) -> str | None:
-        value = values.get(name)
-        if value is None:
-            return None
-        if not isinstance(value, (str, int)) or isinstance(value, bool):
-            problem(f"must be a string, got {json.dumps(value)}", name)
-            return None
-        return str(value).strip() or None
+    def row(self, row: LabelRow) -> tuple[list[NewLabel], list[LabelImportError]]:
+        """The labels of one row, or every problem with it."""
+        values = row.values
+        problems: list[LabelImportError] = []
 
-    labeler = text("labeler") or default_labeler
-    if labeler is None:
-        problem("no labeler: pass --labeler NAME or fill the labeler column", "labeler")
-    found = _resolve(row, text, problem, resolver, scope)
-    if found is None:
-        return [], problems
-    result_id, item_id, card_ref, model = found
-    card = resolver.card(card_ref)
-    if isinstance(card, JudgecardsError):
-        problem(
-            f"cannot load card {card_ref} to check the labels ({card}); pass --cards-dir", "card"
-        )
-        return [], problems
-    fields = resolver.fields(card)
-    note = text("note")
-    created_at = now
-    raw_time = text("created_at")
-    if raw_time is not None:
-        try:
-            stamp = datetime.fromisoformat(raw_time)
-        except ValueError:
-            problem(f"not an ISO 8601 date-time: {raw_time!r}", "created_at")
-        else:
-            stamp = stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)
-            created_at = stamp.astimezone(timezone.utc).isoformat()
-    labels: list[NewLabel] = []
-    for name, raw in values.items():
-        if name in ID_COLUMNS or name in META_COLUMNS or name in card.spec.inputs:
-            continue
-        spec = fields.get(name)
-        if spec is None:
-            if raw is not None and not (isinstance(raw, str) and not raw.strip()):
-                known = ", ".join(fields) or "none"
-                problem(
-                    f"unknown column for {card_ref} (label fields: {known})", name or "(no header)"
+        def problem(message: str, field_name: str | None) -> None:
+            problems.append(
+                LabelImportError(message, file=self.source, line=row.line, field=field_name)
+            )
+
+        def text(name: str) -> str | None:
+            value = values.get(name)
+            if value is None:
+                return None
+            if not isinstance(value, (str, int)) or isinstance(value, bool):
+                problem(f"must be a string, got {json.dumps(value)}", name)
+                return None
+            return str(value).strip() or None
+
+        labeler = text("labeler") or self.default_labeler
+        if labeler is None:
+            problem("no labeler: pass --labeler NAME or fill the labeler column", "labeler")
+        found = _resolve(row, text, problem, self.resolver, self.scope)
+        if found is None:
+            return [], problems
+        result_id, item_id, card_ref, model = found
+        card = self.resolver.card(card_ref)
+        if isinstance(card, JudgecardsError):
+            problem(
+                f"cannot load card {card_ref} to check the labels ({card}); pass --cards-dir",
+                "card",
+            )
+            return [], problems
+        fields = self.resolver.fields(card)
+        note = text("note")
+        created_at = _created_at(text("created_at"), self.now, problem)
+        labels: list[NewLabel] = []
+        for name, raw in values.items():
+            if name in ID_COLUMNS or name in META_COLUMNS or name in card.spec.inputs:
+                continue
+            spec = fields.get(name)
+            if spec is None:
+                if raw is not None and not (isinstance(raw, str) and not raw.strip()):
+                    known = ", ".join(fields) or "none"
+                    problem(
+                        f"unknown column for {card_ref} (label fields: {known})",
+                        name or "(no header)",
+                    )
+                continue
+            try:
+                value = spec.parse(raw, text=row.text)
+            except ValueError as error:
+                problem(str(error), name)
+                continue
+            if value is None or labeler is None:
+                continue
+            duplicate = self.duplicate((result_id, labeler, name), row.line)
+            if duplicate is not None:
+                problem(duplicate, name)
+                continue
+            labels.append(
+                NewLabel(
+                    result_id=result_id,
+                    item_id=item_id,
+                    card=card_ref,
+                    model=model,
+                    labeler=labeler,
+                    field=name,
+                    kind=spec.kind,
+                    value=value,
+                    note=note,
+                    created_at=created_at,
+                    source=self.source.name,
                 )
-            continue
-        try:
-            value = spec.parse(raw, text=row.text)
-        except ValueError as error:
-            problem(str(error), name)
-            continue
-        if value is None or labeler is None:
-            continue
-        key = (result_id, labeler, name)
-        if key in seen:
-            problem(
-                f"duplicate: {labeler} already labelled {name} of this item on line {seen[key]}",
-                name,
             )
-            continue
-        seen[key] = row.line
-        if key in existing and not replace:
-            where = f"in audit #{scope.audit_id}" if scope else "(import)"
+        if not labels and not problems and not (self.scope and self.scope.allow_unlabeled):
             problem(
+                f"no label: fill at least one of {', '.join(fields) or '(this card has no label fields)'}",
+                None,
+            )
+        return (labels, []) if not problems else ([], problems)
+
+    def duplicate(self, key: tuple[str, str, str], line: int) -> str | None:
+        """Why the label ``key`` (result, labeler, field) on ``line`` is a duplicate, if it is;
+        the first one seen in the file is remembered."""
+        _, labeler, name = key
+        if key in self.seen:
+            return f"duplicate: {labeler} already labelled {name} of this item on line {self.seen[key]}"
+        self.seen[key] = line
+        if key in self.existing and not self.replace:
+            where = f"in audit #{self.scope.audit_id}" if self.scope else "(import)"
+            return (
                 f"duplicate: {labeler} has already labelled {name} of this item {where}; "
-                "pass --replace to replace the stored label",
-                name,
+                "pass --replace to replace the stored label"
             )
-            continue
-        labels.append(
-            NewLabel(
-                result_id=result_id,
-                item_id=item_id,
-                card=card_ref,
-                model=model,
-                labeler=labeler,
-                field=name,
-                kind=spec.kind,
-                value=value,
-                note=note,
-                created_at=created_at,
-                source=source_name,
-            )
-        )
-    if not labels and not problems and not (scope and scope.allow_unlabeled):
-        problem(
-            f"no label: fill at least one of {', '.join(fields) or '(this card has no label fields)'}",
-            None,
-        )
-    return (labels, []) if not problems else ([], problems)
+        return None
+
+
+def _created_at(raw: str | None, now: str, problem: Any) -> str:
+    """When a row was labelled, in UTC: its ``created_at`` (no zone: UTC), else ``now``."""
+    if raw is None:
+        return now
+    try:
+        stamp = datetime.fromisoformat(raw)
+    except ValueError:
+        problem(f"not an ISO 8601 date-time: {raw!r}", "created_at")
+        return now
+    stamp = stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)
+    return stamp.astimezone(timezone.utc).isoformat()
 
 
 def _resolve(

@@ -174,7 +174,7 @@ class LabelQueue:
             )
         return self.settings(audit_id)
 
-    def create(
+    def create(  # noqa: PLR0913  public API: keyword-only options, as Audit.sample
         self,
         *,
         card: str,
@@ -262,7 +262,7 @@ class LabelQueue:
             if position is None:
                 return None
             self.repository.reserve(
-                tx, audit_id, position, labeler, now, now + settings.reserve_seconds
+                tx, audit_id, position, labeler, until=now + settings.reserve_seconds
             )
             stored = self.repository.item(audit_id, position)
             assert stored is not None  # the position was just read in this transaction
@@ -307,7 +307,7 @@ class LabelQueue:
                     code="conflict",
                 )
             served, taken, wanted = self.repository.serving(
-                tx, audit_id, position, labeler, settings.labels_wanted, now
+                tx, audit_id, position, labeler, wanted=settings.labels_wanted, now=now
             )
             if not served:
                 raise LabelQueueError(
@@ -382,7 +382,7 @@ class LabelQueue:
                 )
             self.repository.delete_labels(tx, audit_id, result_id, labeler)
             self.repository.reserve(
-                tx, audit_id, position, labeler, now, now + settings.reserve_seconds
+                tx, audit_id, position, labeler, until=now + settings.reserve_seconds
             )
         return position
 
@@ -419,7 +419,9 @@ class LabelQueue:
             )
         fields, _ = self._fields(record.card, self._inputs(result_id))
         with self.repository.transaction(f"show a judge answer in audit #{audit_id}") as tx:
-            self.repository.disclose(tx, audit_id, position, labeler, result_id, _now())
+            self.repository.disclose(
+                tx, audit_id, position, labeler, result_id=result_id, at=_now()
+            )
         swapped = bool(self.repository.side(audit_id, position, labeler))
         judge = {name: value for name, value in json.loads(judge_json).items() if name in fields}
         if swapped:
@@ -643,7 +645,7 @@ class LabelQueue:
                 hints[name] = criterion["description"]
         return fields, hints
 
-    def _side(
+    def _side(  # noqa: PLR0917  one queue item's coordinates
         self,
         tx: Any,
         settings: QueueSettings,
@@ -668,7 +670,7 @@ class LabelQueue:
         self.repository.save_side(tx, settings.audit_id, position, labeler, swapped)
         return swapped
 
-    def _blind_item(
+    def _blind_item(  # noqa: PLR0917  one queue item's coordinates
         self,
         record: AuditRecord,
         settings: QueueSettings,

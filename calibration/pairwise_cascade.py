@@ -27,10 +27,8 @@ one, nothing is called and `AuditError` says so.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from calibration.cascade_repository import save_cascade_decisions
@@ -38,25 +36,22 @@ from calibration.cascade_stages import (
     CascadeStage,
     DecisionRecord,
     EarlierQueue,
+    Judgment,
     RunRecord,
-    StageWalk,
-    calibrate_stages,
+    StagedCascade,
     calibration_labels,
     check_cascade,
-    no_threshold_error,
-    stage_record,
-    walk_stages,
 )
 from calibration.confidence import judgment_confidence, order_consistency
 from calibration.label_fields import label_fields
-from calibration.migrations import open_store
 from calibration.records import AuditItem
 from calibration.repository import CalibrationRepository
 from judgecards.errors import WrongCardKind
-from judgecards.pairwise.compare import ComparisonResult, compare_many
-from judgecards.prepared import item_id_of
+from judgecards.pairwise.comparisons import ComparisonResult
+from judgecards.units import PairUnits, is_pairwise
 
 if TYPE_CHECKING:
+    from judgecards.cards import Card
     from judgecards.judge import Judge, Progress
     from judgecards.store import Store
 
@@ -152,26 +147,8 @@ class PairwiseCascadeRun(RunRecord):
     earlier: tuple[EarlierQueue, ...] = ()
     unit: ClassVar[str] = "pairs"
 
-    def to_dict(self) -> dict[str, Any]:
-        """Plain data (coverage is ``None`` for no pairs)."""
-        coverage = self.coverage
-        return {
-            "target": self.target,
-            "delta": self.delta,
-            "field": self.field,
-            "pairs": len(self.decisions),
-            "coverage": None if math.isnan(coverage) else coverage,
-            "escalated": self.escalated,
-            "audit_id": self.audit_id,
-            "earlier_audits": [
-                {"audit_id": q.audit_id, "waiting": q.waiting, "labelled": q.labelled}
-                for q in self.earlier
-            ],
-            "stages": [stage_record(stage, i) for i, stage in enumerate(self.stages)],
-        }
 
-
-class PairwiseCascade:
+class PairwiseCascade(StagedCascade[ComparisonResult]):
     """Pairwise judges of one card from cheapest to strongest, each trusted above its threshold.
 
     Args:
@@ -191,117 +168,14 @@ class PairwiseCascade:
     def __init__(self, judges: Sequence[Judge], *, target: float, delta: float = 0.1) -> None:
         check_cascade(judges, target, delta)
         card = judges[0].card
-        fields = label_fields(card)
-        inputs = card.spec.inputs
-        if "answer_a" not in inputs or "answer_b" not in inputs or "winner" not in fields:
+        if not is_pairwise(card) or "winner" not in label_fields(card):
             raise WrongCardKind(
                 f"a pairwise cascade needs a pairwise card (answer_a and answer_b inputs, a "
                 f"winner); {card.ref} is not one: use calibration.Cascade",
                 file=card.path,
                 field="inputs",
             )
-        self.judges = tuple(judges)
-        self.card = card
-        self.target = target
-        self.delta = delta
-        self._stages: tuple[CascadeStage, ...] | None = None
-
-    def calibrate(self) -> tuple[CascadeStage, ...]:
-        """Each judge's threshold, calibrated only on the labelled pairs no earlier judge trusts.
-
-        Nothing is called. As in `calibration.Cascade.calibrate` (`cascade_thresholds`): a
-        later judge decides only what the earlier ones left, so it is calibrated on those
-        pairs only. A stored comparison counts when people labelled either of its order
-        results (a label of the B-first result is mapped back to A/B naming), on any judge's
-        comparison of the same pair (matched by pair ``id``); several labels count as their
-        majority and a tie leaves the pair out. A pair counts once every judge has compared
-        it; a failed comparison is no judgment (never trusted, passed on).
-
-        Raises:
-            AuditError: a judge compared fewer labelled pairs than `minimum_labels`, or fewer
-                were compared by every judge, or no judge can meet the target.
-        """
-        ref = self.card.ref
-        latest_by_judge: list[dict[Hashable, Mapping[str, Any]]] = []
-        votes: list[dict[Hashable, dict[str, Hashable]]] = []
-        for judge in self.judges:
-            labels = calibration_labels(
-                CalibrationRepository(judge.store), ref, judge.model, self.field
-            )
-            by_result: dict[str, dict[str, str]] = {}
-            for label in labels:
-                by_result.setdefault(label.result_id, {})[label.labeler] = str(label.value)
-            latest: dict[Hashable, Mapping[str, Any]] = {}
-            for stored in judge.store.comparisons(card=ref, model=judge.model):  # oldest first
-                latest[_pair_key(stored)] = stored
-            by_key: dict[Hashable, dict[str, Hashable]] = {}
-            for key, row in latest.items():
-                first, second = row["first_result_id"], row["second_result_id"]
-                by_labeler: dict[str, Hashable] = {
-                    who: _SWAP.get(value, value) for who, value in by_result.get(second, {}).items()
-                }
-                by_labeler.update(by_result.get(first, {}))  # both orders: the A-first one
-                if by_labeler:
-                    by_key[key] = by_labeler
-            latest_by_judge.append(latest)
-            votes.append(by_key)
-
-        def judgment(index: int, key: Hashable) -> tuple[Hashable | None, float] | None:
-            row = latest_by_judge[index].get(key)
-            if row is None:
-                return None
-            if row["status"] != "ok":
-                return None, 0.0
-            store = self.judges[index].store
-            first, second = row["first_result_id"], row["second_result_id"]
-            confidence = comparison_confidence(
-                row["first_verdict"],
-                row["second_verdict"],
-                self._order_confidence(store, first, second),
-            )
-            return row["winner"], confidence
-
-        stages = calibrate_stages(
-            [judge.model for judge in self.judges],
-            votes,
-            judgment,
-            card=ref,
-            field=self.field,
-            target=self.target,
-            delta=self.delta,
-            what="comparisons",
-        )
-        error = no_threshold_error(stages, ref, self.field, self.target)
-        if error is not None:
-            raise error
-        self._stages = stages
-        return stages
-
-    def _order_confidence(
-        self, store: Store, first: str, second: str
-    ) -> tuple[float, float] | None:
-        """Both orders' G-Eval confidence, for a card with score axes (else ``None``: unread)."""
-        if not self.card.score_axes:
-            return None
-        found = [store.get(result_id) for result_id in (first, second)]
-        if found[0] is None or found[1] is None:
-            return None
-        return judgment_confidence(found[0][0]), judgment_confidence(found[1][0])
-
-    def _confidence(self, judge: Judge, comparison: ComparisonResult) -> float:
-        if not comparison.ok:
-            return 0.0
-        first, second = comparison.first_order, comparison.second_order
-        return comparison_confidence(
-            first.verdict,
-            second.verdict,
-            self._order_confidence(judge.store, first.result_id, second.result_id),
-        )
-
-    @property
-    def stages(self) -> tuple[CascadeStage, ...]:
-        """The calibrated judges (calibrating on first use)."""
-        return self._stages if self._stages is not None else self.calibrate()
+        super().__init__(judges, _PairReading(card), target=target, delta=delta, field="winner")
 
     def run(
         self,
@@ -329,40 +203,15 @@ class PairwiseCascade:
         Raises:
             AuditError: from `calibrate`, before any call.
         """
-        walk = walk_stages(
-            self.judges,
-            self.stages,
-            len(pairs),
-            judge_units=lambda judge, indices: compare_many(
-                judge,
-                [pairs[i] for i in indices],
-                concurrency=concurrency,
-                progress=progress,
-                model_a=model_a,
-                model_b=model_b,
-            ),
-            confidence=self._confidence,
-            usable=lambda comparison: comparison.ok,
-            calls=lambda comparisons: sum(
-                not order.cached and order.status != "not_judged"
-                for c in comparisons
-                for order in (c.first_order, c.second_order)
-            ),
-        )
-        escalation = walk.escalate(
-            queue=queue,
-            card=self.card,
-            result_id=lambda c: c.first_order.result_id,
-            queue_units=self._queue,
-        )
-        decisions = walk.decisions(
-            self.judges,
-            escalation,
+        walk, escalation, decisions = self.decide(
+            pairs,
+            PairUnits(model_a, model_b),
             PairDecision,
-            unit_id=lambda comparison: comparison.pair_id,
-            unseen_id=lambda i: item_id_of(pairs[i]),
+            concurrency=concurrency,
+            progress=progress,
+            queue=queue,
         )
-        run = PairwiseCascadeRun(
+        return PairwiseCascadeRun(
             decisions,
             walk.stages,
             self.target,
@@ -371,68 +220,89 @@ class PairwiseCascade:
             tuple(c for _, _, c, _, _ in walk.made),
             earlier=escalation.earlier,
         )
-        self._record(run, walk)
-        return run
 
-    def _queue(self, judge: Judge, comparisons: Sequence[ComparisonResult]) -> int:
-        """One ``escalated`` audit of these pairs: each as its A-first result, the judge's
-        two-order outcome as what it said (so the audit's agreement is about the pair)."""
-        repository = CalibrationRepository(open_store(judge.store))
-        items = [
-            AuditItem(
-                position,
-                c.first_order.result_id,
-                None if c.pair_id is None else f"{c.pair_id}:AB",
-                {"winner": c.winner},
+
+class _PairReading:
+    """What the cascade reads of a pair: people's ``winner`` on either order result of a stored
+    comparison (matched across judges by pair ``id``); a comparison's confidence."""
+
+    what = "comparisons"
+
+    def __init__(self, card: Card) -> None:
+        self.card = card
+
+    def votes(self, judge: Judge) -> tuple[dict[Hashable, dict[str, Hashable]], Judgment]:
+        """A label of the B-first result is mapped back to A/B naming; one on the A-first result
+        wins for the same labeler."""
+        ref = self.card.ref
+        labels = calibration_labels(CalibrationRepository(judge.store), ref, judge.model, "winner")
+        by_result: dict[str, dict[str, str]] = {}
+        for label in labels:
+            by_result.setdefault(label.result_id, {})[label.labeler] = str(label.value)
+        latest: dict[Hashable, Mapping[str, Any]] = {}
+        for stored in judge.store.comparisons(card=ref, model=judge.model):  # oldest first
+            latest[_pair_key(stored)] = stored
+        by_key: dict[Hashable, dict[str, Hashable]] = {}
+        for key, row in latest.items():
+            first, second = row["first_result_id"], row["second_result_id"]
+            by_labeler: dict[str, Hashable] = {
+                who: _SWAP.get(value, value) for who, value in by_result.get(second, {}).items()
+            }
+            by_labeler.update(by_result.get(first, {}))  # both orders: the A-first one
+            if by_labeler:
+                by_key[key] = by_labeler
+
+        def judgment(key: Hashable) -> tuple[Hashable | None, float] | None:
+            row = latest.get(key)
+            if row is None:
+                return None
+            if row["status"] != "ok":
+                return None, 0.0
+            confidence = comparison_confidence(
+                row["first_verdict"],
+                row["second_verdict"],
+                self._order_confidence(
+                    judge.store, row["first_result_id"], row["second_result_id"]
+                ),
             )
-            for position, c in enumerate(comparisons, start=1)
-        ]
-        return repository.add_audit(
-            {
-                "kind": "escalated",
-                "card": self.card.ref,
-                "card_hash": self.card.hash,
-                "model": judge.model,
-                "seed": None,
-                "n_requested": len(items),
-                "n": len(items),
-                "since": None,
-                "stratify": None,
-                "created_at": _now(),
-            },
-            items,
+            return row["winner"], confidence
+
+        return by_key, judgment
+
+    def _order_confidence(
+        self, store: Store, first: str, second: str
+    ) -> tuple[float, float] | None:
+        """Both orders' G-Eval confidence, for a card with score axes (else ``None``: unread)."""
+        if not self.card.score_axes:
+            return None
+        found = [store.get(result_id) for result_id in (first, second)]
+        if found[0] is None or found[1] is None:
+            return None
+        return judgment_confidence(found[0][0]), judgment_confidence(found[1][0])
+
+    def confidence(self, judge: Judge, unit: ComparisonResult) -> float:
+        if not unit.ok:
+            return 0.0
+        first, second = unit.first_order, unit.second_order
+        return comparison_confidence(
+            first.verdict,
+            second.verdict,
+            self._order_confidence(judge.store, first.result_id, second.result_id),
         )
 
-    def _record(self, run: PairwiseCascadeRun, walk: StageWalk[ComparisonResult]) -> None:
-        """Every stored comparison the run made: did it decide its pair, who did, at what
-        threshold (a comparison left by a ``max_cost`` is not stored, so not recorded)."""
-        now = _now()
+    def audit_item(self, position: int, unit: ComparisonResult) -> AuditItem:
+        """The pair as its A-first result, the judge's two-order outcome as what it said (so
+        the audit's agreement is about the pair)."""
+        item_id = None if unit.pair_id is None else f"{unit.pair_id}:AB"
+        return AuditItem(position, unit.first_order.result_id, item_id, {"winner": unit.winner})
 
-        def row(
-            i: int, stage_index: int, comparison: ComparisonResult, conf: float, decides: bool
-        ) -> dict[str, Any] | None:
-            if comparison.status == "not_judged":
-                return None
-            decision = run.decisions[i]
-            return {
-                "comparison_id": comparison.id,
-                "pair_id": comparison.pair_id,
-                "card": self.card.ref,
-                "card_hash": self.card.hash,
-                "model": comparison.model,
-                "stage": stage_index,
-                "threshold": run.stages[stage_index].threshold,
-                "confidence": conf,
-                "trusted": int(decides),
-                "decided_by": decision.decided_by or "human",
-                "audit_id": decision.audit_id,
-                "target": self.target,
-                "delta": self.delta,
-                "created_at": now,
-            }
+    def columns(self, unit: ComparisonResult) -> dict[str, Any] | None:
+        if unit.status == "not_judged":
+            return None
+        return {"comparison_id": unit.id, "pair_id": unit.pair_id, "model": unit.model}
 
-        for store, rows in walk.rows_by_store(self.judges, row):
-            save_cascade_decisions(store, rows)
+    def save(self, store: Store, rows: Sequence[Mapping[str, Any]]) -> None:
+        save_cascade_decisions(store, rows)
 
 
 def _pair_key(row: Mapping[str, Any]) -> tuple[str, str]:
@@ -440,7 +310,3 @@ def _pair_key(row: Mapping[str, Any]) -> tuple[str, str]:
     A-first result (known to that judge only)."""
     pair_id = row.get("pair_id")
     return ("pair", str(pair_id)) if pair_id is not None else ("result", row["first_result_id"])
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat()

@@ -140,7 +140,7 @@ def binary_labels(
     return None
 
 
-def pass_fail_view(
+def pass_fail_view(  # noqa: PLR0913  keyword-only options of one field's view
     field: str,
     kind: str,
     choices: Sequence[str],

@@ -84,6 +84,7 @@ from calibration._ppi_core import (
     fit_ppi,
     indicator,
     normal_estimate,
+    recheck_interval,
     slope_measurable,
 )
 from judgecards.metrics.stats import Estimate
@@ -157,7 +158,7 @@ class CorrectedEstimate:
         )
 
 
-def corrected_mean(
+def corrected_mean(  # noqa: PLR0913  public API: keyword-only options
     human: Sequence[float] | NDArray[Any],
     judge_on_labeled: Sequence[float] | NDArray[Any],
     judge_on_unlabeled: Sequence[float] | NDArray[Any],
@@ -245,6 +246,7 @@ def corrected_mean(
         finite_population,
         _shrinks(interval, finite_population),
     )
+    choice = recheck_interval(interval, choice, fit)
     return _interval(fit, choice, y, f, f_u, bounds, alpha, tuning, seed)
 
 
@@ -270,7 +272,7 @@ def _shrinks(interval: Interval, finite_population: bool) -> bool:
     return interval == "auto" and finite_population
 
 
-def _interval(
+def _interval(  # noqa: PLR0913, PLR0917  one fit, its chosen interval and the arrays it is rebuilt from
     fit: Fit,
     choice: IntervalChoice,
     y: Floats,
@@ -289,7 +291,7 @@ def _interval(
     return fit.estimate
 
 
-def corrected_rate(
+def corrected_rate(  # noqa: PLR0913  public API: keyword-only options
     human: Sequence[Hashable] | NDArray[Any],
     judge_on_labeled: Sequence[Hashable] | NDArray[Any],
     judge_on_unlabeled: Sequence[Hashable] | NDArray[Any],
@@ -366,7 +368,7 @@ def corrected_rate(
     return clip_share(_interval(fit, choice, y, f, f_u, bounds, alpha, tuning, seed))
 
 
-def corrected_estimate(
+def corrected_estimate(  # noqa: PLR0913  public API: keyword-only options
     human: Sequence[Any] | NDArray[Any],
     judge_on_labeled: Sequence[Any] | NDArray[Any],
     judge_on_unlabeled: Sequence[Any] | NDArray[Any],
@@ -445,6 +447,7 @@ def corrected_estimate(
         finite_population,
         _shrinks(interval, finite_population),
     )
+    choice = recheck_interval(interval, choice, fit)
     classical = fit_ppi(y, f, f_u, w, w_u, alpha, 0.0, 1, None, finite_population)
     judged = np.concatenate([w * f, w_u * f_u])
     judge_only = normal_estimate(

@@ -32,7 +32,7 @@ from judgecards.metrics.stats import Estimate
 __all__ = ["stratified_corrected_mean", "stratified_corrected_rate"]
 
 
-def stratified_corrected_mean(
+def stratified_corrected_mean(  # noqa: PLR0913  public API: keyword-only options
     human: Sequence[float] | NDArray[Any],
     judge_on_labeled: Sequence[float] | NDArray[Any],
     judge_on_unlabeled: Sequence[float] | NDArray[Any],
@@ -89,11 +89,21 @@ def stratified_corrected_mean(
     check_alpha(alpha)
     warn_if_small(len(y), "stratified corrected mean", stacklevel=2)
     return _stratified(
-        y, f, f_u, strata, unlabeled_strata, shares, alpha, tuning, folds, seed, finite_population
+        y,
+        f,
+        f_u,
+        strata,
+        unlabeled_strata,
+        shares=shares,
+        alpha=alpha,
+        tuning=tuning,
+        folds=folds,
+        seed=seed,
+        finite=finite_population,
     )
 
 
-def stratified_corrected_rate(
+def stratified_corrected_rate(  # noqa: PLR0913  public API: keyword-only options
     human: Sequence[Hashable] | NDArray[Any],
     judge_on_labeled: Sequence[Hashable] | NDArray[Any],
     judge_on_unlabeled: Sequence[Hashable] | NDArray[Any],
@@ -153,22 +163,23 @@ def stratified_corrected_rate(
             f_u,
             strata,
             unlabeled_strata,
-            shares,
-            alpha,
-            tuning,
-            folds,
-            seed,
-            finite_population,
+            shares=shares,
+            alpha=alpha,
+            tuning=tuning,
+            folds=folds,
+            seed=seed,
+            finite=finite_population,
         )
     )
 
 
-def _stratified(
+def _stratified(  # noqa: PLR0913  the public functions' checked options, passed on
     y: Floats,
     f: Floats,
     f_u: Floats,
     strata: Sequence[Hashable] | NDArray[Any],
     unlabeled_strata: Sequence[Hashable] | NDArray[Any],
+    *,
     shares: Mapping[Hashable, float] | None,
     alpha: float,
     tuning: Tuning,

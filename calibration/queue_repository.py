@@ -127,7 +127,7 @@ class QueueRepository:
         return int(rows[0][0])
 
     def reserve(
-        self, tx: Transaction, audit_id: int, position: int, labeler: str, now: float, until: float
+        self, tx: Transaction, audit_id: int, position: int, labeler: str, *, until: float
     ) -> None:
         """Hold one item for a labeler (dropping their other holds).
 
@@ -145,7 +145,14 @@ class QueueRepository:
         )
 
     def serving(
-        self, tx: Transaction, audit_id: int, position: int, labeler: str, wanted: int, now: float
+        self,
+        tx: Transaction,
+        audit_id: int,
+        position: int,
+        labeler: str,
+        *,
+        wanted: int,
+        now: float,
     ) -> tuple[bool, int, int]:
         """``(served to the labeler, labels or live holds of others, labels the item wants)``.
 
@@ -270,7 +277,14 @@ class QueueRepository:
     # ------------------------------------------------------------------ reveals
 
     def disclose(
-        self, tx: Transaction, audit_id: int, position: int, labeler: str, result_id: str, at: str
+        self,
+        tx: Transaction,
+        audit_id: int,
+        position: int,
+        labeler: str,
+        *,
+        result_id: str,
+        at: str,
     ) -> None:
         """Record that the judge's answer on an item was shown to a labeler (the first time)."""
         tx.execute(

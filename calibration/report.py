@@ -161,7 +161,7 @@ class AgreementReport:
         return "\n".join(lines)
 
 
-def calibrate(
+def calibrate(  # noqa: PLR0913  public API: keyword-only options
     judge: Labels,
     human: Labels,
     *,

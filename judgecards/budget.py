@@ -63,16 +63,27 @@ class BudgetStats:
     in_flight: float
     not_judged: int
 
-    def as_text(self) -> str:
-        """One line for a run summary."""
-        over = " (over: the provider counted more input tokens)" if self.spent > self.cap else ""
+    def as_text(
+        self,
+        *,
+        not_judged: int | None = None,
+        unit: str = "item",
+        finished: str = "items",
+        over: str = "the provider counted more input tokens",
+    ) -> str:
+        """One line for a run summary. A run of pairs counts its own units left
+        (``not_judged`` pairs, not the judgments the cap stopped) and names them (``unit``,
+        ``finished``: what a re-run does not pay for again, ``over``: why spend can pass the cap).
+        """
+        left_units = self.not_judged if not_judged is None else not_judged
+        over_text = f" (over: {over})" if self.spent > self.cap else ""
         left = (
-            f"; {self.not_judged} item(s) not judged: run again with a higher --max-cost to "
-            "judge them (finished items cost nothing again)"
-            if self.not_judged
+            f"; {left_units} {unit}(s) not judged: run again with a higher --max-cost to "
+            f"judge them (finished {finished} cost nothing again)"
+            if left_units
             else ""
         )
-        return f"{format_cost(self.spent)} spent of {format_cost(self.cap)} cap{over}{left}"
+        return f"{format_cost(self.spent)} spent of {format_cost(self.cap)} cap{over_text}{left}"
 
 
 class CostCap:

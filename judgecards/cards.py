@@ -228,7 +228,6 @@ def _parse(path: Path, data: bytes, sha: str) -> Card:
 
 def _check_card(card: Card, document: YamlDocument) -> None:
     """Catch a card author's mistakes at load time, before any call is paid for."""
-    spec = card.spec
     try:
         parsed = environment().parse(card.body)
     except TemplateSyntaxError as error:
@@ -237,22 +236,36 @@ def _check_card(card: Card, document: YamlDocument) -> None:
             file=card.path,
             line=card.body_line + (error.lineno or 1) - 1,
         ) from None
-    used = meta.find_undeclared_variables(parsed)
-    for name in sorted(used - set(spec.inputs) - INJECTED_VARIABLES):
+    _check_inputs(card, document, meta.find_undeclared_variables(parsed))
+    _check_output_format(card, document)
+    _check_score_axes(card, document)
+    _check_verdict(card, document)
+    _check_sandbox(card, parsed)
+
+
+def _check_inputs(card: Card, document: YamlDocument, used: set[str]) -> None:
+    """The body uses exactly the declared inputs (and the variables judgecards injects)."""
+    declared = set(card.spec.inputs)
+    for name in sorted(used - declared - INJECTED_VARIABLES):
         raise CardValidationError(
             f"the body uses {{{{ {name} }}}} but it is not declared under inputs",
             file=card.path,
             line=_body_line_of(card, name),
             field=f"inputs.{name}",
         )
-    for name in sorted(set(spec.inputs) - used):
+    for name in sorted(declared - used):
         raise CardValidationError(
             f"input {name!r} is declared but the body never uses it",
             file=card.path,
             line=document.line_of(["inputs", name]),
             field=f"inputs.{name}",
         )
-    output = spec.output
+
+
+def _check_output_format(card: Card, document: YamlDocument) -> None:
+    """Each output format has what it needs: a schema for json, a line and a range for
+    final_token."""
+    output = card.spec.output
     if output.format == "json" and output.schema_ is None:
         raise CardValidationError(
             "a json card needs output.schema",
@@ -275,6 +288,10 @@ def _check_card(card: Card, document: YamlDocument) -> None:
                 line=document.line_of(["output"]),
                 field="output.min",
             )
+
+
+def _check_score_axes(card: Card, document: YamlDocument) -> None:
+    """The output schema can be built, and every score path names a field of it."""
     try:
         schema = card.output_model.model_json_schema()
     except CardError as error:
@@ -299,24 +316,29 @@ def _check_card(card: Card, document: YamlDocument) -> None:
                 line=document.line_of(["output", "scores"]),
                 field="output.scores",
             )
-    if spec.verdict is not None:
-        for index, rule in enumerate(spec.verdict.rules):
-            for axis in rule.when:
-                if axis not in card.score_axes:
-                    raise CardValidationError(
-                        f"verdict rule uses {axis!r}, which is not a score axis ({', '.join(card.score_axes)})",
-                        file=card.path,
-                        line=document.line_of(["verdict", "rules", str(index), "when", axis]),
-                        field=f"verdict.rules.{index}.when.{axis}",
-                    )
-        if spec.verdict.rules and spec.verdict.otherwise is None:
-            raise CardValidationError(
-                "verdict rules need an 'otherwise' verdict",
-                file=card.path,
-                line=document.line_of(["verdict"]),
-                field="verdict.otherwise",
-            )
-    _check_sandbox(card, parsed)
+
+
+def _check_verdict(card: Card, document: YamlDocument) -> None:
+    """Verdict rules name score axes only, and end in an 'otherwise' verdict."""
+    verdict = card.spec.verdict
+    if verdict is None:
+        return
+    for index, rule in enumerate(verdict.rules):
+        for axis in rule.when:
+            if axis not in card.score_axes:
+                raise CardValidationError(
+                    f"verdict rule uses {axis!r}, which is not a score axis ({', '.join(card.score_axes)})",
+                    file=card.path,
+                    line=document.line_of(["verdict", "rules", str(index), "when", axis]),
+                    field=f"verdict.rules.{index}.when.{axis}",
+                )
+    if verdict.rules and verdict.otherwise is None:
+        raise CardValidationError(
+            "verdict rules need an 'otherwise' verdict",
+            file=card.path,
+            line=document.line_of(["verdict"]),
+            field="verdict.otherwise",
+        )
 
 
 def _check_sandbox(card: Card, parsed: Any) -> None:

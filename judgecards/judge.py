@@ -110,7 +110,7 @@ class Judge:
             JSON card's schema reaches the judge (`judgecards.structured_output`).
     """
 
-    def __init__(
+    def __init__(  # noqa: PLR0913  public API: the judge's keyword-only settings
         self,
         card: str | Card = "reference",
         model: str = "mock:judge",

@@ -100,7 +100,7 @@ class _Stopped(Exception):
     """An item that was waiting for a slot when the batch stopped."""
 
 
-async def stream_pool(
+async def stream_pool(  # noqa: PLR0912, PLR0915  one scheduling loop; its cases share its state
     entries: AsyncIterator[Item | Ready[Outcome]],
     work: Callable[[Item], Awaitable[Outcome]],
     done: Callable[[Item, Outcome], None],

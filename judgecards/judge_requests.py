@@ -26,7 +26,7 @@ from judgecards.structured_output import guards_schema, restates_fields, strict_
 __all__ = ["TRUNCATION_CEILING", "first_request", "larger_budget", "mock_options", "reask"]
 
 
-def first_request(
+def first_request(  # noqa: PLR0913  keyword-only request settings
     card: Card,
     inputs: Mapping[str, Any],
     *,

@@ -237,9 +237,11 @@ def _validate(
     return judgment, []
 
 
-def _read_json(card: Card, text: str, inputs: Mapping[str, Any] | None) -> Reading:
-    whole = _whole(text)
-    quotable = _Quotable.of(inputs)
+def _own_objects(
+    text: str, whole: tuple[int, int, dict[str, Any]] | None, quotable: _Quotable
+) -> list[tuple[int, int, dict[str, Any]]]:
+    """The JSON objects of a reply that the judge wrote rather than copied from the item: the
+    whole reply when it is one object, else each object in it. A reply with none is refused."""
     if whole is not None:
         start, end, value = whole
         if quotable.has_object(text[start:end], value):
@@ -272,6 +274,12 @@ def _read_json(card: Card, text: str, inputs: Mapping[str, Any] | None) -> Readi
         else:
             problem = "reply contains no JSON object"
         raise JudgeOutputError(text, [problem])
+    return candidates
+
+
+def _read_json(card: Card, text: str, inputs: Mapping[str, Any] | None) -> Reading:
+    whole = _whole(text)
+    candidates = _own_objects(text, whole, _Quotable.of(inputs))
     for start, _, _ in candidates:
         if (key := repeated_key(text, start)) is not None:
             raise JudgeOutputError(

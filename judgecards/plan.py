@@ -57,7 +57,7 @@ class RunPlan:
     token_method: str = TOKEN_ESTIMATE
 
     @classmethod
-    def of(
+    def of(  # noqa: PLR0913  keyword-only counts of the plan
         cls,
         model: str,
         price: ModelPrice | None,

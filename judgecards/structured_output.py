@@ -250,7 +250,7 @@ def _property_names(node: Any) -> set[str]:
     }
 
 
-def _project(
+def _project(  # noqa: PLR0912  one branch per JSON Schema keyword
     node: Any, definitions: Mapping[str, Any], dropped: frozenset[str], *, depth: int
 ) -> Any:
     if not isinstance(node, dict):

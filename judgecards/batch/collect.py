@@ -192,7 +192,7 @@ def refresh(
     return repo.jobs(job.id)[0]
 
 
-def collect_batch(
+def collect_batch(  # noqa: PLR0913  public API: keyword-only options
     judge: Judge,
     job: str | None = None,
     *,
@@ -261,7 +261,7 @@ def collect_batch(
     return collection
 
 
-def _collect(
+def _collect(  # noqa: PLR0913, PLR0917  collect_batch's state and options (a collector object is the fix)
     judge: Judge,
     api: BatchAPI,
     repo: BatchRepository,
@@ -353,7 +353,7 @@ def _reconcile(api: BatchAPI, repo: BatchRepository, job: JobRow) -> JobRow:
     return repo.jobs(job.id)[0]
 
 
-def _ingest(
+def _ingest(  # noqa: PLR0917  the collector's state (a collector object is the fix)
     judge: Judge,
     api: BatchAPI,
     repo: BatchRepository,
@@ -471,7 +471,7 @@ def _batch_cost(judge: Judge, result: JudgeResult, reply: Completion) -> float |
     return result.cost_usd - (batch_part or 0.0) * price.batch_discount
 
 
-def _retry(
+def _retry(  # noqa: PLR0917  the collector's state (a collector object is the fix)
     judge: Judge,
     repo: BatchRepository,
     jobs: Sequence[JobRow],

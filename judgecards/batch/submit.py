@@ -211,7 +211,7 @@ def _split(entries: Sequence[_Entry], api: BatchAPI) -> list[list[_Entry]]:
     return parts
 
 
-def _create(
+def _create(  # noqa: PLR0917  one batch of a submission, and who owns it
     judge: Judge,
     api: BatchAPI,
     repo: BatchRepository,

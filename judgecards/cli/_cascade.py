@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import click
 
@@ -23,9 +23,33 @@ if TYPE_CHECKING:
     from judgecards.judge import Judge
     from judgecards.results import JudgeResult
 
-__all__ = ["cascade_judges", "cascade_models", "guarantee_options", "score_cascade"]
+__all__ = [
+    "CascadeRunner",
+    "cascade_judges",
+    "cascade_models",
+    "guarantee_options",
+    "judge_down",
+    "score_cascade",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+R = TypeVar("R", covariant=True)
+
+
+class CascadeRunner(Protocol[R]):
+    """A calibrated cascade of either unit (`calibration.Cascade`, `calibration.PairwiseCascade`)
+    as the command line drives it."""
+
+    def calibrate(self) -> Sequence[Any]: ...
+
+    def run(
+        self,
+        units: Sequence[Mapping[str, Any]],
+        *,
+        concurrency: int = ...,
+        progress: Any = ...,
+    ) -> R: ...
 
 
 def guarantee_options(unit: str, *, required: bool) -> Callable[[F], F]:
@@ -109,6 +133,39 @@ def cascade_judges(
         yield judges
 
 
+def judge_down(  # noqa: PLR0913  the run settings score and compare both pass by name
+    make: Callable[[list[Judge]], CascadeRunner[R]],
+    card: Card,
+    models: Sequence[str],
+    units: Sequence[Mapping[str, Any]],
+    *,
+    heading: str,
+    db: Path,
+    concurrency: int,
+    judge_options: Mapping[str, Any],
+    reporter: Callable[[list[Judge]], StagedProgress] = StagedProgress,
+) -> tuple[R, float]:
+    """Build the judges and the cascade (``make``), calibrate it, print each stage and
+    ``heading``, then send ``units`` down it with one progress line per judge; both cascades
+    (``score`` and ``compare``) run here.
+
+    Returns:
+        The run and the seconds spent judging.
+
+    Raises:
+        AuditError: a judge lacks labels, or no judge can meet the target (nothing called).
+    """
+    with cascade_judges(card, models, db, judge_options) as judges:
+        cascade = make(judges)
+        for stage in cascade.calibrate():
+            click.echo(f"{stage.model}: {stage.selective}", err=True)
+        click.echo(heading, err=True)
+        started = time.perf_counter()
+        with reporting(reporter(judges), where=str(db)) as progress:
+            run = cascade.run(units, concurrency=concurrency, progress=progress)
+        return run, time.perf_counter() - started
+
+
 def score_cascade(
     card: Card,
     models: Sequence[str],
@@ -131,18 +188,16 @@ def score_cascade(
     """
     from calibration.cascade import Cascade
 
-    with cascade_judges(card, models, db, judge_options) as judges:
-        cascade = Cascade(judges, target=target, delta=delta)
-        for stage in cascade.calibrate():
-            click.echo(f"{stage.model}: {stage.selective}", err=True)
-        click.echo(
-            f"Judging {len(items)} items with {card.ref} down {' -> '.join(models)} (db {db})",
-            err=True,
-        )
-        started = time.perf_counter()
-        with reporting(StagedProgress(judges), where=str(db)) as progress:
-            run = cascade.run(items, concurrency=concurrency, progress=progress)
-        elapsed = time.perf_counter() - started
+    run, elapsed = judge_down(
+        lambda judges: Cascade(judges, target=target, delta=delta),
+        card,
+        models,
+        items,
+        heading=f"Judging {len(items)} items with {card.ref} down {' -> '.join(models)} (db {db})",
+        db=db,
+        concurrency=concurrency,
+        judge_options=judge_options,
+    )
     results = [decision.annotated() for decision in run.decisions]
     # The first judge with a threshold sees every item, so every decision has a result.
     return [result for result in results if result is not None], run, elapsed

@@ -10,7 +10,6 @@ it), with ``cascade``: who decided it, at what threshold, the audit it went to.
 from __future__ import annotations
 
 import json
-import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -18,10 +17,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from judgecards.cli._cascade import cascade_judges
+from judgecards.cli._cascade import judge_down
 from judgecards.cli._ci_runs import compare_run
 from judgecards.cli._common import ErrorBudget, finish_run, mock_banner
-from judgecards.cli._progress import StagedProgress, reporting
+from judgecards.cli._progress import StagedProgress
 
 if TYPE_CHECKING:
     from judgecards.cards import Card
@@ -42,7 +41,7 @@ def refuse_with_cascade(**given: bool) -> None:
         )
 
 
-def compare_cascade(
+def compare_cascade(  # noqa: PLR0913  keyword-only options of the command
     card: Card,
     models: Sequence[str],
     pairs: Sequence[Mapping[str, Any]],
@@ -66,20 +65,18 @@ def compare_cascade(
     from calibration.pairwise_cascade import PairwiseCascade
     from judgecards.pricing import run_cost, run_cost_text
 
-    with cascade_judges(card, models, db, judge_options) as judges:
-        cascade = PairwiseCascade(judges, target=target, delta=delta)
-        for stage in cascade.calibrate():
-            click.echo(f"{stage.model}: {stage.selective}", err=True)
-        click.echo(
-            f"Comparing {len(pairs)} pairs (both orders) with {card.ref} down "
-            f"{' -> '.join(models)} (db {db})",
-            err=True,
-        )
-        started = time.perf_counter()
-        reporter = StagedProgress(judges, "judging (both orders)", unit="judgments")
-        with reporting(reporter, where=str(db)) as progress:
-            run = cascade.run(pairs, concurrency=concurrency, progress=progress)
-        elapsed = time.perf_counter() - started
+    run, elapsed = judge_down(
+        lambda judges: PairwiseCascade(judges, target=target, delta=delta),
+        card,
+        models,
+        pairs,
+        heading=f"Comparing {len(pairs)} pairs (both orders) with {card.ref} down "
+        f"{' -> '.join(models)} (db {db})",
+        db=db,
+        concurrency=concurrency,
+        judge_options=judge_options,
+        reporter=lambda judges: StagedProgress(judges, "judging (both orders)", unit="judgments"),
+    )
 
     rows = [row for row in (decision.row() for decision in run.decisions) if row is not None]
     output.write_lines(

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from judgecards.cli._rate import EXIT_NOT_JUDGED, max_cost_option
+from judgecards.cli._rate import exit_not_judged, max_cost_option
 
 if TYPE_CHECKING:
     from judgecards.judge import Judge
@@ -66,11 +66,15 @@ def _left(comparisons: Sequence[ComparisonResult]) -> int:
 
 def pairs_budget_lines(judge: Judge, comparisons: Sequence[ComparisonResult]) -> list[str]:
     """The summary's ``budget:`` line when the judge was capped (else none)."""
-    from judgecards.pairwise.budget import pair_budget_text
-
     if judge.budget is None:
         return []
-    return [f"budget:    {pair_budget_text(judge.budget.stats(), _left(comparisons))}"]
+    text = judge.budget.stats().as_text(
+        not_judged=_left(comparisons),
+        unit="pair",
+        finished="judgments",
+        over="re-asks and token counts beyond the projection",
+    )
+    return [f"budget:    {text}"]
 
 
 def pairs_budget_data(judge: Judge, comparisons: Sequence[ComparisonResult]) -> dict[str, Any]:
@@ -89,12 +93,6 @@ def pairs_budget_data(judge: Judge, comparisons: Sequence[ComparisonResult]) -> 
 
 def finish_pairs_budget(comparisons: Sequence[ComparisonResult]) -> None:
     """Exit 1 when ``--max-cost`` left pairs not judged (after the failed pairs were counted)."""
-    left = _left(comparisons)
-    if left:
-        click.echo(
-            f"{left} pair(s) not judged: their projected cost (both orders) would pass "
-            "--max-cost; exit status 1. Run again with a higher --max-cost to judge them "
-            "(finished judgments are not paid for again).",
-            err=True,
-        )
-        raise click.exceptions.Exit(EXIT_NOT_JUDGED)
+    exit_not_judged(
+        _left(comparisons), unit="pair", projected=" (both orders)", finished="judgments"
+    )

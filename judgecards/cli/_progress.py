@@ -73,7 +73,7 @@ class ProgressReporter:
             drawn by the ticker while the first calls are out, shows it too).
     """
 
-    def __init__(
+    def __init__(  # noqa: PLR0913  the progress line's keyword-only settings
         self,
         label: str = "judging",
         *,

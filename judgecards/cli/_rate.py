@@ -10,6 +10,7 @@ import click
 
 __all__ = [
     "budget_lines",
+    "exit_not_judged",
     "finish_budget",
     "max_cost_option",
     "rate_judge_options",
@@ -89,12 +90,19 @@ def budget_lines(judges: Any, *, cap: bool = True) -> list[str]:
 def finish_budget(judges: Any) -> None:
     """Exit 1 when ``--max-cost`` left items not judged (after the error records were counted)."""
     judges = judges if isinstance(judges, (list, tuple)) else [judges]
-    left = sum(j.budget.stats().not_judged for j in judges if j.budget is not None)
+    exit_not_judged(sum(j.budget.stats().not_judged for j in judges if j.budget is not None))
+
+
+def exit_not_judged(
+    left: int, *, unit: str = "item", projected: str = "", finished: str = "items"
+) -> None:
+    """Exit 1 when ``--max-cost`` left ``left`` units (items, or pairs) not judged; ``projected``
+    says what their projection covered, ``finished`` what a re-run does not pay for again."""
     if left:
         click.echo(
-            f"{left} item(s) not judged: their projected cost would pass --max-cost; exit "
-            "status 1. Run again with a higher --max-cost to judge them (finished items are "
-            "not paid for again).",
+            f"{left} {unit}(s) not judged: their projected cost{projected} would pass "
+            "--max-cost; exit status 1. Run again with a higher --max-cost to judge them "
+            f"(finished {finished} are not paid for again).",
             err=True,
         )
         raise click.exceptions.Exit(EXIT_NOT_JUDGED)

@@ -55,7 +55,7 @@ def card_and_items(
     return card, items
 
 
-def judge_options(
+def judge_options(  # noqa: PLR0913  the shared option groups, by keyword
     card: Card,
     *,
     no_cache: bool,

@@ -78,7 +78,7 @@ def _read_guidelines(path: Path) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print the stored run as JSON.")
 @db_option
 @cards_dir_option
-def align(
+def align(  # noqa: PLR0913, PLR0917  click passes one parameter per option
     card: str,
     model: str,
     k: int,

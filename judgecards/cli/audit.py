@@ -96,7 +96,7 @@ def audit() -> None:
 )
 @db_option
 @cards_dir_option
-def sample_command(
+def sample_command(  # noqa: PLR0913, PLR0917  click passes one parameter per option
     card: str,
     model: str,
     n: int,
@@ -193,7 +193,7 @@ def sheet_command(
 )
 @db_option
 @cards_dir_option
-def ingest_command(
+def ingest_command(  # noqa: PLR0917  click passes one parameter per option
     sheet: Path,
     labeler: str,
     audit_id: int | None,
@@ -284,7 +284,7 @@ def ingest_command(
 @ci_output_options
 @db_option
 @cards_dir_option
-def report_command(
+def report_command(  # noqa: PLR0913, PLR0917  click passes one parameter per option
     card: str | None,
     model: str | None,
     min_kappa: float,
@@ -358,7 +358,7 @@ def report_command(
 @_resamples_option
 @db_option
 @cards_dir_option
-def rerun_command(
+def rerun_command(  # noqa: PLR0913, PLR0917  click passes one parameter per option
     anchor_set: str,
     model: str,
     card: str | None,

@@ -74,7 +74,7 @@ def batch() -> None:
     collect, cancel."""
 
 
-def submit_items(
+def submit_items(  # noqa: PLR0913  keyword-only options of the command
     items_path: Path,
     card_ref: str,
     model: str,
@@ -132,7 +132,7 @@ def submit_items(
 @prices_option
 @db_option
 @cards_dir_option
-def submit(
+def submit(  # noqa: PLR0913, PLR0917  click passes one parameter per option
     items_path: Path,
     card_ref: str,
     model: str,
@@ -315,7 +315,7 @@ def status(selector: str | None, base_url: str | None, db: Path) -> None:
 @max_errors_option
 @_base_url_option
 @db_option
-def collect(
+def collect(  # noqa: PLR0917  click passes one parameter per option
     selector: str | None,
     wait: bool,
     retry: Retry | None,

@@ -162,7 +162,7 @@ def _sides_arguments(function: F) -> F:
 @ci_output_options
 @db_option
 @cards_dir_option
-def compare(
+def compare(  # noqa: PLR0913, PLR0915, PLR0917  click passes one parameter per option; modes: item 5
     a_path: Path,
     b_path: Path,
     card_ref: str,
@@ -216,10 +216,11 @@ def compare(
     from judgecards.cards import load_card
     from judgecards.pairwise.compare import compare_many
     from judgecards.pairwise.report import comparison_report
+    from judgecards.pairwise.rules import is_pairwise
 
     # Cheap checks first: nothing below opens the database or calls the provider.
     card = load_card(card_ref, cards_dir=list(cards_dirs) or None)
-    if "answer_a" not in card.spec.inputs or "answer_b" not in card.spec.inputs:
+    if not is_pairwise(card):
         raise WrongCardKind(
             f"{card.ref} is not a pairwise card (it has no answer_a/answer_b inputs)",
             file=card.path,
@@ -462,7 +463,7 @@ def _join(a: _Side, b: _Side, model_a: str | None, model_b: str | None) -> _Join
     return _Joined(pairs, only_in_a, only_in_b)
 
 
-def _shared_field(
+def _shared_field(  # noqa: PLR0917  two rows and where each came from
     name: str,
     row_a: Mapping[str, Any],
     row_b: Mapping[str, Any],

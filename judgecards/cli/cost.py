@@ -51,7 +51,7 @@ def _since(ctx: click.Context, param: click.Parameter, value: str | None) -> str
     help="Total per card, judge model or UTC day.",
 )
 @click.option("--json", "as_json", is_flag=True, help="One JSON object on stdout.")
-def cost(
+def cost(  # noqa: PLR0917  click passes one parameter per option
     db: Path, card: str | None, model: str | None, since: str | None, group: str, as_json: bool
 ) -> None:
     """Total the cost of stored results by card, model or day ("unknown" where a price is)."""

@@ -48,7 +48,7 @@ __all__ = ["demo"]
     type=click.IntRange(100, 100_000),
     help="Bootstrap resamples per interval.",
 )
-def demo(
+def demo(  # noqa: PLR0917  click passes one parameter per option
     db: Path | None,
     report_path: Path | None,
     no_report: bool,

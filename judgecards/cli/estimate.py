@@ -41,7 +41,7 @@ from judgecards.cli._common import db_option
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @db_option
-def estimate(
+def estimate(  # noqa: PLR0917  click passes one parameter per option
     card: str, model: str, alpha: float, audit_id: int | None, seed: int, as_json: bool, db: Path
 ) -> None:
     """Judge-only, human-only and corrected estimates, side by side.

@@ -71,7 +71,7 @@ from judgecards.cli._rate import budget_lines, finish_budget, rate_judge_options
 @max_errors_option
 @ci_output_options
 @db_option
-def eval_command(
+def eval_command(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917  click passes one parameter per option; modes: item 5
     config_path: Path,
     output_path: Path | None,
     as_json: bool,

@@ -61,7 +61,7 @@ def _table(
     return label_table(store, labeler=labeler, audit_id=audit_id, **filters)
 
 
-def run_export(
+def run_export(  # noqa: PLR0913  keyword-only options of the command
     name: str,
     output: Path,
     *,
@@ -135,7 +135,7 @@ def run_export(
 @click.option("--labeler", hidden=True, help="Deprecated `export labels` only.")
 @click.option("--audit", "audit_id", type=int, hidden=True, help="Deprecated `export labels` only.")
 @db_option
-def export(
+def export(  # noqa: PLR0913, PLR0917  click passes one parameter per option
     table: str,
     output: Path,
     format_: str | None,

@@ -43,7 +43,7 @@ def labels() -> None:
 )
 @db_option
 @cards_dir_option
-def import_command(
+def import_command(  # noqa: PLR0917  click passes one parameter per option
     file: Path,
     labeler: str | None,
     skip_invalid: bool,
@@ -103,7 +103,7 @@ def import_command(
     help="csv, jsonl or parquet (default: from the extension; required for '-').",
 )
 @db_option
-def export_command(
+def export_command(  # noqa: PLR0913, PLR0917  click passes one parameter per option
     file: Path,
     card: str | None,
     model: str | None,

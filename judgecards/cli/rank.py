@@ -61,7 +61,7 @@ from judgecards.cli._common import db_option, renamed_option
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the ratings as JSON.")
 @db_option
-def rank(
+def rank(  # noqa: PLR0913, PLR0917  click passes one parameter per option
     card: str,
     model: str | None,
     models: tuple[str, ...],

@@ -46,7 +46,7 @@ __all__ = ["report"]
 )
 @db_option
 @cards_dir_option
-def report(
+def report(  # noqa: PLR0917  click passes one parameter per option
     output: Path,
     card: str | None,
     model: str | None,

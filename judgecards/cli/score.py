@@ -136,7 +136,7 @@ def _old_modes(function: F) -> F:
 @db_option
 @cards_dir_option
 @_old_modes
-def score(
+def score(  # noqa: PLR0913, PLR0917  click passes one parameter per option
     items_path: Path,
     card_ref: str,
     models: tuple[str, ...],
@@ -338,7 +338,7 @@ def cascade(models: tuple[str, ...], guarantee: float, **run: Any) -> None:
     _cascade_run(cascade_models(models, None, guarantee), guarantee=guarantee, **run)
 
 
-def _cascade_run(
+def _cascade_run(  # noqa: PLR0913  keyword-only options of the command
     models: list[str],
     *,
     items_path: Path,

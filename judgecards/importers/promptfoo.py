@@ -27,6 +27,7 @@ import json
 import math
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +52,17 @@ OUTPUT_FIELD = "model_output"
 DEFAULT_GRADER = "openai:gpt-4o"
 _MAX_COMBINATIONS = 10_000
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_MODEL_GRADED = ("llm-rubric", "model-graded-closedqa", "factuality")
+# How each model-graded assertion reads in the imported card's body (``{text}``: its value).
+_CRITERION_TEXT = {
+    "llm-rubric": "Criterion {criterion} (rubric):\n{text}",
+    "model-graded-closedqa": "Criterion {criterion}: does the output meet this criterion?\n{text}",
+    "factuality": (
+        "Criterion {criterion} (factuality): compare the factual content of the output with this "
+        "expert answer:\n{text}\nPass when the output is a subset or a superset of the expert answer, "
+        "agrees with it, or differs only in ways that do not matter for factuality; fail when they disagree."
+    ),
+}
+_MODEL_GRADED = tuple(_CRITERION_TEXT)
 _CONTAINS = ("contains", "icontains", "starts-with", "equals")
 _LISTS = ("contains-any", "contains-all", "icontains-any", "icontains-all")
 _PROVIDERS = {
@@ -71,6 +82,40 @@ def import_promptfoo(path: Path, output: Path) -> ImportResult:
         OutputError: ``output`` exists and is not empty, or cannot be written.
     """
     return write_plan(plan_promptfoo(path), output)
+
+
+@dataclass(frozen=True)
+class _Assertion:
+    """One deterministic promptfoo assertion being translated: where it is, what it says, and
+    its position among the group's checks (which names the check)."""
+
+    loc: Loc
+    body: Mapping[str, Any]
+    kind: str
+    where: str
+    position: int
+
+    @property
+    def value(self) -> Any:
+        return self.body.get("value")
+
+    @property
+    def negated(self) -> bool:
+        return self.kind.startswith("not-")
+
+    @property
+    def base(self) -> str:
+        """The kind without its ``not-``."""
+        return self.kind.removeprefix("not-")
+
+    @property
+    def key(self) -> str:
+        """The regex check's field: ``forbid`` for a negated assertion, else ``match``."""
+        return "forbid" if self.negated else "match"
+
+    @property
+    def name(self) -> str:
+        return f"{self.kind}-{self.position}"
 
 
 class _Group:
@@ -206,7 +251,9 @@ class _Reader:
             if kind == "select-best":
                 self.select_best(loc, assertion, where, group.provider)
                 continue
-            translated = self.check(loc, assertion, kind, where, references, len(checks) + 1)
+            translated = self.check(
+                _Assertion(loc, assertion, kind, where, len(checks) + 1), references
+            )
             checks.extend(translated)
         tiers: list[dict[str, Any]] = []
         if checks:
@@ -234,124 +281,130 @@ class _Reader:
             + "; for several prompts or providers, write one line per output, each with its own `id`."
         )
 
-    def check(
-        self,
-        loc: Loc,
-        assertion: Mapping[str, Any],
-        kind: str,
-        where: str,
-        references: dict[str, str],
-        position: int,
-    ) -> list[dict[str, Any]]:
-        negated = kind.startswith("not-")
-        base = kind.removeprefix("not-")
-        value = assertion.get("value")
-        key = "forbid" if negated else "match"
-        name = f"{kind}-{position}"
-        if base in _CONTAINS or base in _LISTS:
-            values = value if base in _LISTS else [value]
-            if (
-                not isinstance(values, list)
-                or not values
-                or not all(isinstance(v, str) for v in values)
-            ):
-                raise self.fail(
-                    f"{kind} needs a text 'value'" + (" list" if base in _LISTS else ""),
-                    (*loc, "value"),
-                )
-            if any("{{" in v for v in values):
-                self.plan.gap(
-                    where,
-                    self.line((*loc, "value")),
-                    f"value {value!r}",
-                    "a check compares with a fixed text, not with a test variable",
-                )
-                return []
-            flags = "(?i)" if base.startswith("icontains") else ""
-            escaped = [re.escape(v) for v in values]
-            if base == "equals":
-                patterns = [rf"\A{escaped[0]}\Z"]
-            elif base == "starts-with":
-                patterns = [rf"\A{escaped[0]}"]
-            elif base.endswith("-all") and not negated:
-                patterns = escaped
-            else:  # contains, -any, and not-…-all as "not every one": any missing fails
-                patterns = ["|".join(escaped)]
-            if base.endswith("-all") and negated:
-                self.plan.gap(
-                    where,
-                    self.line(loc),
-                    kind,
-                    "read as: contains none of the values",
-                    left_out=False,
-                )
-            return [
-                {
-                    "type": "regex",
-                    "name": f"{name}-{i + 1}" if len(patterns) > 1 else name,
-                    "field": OUTPUT_FIELD,
-                    key: flags + p,
-                }
-                for i, p in enumerate(patterns)
-            ]
-        if base == "regex":
-            if not isinstance(value, str):
-                raise self.fail("regex needs a text 'value'", (*loc, "value"))
-            try:
-                re.compile(value)
-            except re.error as error:
-                self.plan.gap(
-                    where,
-                    self.line((*loc, "value")),
-                    f"regex {value!r}",
-                    f"not a Python regular expression ({error})",
-                )
-                return []
-            return [{"type": "regex", "name": name, "field": OUTPUT_FIELD, key: value}]
-        if kind == "is-json":
-            if value is not None and not isinstance(value, Mapping):
-                self.plan.gap(
-                    where,
-                    self.line((*loc, "value")),
-                    "value",
-                    "a JSON Schema given by file is not read",
-                )
-                return []
-            check: dict[str, Any] = {"type": "json", "name": name, "field": OUTPUT_FIELD}
-            if value is not None:
-                check["schema"] = dict(value)
-            return [check]
-        if kind == "rouge-n":
-            if not isinstance(value, str):
-                raise self.fail("rouge-n needs a text 'value'", (*loc, "value"))
-            threshold = assertion.get("threshold", 0.75)
-            if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
-                raise self.fail("'threshold' must be a number", (*loc, "threshold"))
-            variable = _only_variable(value)
-            reference = variable if variable is not None else f"expected_{position}"
-            if variable is None:
-                references[reference] = value
+    def check(self, a: _Assertion, references: dict[str, str]) -> list[dict[str, Any]]:
+        """The checks one deterministic assertion becomes; none when it is recorded as a gap."""
+        if a.base in _CONTAINS or a.base in _LISTS:
+            return self.text_check(a)
+        if a.base == "regex":
+            return self.regex_check(a)
+        if a.kind == "is-json":
+            return self.json_check(a)
+        if a.kind == "rouge-n":
+            return self.rouge_check(a, references)
+        code = a.base in ("javascript", "python", "webhook")
+        reason = "runs code; never imported" if code else "judgecards has no equivalent check"
+        self.plan.gap(a.where, self.line((*a.loc, "type")), f"assertion {a.kind!r}", reason)
+        return []
+
+    def text_check(self, a: _Assertion) -> list[dict[str, Any]]:
+        """contains, icontains, starts-with, equals and their -any/-all lists, as regexes."""
+        base, value = a.base, a.value
+        values = value if base in _LISTS else [value]
+        if (
+            not isinstance(values, list)
+            or not values
+            or not all(isinstance(v, str) for v in values)
+        ):
+            raise self.fail(
+                f"{a.kind} needs a text 'value'" + (" list" if base in _LISTS else ""),
+                (*a.loc, "value"),
+            )
+        if any("{{" in v for v in values):
             self.plan.gap(
-                where,
-                self.line(loc),
-                "rouge-n",
-                "computed as ROUGE-1 F1 (judgecards' rouge1)",
+                a.where,
+                self.line((*a.loc, "value")),
+                f"value {value!r}",
+                "a check compares with a fixed text, not with a test variable",
+            )
+            return []
+        flags = "(?i)" if base.startswith("icontains") else ""
+        escaped = [re.escape(v) for v in values]
+        if base == "equals":
+            patterns = [rf"\A{escaped[0]}\Z"]
+        elif base == "starts-with":
+            patterns = [rf"\A{escaped[0]}"]
+        elif base.endswith("-all") and not a.negated:
+            patterns = escaped
+        else:  # contains, -any, and not-…-all as "not every one": any missing fails
+            patterns = ["|".join(escaped)]
+        if base.endswith("-all") and a.negated:
+            self.plan.gap(
+                a.where,
+                self.line(a.loc),
+                a.kind,
+                "read as: contains none of the values",
                 left_out=False,
             )
-            return [
-                {
-                    "type": "metric",
-                    "name": name,
-                    "metric": "rouge1",
-                    "prediction": OUTPUT_FIELD,
-                    "reference": reference,
-                    "min": float(threshold),
-                }
-            ]
-        code = base in ("javascript", "python", "webhook")
-        reason = "runs code; never imported" if code else "judgecards has no equivalent check"
-        self.plan.gap(where, self.line((*loc, "type")), f"assertion {kind!r}", reason)
-        return []
+        return [
+            {
+                "type": "regex",
+                "name": f"{a.name}-{i + 1}" if len(patterns) > 1 else a.name,
+                "field": OUTPUT_FIELD,
+                a.key: flags + p,
+            }
+            for i, p in enumerate(patterns)
+        ]
+
+    def regex_check(self, a: _Assertion) -> list[dict[str, Any]]:
+        value = a.value
+        if not isinstance(value, str):
+            raise self.fail("regex needs a text 'value'", (*a.loc, "value"))
+        try:
+            re.compile(value)
+        except re.error as error:
+            self.plan.gap(
+                a.where,
+                self.line((*a.loc, "value")),
+                f"regex {value!r}",
+                f"not a Python regular expression ({error})",
+            )
+            return []
+        return [{"type": "regex", "name": a.name, "field": OUTPUT_FIELD, a.key: value}]
+
+    def json_check(self, a: _Assertion) -> list[dict[str, Any]]:
+        value = a.value
+        if value is not None and not isinstance(value, Mapping):
+            self.plan.gap(
+                a.where,
+                self.line((*a.loc, "value")),
+                "value",
+                "a JSON Schema given by file is not read",
+            )
+            return []
+        check: dict[str, Any] = {"type": "json", "name": a.name, "field": OUTPUT_FIELD}
+        if value is not None:
+            check["schema"] = dict(value)
+        return [check]
+
+    def rouge_check(self, a: _Assertion, references: dict[str, str]) -> list[dict[str, Any]]:
+        """rouge-n as judgecards' ROUGE-1 F1; a fixed reference text becomes an item field."""
+        value = a.value
+        if not isinstance(value, str):
+            raise self.fail("rouge-n needs a text 'value'", (*a.loc, "value"))
+        threshold = a.body.get("threshold", 0.75)
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
+            raise self.fail("'threshold' must be a number", (*a.loc, "threshold"))
+        variable = _only_variable(value)
+        reference = variable if variable is not None else f"expected_{a.position}"
+        if variable is None:
+            references[reference] = value
+        self.plan.gap(
+            a.where,
+            self.line(a.loc),
+            "rouge-n",
+            "computed as ROUGE-1 F1 (judgecards' rouge1)",
+            left_out=False,
+        )
+        return [
+            {
+                "type": "metric",
+                "name": a.name,
+                "metric": "rouge1",
+                "prediction": OUTPUT_FIELD,
+                "reference": reference,
+                "min": float(threshold),
+            }
+        ]
 
     def judge_tier(
         self, group: _Group, criteria: list[tuple[Loc, Mapping[str, Any], str]]
@@ -395,20 +448,8 @@ class _Reader:
                     "kept as literal text, never run",
                 )
             criterion = f"c{index}"
-            if kind == "llm-rubric":
-                sections.append(f"Criterion {criterion} (rubric):\n{text}")
-            elif kind == "model-graded-closedqa":
-                uses_prompt = True
-                sections.append(
-                    f"Criterion {criterion}: does the output meet this criterion?\n{text}"
-                )
-            else:
-                uses_prompt = True
-                sections.append(
-                    f"Criterion {criterion} (factuality): compare the factual content of the output with this "
-                    f"expert answer:\n{text}\nPass when the output is a subset or a superset of the expert answer, "
-                    "agrees with it, or differs only in ways that do not matter for factuality; fail when they disagree."
-                )
+            uses_prompt = uses_prompt or kind != "llm-rubric"
+            sections.append(_CRITERION_TEXT[kind].format(criterion=criterion, text=text))
             properties[f"{criterion}_reason"] = {"type": "string"}
             properties[f"{criterion}_score"] = {"type": "number", "minimum": 0, "maximum": 1}
             properties[f"{criterion}_pass"] = {"type": "integer", "enum": [0, 1]}

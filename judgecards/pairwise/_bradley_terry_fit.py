@@ -12,7 +12,7 @@ import numpy as np
 __all__ = ["fit_bradley_terry"]
 
 
-def fit_bradley_terry(
+def fit_bradley_terry(  # noqa: PLR0915, PLR0917  one vectorised Newton solve
     counts: np.ndarray,
     pairs: np.ndarray,
     n_models: int,

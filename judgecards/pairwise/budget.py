@@ -25,10 +25,9 @@ from judgecards.pricing import ModelPrice, format_cost
 from judgecards.token_count import CHARACTERS, TokenCounter, counter_for
 
 if TYPE_CHECKING:
-    from judgecards.budget import BudgetStats
     from judgecards.judge import Judge
 
-__all__ = ["ComparePlan", "OrderCost", "hold_pairs", "order_costs", "pair_budget_text"]
+__all__ = ["ComparePlan", "OrderCost", "hold_pairs", "order_costs"]
 
 OrderState = Literal["stored", "cached", "refused", "to_judge"]
 
@@ -205,17 +204,3 @@ def hold_pairs(
             groups.append(group)
     with cap.together(groups):
         yield
-
-
-def pair_budget_text(stats: BudgetStats, not_judged: int) -> str:
-    """The summary line of a capped comparison run: spent against the cap, pairs left."""
-    over = (
-        " (over: re-asks and token counts beyond the projection)" if stats.spent > stats.cap else ""
-    )
-    left = (
-        f"; {not_judged} pair(s) not judged: run again with a higher --max-cost to judge them "
-        "(finished judgments cost nothing again)"
-        if not_judged
-        else ""
-    )
-    return f"{format_cost(stats.spent)} spent of {format_cost(stats.cap)} cap{over}{left}"

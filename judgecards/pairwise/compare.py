@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from judgecards.errors import WrongCardKind
 from judgecards.pairwise.budget import ComparePlan, hold_pairs
 from judgecards.pairwise.comparisons import ComparisonResult, OrderJudgment
-from judgecards.pairwise.rules import VERDICTS, Verdict, resolve_pair
+from judgecards.pairwise.rules import VERDICTS, Verdict, is_pairwise, resolve_pair
 from judgecards.pairwise.stored import save_comparisons
 from judgecards.prepared import item_id_of
 from judgecards.results import JudgeResult
@@ -176,11 +176,10 @@ def plan_comparisons(judge: Judge, pairs: Iterable[Mapping[str, Any]]) -> Compar
 
 
 def _check_pairwise(judge: Judge) -> None:
-    inputs = judge.card.spec.inputs
-    if "answer_a" not in inputs or "answer_b" not in inputs:
+    if not is_pairwise(judge.card):
         raise WrongCardKind(
             f"compare needs a pairwise card with answer_a and answer_b inputs; {judge.card.ref} has "
-            f"{', '.join(inputs)}",
+            f"{', '.join(judge.card.spec.inputs)}",
             file=judge.card.path,
             field="inputs",
         )
@@ -233,7 +232,7 @@ def _order(result: JudgeResult, shown_first: Literal["A", "B"]) -> OrderJudgment
     )
 
 
-def combine_orders(
+def combine_orders(  # noqa: PLR0917  a pair, its two results and its two names
     judge: Judge,
     pair: Mapping[str, Any],
     first_result: JudgeResult,

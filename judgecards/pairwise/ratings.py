@@ -229,7 +229,7 @@ class Ratings:
         return "\n".join(lines)
 
 
-def bradley_terry(
+def bradley_terry(  # noqa: PLR0913  public API: keyword-only options
     comparisons: Sequence[Comparison],
     *,
     ties: Literal["half", "davidson"] = "half",
@@ -297,7 +297,9 @@ def bradley_terry(
         out = to_ratings(theta_b).T  # (models, batch)
         return out if idx.ndim > 1 else out[:, 0]
 
-    low, high = _bootstrap(statistic, data.n, len(data.models), bootstrap, level, seed)
+    low, high = _bootstrap(
+        statistic, data.n, len(data.models), n_resamples=bootstrap, level=level, seed=seed
+    )
     return _ratings(
         data,
         point,
@@ -382,7 +384,9 @@ def elo(
         out = replay(np.atleast_2d(idx)).T
         return out if idx.ndim > 1 else out[:, 0]
 
-    low, high = _bootstrap(statistic, data.n, n_models, bootstrap, level, seed)
+    low, high = _bootstrap(
+        statistic, data.n, n_models, n_resamples=bootstrap, level=level, seed=seed
+    )
     return _ratings(
         data,
         point,
@@ -496,6 +500,7 @@ def _bootstrap(
     statistic: Callable[..., np.ndarray],
     n: int,
     n_models: int,
+    *,
     n_resamples: int,
     level: float,
     seed: int | None,

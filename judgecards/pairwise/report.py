@@ -168,7 +168,7 @@ class PairwiseReport:
         return "\n".join(lines)
 
 
-def pairwise_report(
+def pairwise_report(  # noqa: PLR0913  public API: keyword-only options
     outcomes: Sequence[PairOutcome],
     *,
     level: float = 0.95,

@@ -3,15 +3,22 @@
 LLM judges favour whichever answer they read first, so every pair is judged twice, once with A
 shown first and once with B shown first. `resolve_pair` (FastChat's ``show_result.py`` rule, the
 one implementation of it in judgecards) decides: A only if A won both orders, B only if B won
-both, otherwise a tie. `PairOutcome` keeps both verdicts beside the outcome.
+both, otherwise a tie. `PairOutcome` keeps both verdicts beside the outcome. A pairwise card is
+one whose inputs hold both answers (`ANSWERS`, `is_pairwise`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-__all__ = ["VERDICTS", "PairOutcome", "Verdict", "resolve_pair"]
+if TYPE_CHECKING:
+    from judgecards.cards import Card
+
+__all__ = ["ANSWERS", "VERDICTS", "PairOutcome", "Verdict", "is_pairwise", "resolve_pair"]
+
+ANSWERS = ("answer_a", "answer_b")
+"""The inputs of a pairwise card that hold the two answers; the rest is the prompt."""
 
 Verdict = Literal["A", "B", "tie"]
 """A pairwise verdict in A/B naming: ``"A"`` won, ``"B"`` won, or ``"tie"``."""
@@ -76,3 +83,8 @@ class PairOutcome:
     def position_consistent(self) -> bool:
         """Whether the judge gave the same verdict in both orders (a tie in both counts)."""
         return self.first_order == self.second_order
+
+
+def is_pairwise(card: Card) -> bool:
+    """Whether ``card``'s inputs hold a pair: both answers (`ANSWERS`)."""
+    return set(ANSWERS) <= set(card.spec.inputs)

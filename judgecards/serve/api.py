@@ -27,6 +27,7 @@ from judgecards.cards import Card, list_cards, load_card
 from judgecards.errors import CardError, InvalidInput, ProviderConfigError, TransportError
 from judgecards.judge import Judge
 from judgecards.pairwise.compare import ComparisonResult, compare_many
+from judgecards.pairwise.rules import is_pairwise
 from judgecards.pricing import PriceTable, load_prices
 from judgecards.render import check_inputs
 from judgecards.results import JudgeResult
@@ -193,10 +194,6 @@ def _card(request: Request, ref: str) -> Card:
         return cache[ref]
 
 
-def _is_pairwise(card: Card) -> bool:
-    return "answer_a" in card.spec.inputs and "answer_b" in card.spec.inputs
-
-
 def _check_count(request: Request, count: int, field: str) -> None:
     limit: int = request.app.state.max_items
     if count > limit:
@@ -261,7 +258,7 @@ def _provider_failed(error: TransportError) -> ApiError:
 def score(body: ScoreRequest, request: Request, principal: AdminUser) -> ScoreResponse:
     """Judge items with a card and model; results are stored like ``judgecards score``'s."""
     card = _card(request, body.card)
-    if _is_pairwise(card):
+    if is_pairwise(card):
         raise ApiError(
             422, "card", f"{card.ref} is a pairwise card: use /v1/compare", field="body.card"
         )
@@ -281,7 +278,7 @@ def score(body: ScoreRequest, request: Request, principal: AdminUser) -> ScoreRe
 def compare(body: CompareRequest, request: Request, principal: AdminUser) -> CompareResponse:
     """Judge pairs in both orders with a pairwise card; stored like ``judgecards compare``'s."""
     card = _card(request, body.card)
-    if not _is_pairwise(card):
+    if not is_pairwise(card):
         raise ApiError(
             422,
             "card",
@@ -311,7 +308,7 @@ def cards(principal: AdminUser) -> CardsResponse:
             description=card.spec.description,
             inputs=list(card.spec.inputs),
             required_inputs=[name for name, spec in card.spec.inputs.items() if spec.required],
-            pairwise=_is_pairwise(card),
+            pairwise=is_pairwise(card),
             released=card.released,
         )
         for card in list_cards()
@@ -343,7 +340,7 @@ _Filter = Annotated[str | None, Query(max_length=200)]
 
 
 @router.get("/results", response_model=ResultsPage)
-def results(
+def results(  # noqa: PLR0917  FastAPI reads each query parameter from the signature
     request: Request,
     principal: AdminUser,
     card: _Filter = None,

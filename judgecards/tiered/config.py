@@ -38,6 +38,7 @@ from __future__ import annotations
 import importlib
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -331,22 +332,12 @@ def build_pipeline(
             ("tiers",),
         )
     base = source.path.parent
+    overrides = _JudgeOverrides(db, model, max_input_chars, prices, judge_output, stand_in)
     stages: list[Any] = []
     for position, tier in enumerate(config.tiers):
         if tier.judge is not None:
             loc: tuple[str | int, ...] = ("tiers", position, "judge")
-            judge = _build_judge(
-                tier.judge,
-                source,
-                loc,
-                base,
-                db,
-                model,
-                max_input_chars,
-                prices,
-                judge_output,
-                stand_in,
-            )
+            judge = _build_judge(tier.judge, source, loc, base, overrides)
             try:
                 stages.append(
                     JudgeCheck(
@@ -378,38 +369,49 @@ def build_pipeline(
         raise source.error(str(error), ("tiers", *getattr(error, "path", ()))) from None
 
 
+@dataclass(frozen=True)
+class _JudgeOverrides:
+    """What `build_pipeline`'s caller (``judgecards eval``'s options) sets for every judge tier."""
+
+    db: Store | Path | None
+    model: str | None
+    max_input_chars: int | None
+    prices: PriceTable | None
+    judge_output: Mapping[str, Any] | None
+    stand_in: bool
+
+
 def _build_judge(
     spec: _JudgeSpec,
     source: ConfigSource,
     loc: tuple[str | int, ...],
     base: Path,
-    db: Store | Path | None,
-    model: str | None,
-    max_input_chars: int | None,
-    prices: PriceTable | None = None,
-    judge_output: Mapping[str, Any] | None = None,
-    stand_in: bool = False,
+    overrides: _JudgeOverrides,
 ) -> Judge:
     from judgecards.judge import Judge
     from judgecards.replay import replay_stand_in
 
+    model, prices = overrides.model, overrides.prices
     directories = [spec.cards_dir] if isinstance(spec.cards_dir, str) else spec.cards_dir
-    options: dict[str, Any] = {"timeout": spec.timeout, "max_input_chars": max_input_chars}
+    options: dict[str, Any] = {
+        "timeout": spec.timeout,
+        "max_input_chars": overrides.max_input_chars,
+    }
     chosen = {"output_mode": spec.output_mode, "max_tokens": spec.max_tokens}
     options.update({name: value for name, value in chosen.items() if value is not None})
-    options.update(judge_output or {})  # --set top_logprobs=0 is None: "off", kept
+    options.update(overrides.judge_output or {})  # --set top_logprobs=0 is None: "off", kept
     if prices is not None:
         options["prices"] = prices
     same_provider = model is None or model.partition(":")[0] == spec.model.partition(":")[0]
     if spec.base_url and same_provider:
         options["base_url"] = spec.base_url
-    if stand_in:
+    if overrides.stand_in:
         options["provider"] = replay_stand_in(model or spec.model)
     try:
         return Judge(
             spec.card,
             model or spec.model,
-            db=db,
+            db=overrides.db,
             cache=spec.cache,
             max_attempts=spec.max_attempts,
             cards_dir=[base / d for d in directories] if directories is not None else None,

@@ -229,34 +229,8 @@ class TieredEval:
     """
 
     def __init__(self, tiers: Sequence[Tier | Check | JudgeCheck]) -> None:
-        stages: list[_Stage] = []
-        for tier in tiers:
-            if isinstance(tier, (Tier, JudgeCheck)):
-                stages.append(tier)
-            elif isinstance(tier, Check):
-                stages.append(Tier(tier.name, [tier]))
-            else:
-                raise TypeError(
-                    f"a tier must be a Tier, a check or a JudgeCheck, not {type(tier).__name__}"
-                )
-        if not stages:
-            raise ValueError("a TieredEval needs at least one tier")
-        for position, stage in enumerate(stages):
-            if isinstance(stage, JudgeCheck) and position != len(stages) - 1:
-                raise CheckArgumentError("the judge tier must be the last tier", position)
-        names = [stage.name for stage in stages]
-        for position, name in enumerate(names):
-            if name in names[:position]:
-                raise CheckArgumentError(f"two tiers are named {name!r}", position, "name")
-        seen: set[str] = set()
-        for stage in stages:
-            for check in stage.checks if isinstance(stage, Tier) else ():
-                if isinstance(check, MetricCheck):
-                    if check.name in seen:
-                        raise ValueError(
-                            f"two metric checks are named {check.name!r}; give one a distinct name"
-                        )
-                    seen.add(check.name)
+        stages = [_stage(tier) for tier in tiers]
+        _check_stages(stages)
         self.tiers: tuple[_Stage, ...] = tuple(stages)
 
     @property
@@ -414,3 +388,35 @@ def _apply_tier(
         if chosen:
             return status, list(dict.fromkeys(chosen))
     return "pass", []
+
+
+def _stage(tier: Tier | Check | JudgeCheck) -> _Stage:
+    """A tier as given; a lone check becomes a tier of its own."""
+    if isinstance(tier, (Tier, JudgeCheck)):
+        return tier
+    if isinstance(tier, Check):
+        return Tier(tier.name, [tier])
+    raise TypeError(f"a tier must be a Tier, a check or a JudgeCheck, not {type(tier).__name__}")
+
+
+def _check_stages(stages: Sequence[_Stage]) -> None:
+    """The rules of a pipeline: at least one tier, the judge last, names unique (tiers, and
+    metric checks, whose names are their report columns)."""
+    if not stages:
+        raise ValueError("a TieredEval needs at least one tier")
+    for position, stage in enumerate(stages):
+        if isinstance(stage, JudgeCheck) and position != len(stages) - 1:
+            raise CheckArgumentError("the judge tier must be the last tier", position)
+    names = [stage.name for stage in stages]
+    for position, name in enumerate(names):
+        if name in names[:position]:
+            raise CheckArgumentError(f"two tiers are named {name!r}", position, "name")
+    seen: set[str] = set()
+    for stage in stages:
+        for check in stage.checks if isinstance(stage, Tier) else ():
+            if isinstance(check, MetricCheck):
+                if check.name in seen:
+                    raise ValueError(
+                        f"two metric checks are named {check.name!r}; give one a distinct name"
+                    )
+                seen.add(check.name)

@@ -347,7 +347,7 @@ def test_examples_are_neutralised_data() -> None:
 
 def test_a_candidate_is_never_scored_on_its_own_examples(tmp_path: Path) -> None:
     from calibration.align_run import Candidate, Plan, Scorer
-    from calibration.alignment import same_inputs
+    from calibration.align_split import shared_units as same_inputs
     from calibration.label_fields import label_fields
 
     card = load_card("reference@1")

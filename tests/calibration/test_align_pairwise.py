@@ -19,8 +19,14 @@ import pytest
 from click.testing import CliRunner, Result
 
 import calibration
-from calibration.align_pair_split import ANSWERS, AlignPair, PairSplit, labelled_pairs, split_pairs
-from calibration.align_pairwise import PAIR_EXAMPLES_INTRO
+from calibration.align_pair_split import (
+    ANSWERS,
+    PAIR_EXAMPLES_INTRO,
+    AlignPair,
+    PairSplit,
+    labelled_pairs,
+    split_pairs,
+)
 from calibration.align_run import Candidate, Plan, Scorer
 from calibration.alignment import alignment_runs
 from calibration.label_fields import label_fields

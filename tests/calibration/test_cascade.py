@@ -233,6 +233,23 @@ def test_every_result_the_cascade_made_is_stored_with_who_decided_its_item(
     ]
 
 
+def test_an_item_run_reads_as_plain_data_as_a_pair_run_does(store: Store, tmp_path: Path) -> None:
+    """One run record for both units: the item run's data names its items where a pair run's
+    names its pairs, beside the same guarantee, coverage and stages."""
+    cheap, strong, _, _ = calibrated(store, tmp_path)
+    run = Cascade([cheap, strong], target=0.85, delta=0.1).run(
+        [
+            item("t1", cheap=(HUMAN, 0.95), strong=(HUMAN, 0.99)),
+            item("t3", cheap=(HUMAN + 1, 0.55), strong=(HUMAN + 2, 0.6)),
+        ]
+    )
+    data = run.to_dict()
+    assert (data["items"], data["escalated"], data["coverage"]) == (2, 1, 0.5)
+    assert (data["field"], data["target"], data["audit_id"]) == (run.field, 0.85, run.audit_id)
+    assert [s["model"] for s in data["stages"]] == ["openai:cheap", "openai:strong"]
+    assert [s["decided"] for s in data["stages"]] == [1, 0]
+
+
 def test_a_rerun_does_not_queue_an_item_already_waiting_or_labelled_for_people(
     store: Store, tmp_path: Path
 ) -> None:

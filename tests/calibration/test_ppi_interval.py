@@ -138,3 +138,24 @@ def test_a_judge_that_scores_almost_everything_alike_gets_no_slope() -> None:
     y, f, f_u = human[keep][:50], gpt4[keep][:50], gpt4[keep][50:]
     e = corrected_estimate(y, f, f_u, finite_population=True, bounds=(1.0, 5.0))
     assert e.tuning == 0.0 and "too few for a slope" in e.interval_reason
+
+
+def test_a_judge_right_on_every_labelled_item_does_not_collapse_the_interval() -> None:
+    # The trustworthy-numbers guide's example: 60 of 300 items labelled, and the judge says
+    # "mismatch" exactly where people do on all 60, but not on the other 240 (it misses 12 of
+    # them). The corrected values y − λ·(f − F̄) are then one number, and the t interval was
+    # 0.334 [0.333, 0.336] (an effective n of 550,447) around a share whose human-only
+    # interval is ±0.11. Their spread shows nothing of the disagreements the sample missed.
+    rng = np.random.default_rng(3)
+    human = (rng.random(300) < 1 / 3).astype(float)
+    judge = human.copy()
+    missed = 60 + rng.choice(240, 12, replace=False)
+    judge[missed] = 1.0 - judge[missed]
+    e = corrected_estimate(
+        human[:60], judge[:60], judge[60:], finite_population=True, bounds=(0.0, 1.0)
+    )
+    assert e.interval == "bounded", e.interval_reason
+    assert "corrected values" in e.interval_reason
+    assert e.corrected.high - e.corrected.low >= 0.05
+    assert e.human_only.high - e.human_only.low >= e.corrected.high - e.corrected.low
+    assert e.corrected.low <= float(human.mean()) <= e.corrected.high
