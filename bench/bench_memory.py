@@ -45,7 +45,7 @@ def peak_of_run(source: Path, workdir: Path, tag: str) -> tuple[float, float]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("JUDGECARDS_")}
     command = [
         sys.executable, "-m", "judgecards", "score", "--card", "reference", "--model",
-        "mock:judge", "--input", str(source), "--output", str(workdir / f"{tag}.jsonl"),
+        "mock:judge", str(source), "--output", str(workdir / f"{tag}.jsonl"),
         "--db", str(workdir / f"{tag}.db"), "--concurrency", "32",
     ]  # fmt: skip
     log = (workdir / f"{tag}.log").open("wb")

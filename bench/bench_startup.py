@@ -122,7 +122,7 @@ def main() -> None:
     def ours(source: Path, output: Path, db: Path, base_url: str) -> list[str]:
         return [sys.executable, "-m", "judgecards", "score", "--card", "reference",
                 "--model", "openai:fake-judge", "--base-url", base_url,
-                "--input", str(source), "--output", str(output),
+                str(source), "--output", str(output),
                 "--concurrency", str(concurrency), "--db", str(db)]  # fmt: skip
 
     def bare_script(source: Path, output: Path, base_url: str) -> list[str]:

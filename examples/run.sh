@@ -42,13 +42,13 @@ fi
 export JUDGECARDS_DB=${JUDGECARDS_DB:-out/judgecards.db}
 .venv/bin/judgecards cards list
 .venv/bin/judgecards score --card reference --model "$model" \
-  --input examples/reference_items.jsonl --output out/reference_results.jsonl --concurrency 8
+  examples/reference_items.jsonl --output out/reference_results.jsonl --concurrency 8
 echo
 echo "== tiered evaluation: format and metric tiers first, the judge only on survivors"
 .venv/bin/judgecards eval examples/eval_config.yaml --model "$model" --output out/eval_results.jsonl
 echo
 echo "== pairwise A/B: every pair judged in both orders (q6 and q7 are on one side only, and reported)"
 .venv/bin/judgecards compare --card pairwise --model "$model" \
-  --a examples/outputs_a.jsonl --b examples/outputs_b.jsonl --output out/comparisons.jsonl
+  examples/outputs_a.jsonl examples/outputs_b.jsonl --output out/comparisons.jsonl
 .venv/bin/judgecards rank --card pairwise --model "$model"
 echo "results: out/reference_results.jsonl, out/eval_results.jsonl, out/comparisons.jsonl   database: $JUDGECARDS_DB"

@@ -120,7 +120,7 @@ class Attempts:
         self.entries = []  # replies of a failed item are not cached
         error = (
             f"the reply was cut off at its token limit ({self.request.max_tokens:,}); raise "
-            "max_tokens for this model (Judge(max_tokens=...), --max-tokens)"
+            "max_tokens for this model (Judge(max_tokens=...), --set max_tokens=N)"
         )
         return self._result(status="error", error_kind="truncated", error=error, cached=False)
 

@@ -7,7 +7,7 @@ so `strict_schema` projects a card's schema onto it; what the projection drops (
 cross-field rules, patterns) is still checked, because every reply is validated by the card's
 pydantic model afterwards and re-asked when invalid. Strict mode is not honoured everywhere.
 
-``output_mode`` (card front matter, ``Judge(output_mode=)``, ``--output-mode``):
+``output_mode`` (card front matter, ``Judge(output_mode=)``, ``--set output_mode=``):
 
 - ``prompt``: the schema is written in the prompt, as in released v1 cards;
 - ``native``: the schema is sent natively; a server that rejects it fails the run clearly;

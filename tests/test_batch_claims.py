@@ -334,7 +334,7 @@ def test_a_plan_without_the_cache_needs_no_key_and_counts_every_item(
         path = tmp_path / "items.jsonl"
         path.write_text("".join(json.dumps(item) + "\n" for item in items(2)))
         args: list[Any] = [
-            "score", "--card", "reference@1", "--model", "openai:gpt-4o", "--input", path,
+            "score", "--card", "reference@1", "--model", "openai:gpt-4o", path,
             "--output", tmp_path / "out.jsonl", "--db", tmp_path / "j.db",
         ]  # fmt: skip
     else:

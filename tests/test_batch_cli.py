@@ -50,8 +50,15 @@ def judgecards(fake: BatchFake, *args: str) -> subprocess.CompletedProcess[str]:
 def score_args(tmp_path: Path, *extra: str) -> list[str]:
     return [
         "score", "--card", "reference@1", "--model", "openai:gpt-4o-mini",
-        "--input", str(tmp_path / "items.jsonl"), "--output", str(tmp_path / "out.jsonl"),
+        str(tmp_path / "items.jsonl"), "--output", str(tmp_path / "out.jsonl"),
         "--db", str(tmp_path / "j.db"), *extra,
+    ]  # fmt: skip
+
+
+def submit_args(tmp_path: Path, *extra: str) -> list[str]:
+    return [
+        "batch", "submit", str(tmp_path / "items.jsonl"), "--card", "reference@1",
+        "--model", "openai:gpt-4o-mini", "--db", str(tmp_path / "j.db"), *extra,
     ]  # fmt: skip
 
 
@@ -59,7 +66,7 @@ def test_a_collector_killed_while_waiting_resumes_without_submitting_again(
     fake: BatchFake, tmp_path: Path
 ) -> None:
     write_items(tmp_path / "items.jsonl", 4)
-    submitted = judgecards(fake, *score_args(tmp_path, "--batch"))
+    submitted = judgecards(fake, *submit_args(tmp_path))
     assert submitted.returncode == 0, submitted.stderr
     assert "next: judgecards batch collect jcs-" in submitted.stdout
     assert not (tmp_path / "out.jsonl").exists()
@@ -100,7 +107,7 @@ def test_list_status_cancel_then_judge_the_canceled_items_live(
 ) -> None:
     write_items(tmp_path / "items.jsonl", 3)
     db = str(tmp_path / "j.db")
-    assert judgecards(fake, *score_args(tmp_path, "--batch")).returncode == 0
+    assert judgecards(fake, *submit_args(tmp_path)).returncode == 0
     listed = judgecards(fake, "batch", "list", "--db", db)
     assert "submitted (not retrieved)" in listed.stdout and "submitted 3" in listed.stdout
     status = judgecards(fake, "batch", "status", "--db", db)
@@ -120,9 +127,9 @@ def test_list_status_cancel_then_judge_the_canceled_items_live(
 
 def test_batch_refuses_plan_and_a_mock_model(fake: BatchFake, tmp_path: Path) -> None:
     write_items(tmp_path / "items.jsonl", 1)
-    both = judgecards(fake, *score_args(tmp_path, "--batch", "--plan"))
-    assert both.returncode == 2 and "--batch" in both.stderr
-    args = score_args(tmp_path, "--batch")
+    both = judgecards(fake, *submit_args(tmp_path, "--plan"))
+    assert both.returncode == 2 and "No such option '--plan'" in both.stderr
+    args = submit_args(tmp_path)
     args[args.index("openai:gpt-4o-mini")] = "mock:judge"
     mock = judgecards(fake, *args)
     assert mock.returncode == 2 and "has none" in mock.stderr
@@ -154,16 +161,16 @@ def test_a_batch_whose_create_call_never_answered_can_be_given_up(
     write_items(tmp_path / "items.jsonl", 2)
     db = str(tmp_path / "j.db")
     fake.create_status = 503  # it may or may not have created the batch
-    failed = judgecards(fake, *score_args(tmp_path, "--batch"))
+    failed = judgecards(fake, *submit_args(tmp_path))
     assert failed.returncode == 2 and "may exist" in failed.stderr
     fake.create_status = None
-    again = judgecards(fake, *score_args(tmp_path, "--batch"))
+    again = judgecards(fake, *submit_args(tmp_path))
     assert "2 already waiting in a batch" in again.stdout  # never paid for twice
     status = judgecards(fake, "batch", "status", "--db", db)
     assert "provider batches: none matches" in status.stdout
     given_up = judgecards(fake, "batch", "cancel", failed.stderr.split()[2], "--db", db)
     assert "no provider batch found; canceled here" in given_up.stdout, given_up.stderr
-    resent = judgecards(fake, *score_args(tmp_path, "--batch"))
+    resent = judgecards(fake, *submit_args(tmp_path))
     assert "2 submitted" in resent.stdout and fake.counts["creates"] == 1
 
 
@@ -171,7 +178,7 @@ def test_collect_re_asks_in_the_output_mode_the_batch_was_sent_in(
     fake: BatchFake, tmp_path: Path
 ) -> None:
     write_items(tmp_path / "items.jsonl", 2)
-    submitted = judgecards(fake, *score_args(tmp_path, "--batch", "--output-mode", "prompt"))
+    submitted = judgecards(fake, *submit_args(tmp_path, "--set", "output_mode=prompt"))
     assert submitted.returncode == 0, submitted.stderr
     (batch,) = fake.batches.values()
     assert all("response_format" not in entry["body"] for entry in batch.requests)
@@ -185,7 +192,7 @@ def test_collect_re_asks_in_the_output_mode_the_batch_was_sent_in(
 
 def test_collect_exits_1_when_it_stores_error_records(fake: BatchFake, tmp_path: Path) -> None:
     write_items(tmp_path / "items.jsonl", 2)
-    submitted = judgecards(fake, *score_args(tmp_path, "--batch", "--max-attempts", "1"))
+    submitted = judgecards(fake, *submit_args(tmp_path, "--max-attempts", "1"))
     assert submitted.returncode == 0, submitted.stderr
     fake.invalid = {next(iter(fake.batches.values())).requests[0]["custom_id"]}
     collected = judgecards(fake, "batch", "collect", "--wait", "--poll", "0.05",
@@ -204,7 +211,7 @@ def test_the_output_written_after_collect_carries_what_the_batch_billed(
     from contextlib import closing
 
     write_items(tmp_path / "items.jsonl", 3)
-    assert judgecards(fake, *score_args(tmp_path, "--batch")).returncode == 0
+    assert judgecards(fake, *submit_args(tmp_path)).returncode == 0
     db = tmp_path / "j.db"
     collected = judgecards(fake, "batch", "collect", "--wait", "--poll", "0.05", "--db", str(db))
     assert collected.returncode == 0, collected.stderr

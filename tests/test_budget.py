@@ -208,10 +208,10 @@ def test_score_max_cost_reports_not_judged_spend_and_exit_1(
     cap = worst + 2.5 * actual_per_item(server, tmp_path / "a.db", prices)
     junit = tmp_path / "report.xml"
     result = run(
-        "score", "--card", "reference", "--model", MODEL, "--input",
+        "score", "--card", "reference", "--model", MODEL,
         write_items(tmp_path / "items.jsonl", 6), "--output", output, "--db", db,
         "--base-url", server.base_url, "--prices", prices, "--max-cost", cap,
-        "--concurrency", 8, "--junit", junit,
+        "--concurrency", 8, "--ci", f"junit={junit}",
     )  # fmt: skip
     assert result.exit_code == 1, result.output
     lines = [json.loads(line) for line in output.read_text().splitlines()]
@@ -231,7 +231,7 @@ def test_score_max_cost_on_an_unpriced_model_exits_2_before_the_database(
 ) -> None:
     db = tmp_path / "runs.db"
     result = run(
-        "score", "--card", "reference", "--model", "openai:local-llama", "--input",
+        "score", "--card", "reference", "--model", "openai:local-llama",
         write_items(tmp_path / "items.jsonl", 2), "--output", tmp_path / "out.jsonl",
         "--db", db, "--base-url", server.base_url, "--max-cost", 1,
     )  # fmt: skip

@@ -47,7 +47,7 @@ def test_other_cards_still_work_and_the_broken_one_fails_when_used(tmp_path: Pat
     shown = run("cards", "show", "rating", "--cards-dir", str(cards))
     assert shown.exit_code == 0 and "rating@1" in shown.output
     scored = run(
-        "score", "--card", "rating", "--model", "mock:judge", "--input", str(items),
+        "score", "--card", "rating", "--model", "mock:judge", str(items),
         "--output", str(tmp_path / "out.jsonl"), "--cards-dir", str(cards), "--db", db,
     )  # fmt: skip
     assert scored.exit_code == 0, scored.output

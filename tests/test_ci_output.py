@@ -1,5 +1,5 @@
-"""CI-native output of score, compare, eval and audit report: ``--junit``, ``--summary-md`` and
-``--format github``, through click's CliRunner against the real SDK and a loopback server.
+"""CI-native output of score, compare, eval and audit report: ``--ci junit=FILE``,
+``--ci summary=FILE`` and ``--ci github``, through click's CliRunner against the real SDK and a loopback server.
 
 The JUnit files are parsed back and held against the file pytest's own ``--junitxml`` writes;
 judge replies carry text hostile to each format (XML-forbidden characters, markup, pipes,
@@ -75,7 +75,7 @@ def score(server: FakeServer, tmp_path: Path, rows: list[dict[str, str]], *args:
     data = write_jsonl(tmp_path / "items.jsonl", rows)
     return invoke(
         server, "score", "--card", "reference@1", "--model", "openai:local-judge",
-        "--max-attempts", "1", "--input", data, "--output", tmp_path / "out.jsonl",
+        "--max-attempts", "1", data, "--output", tmp_path / "out.jsonl",
         "--db", tmp_path / "j.db", *args,
     )  # fmt: skip
 
@@ -103,7 +103,7 @@ def test_score_junit_has_one_case_per_item_and_error_records_as_errors(
 ) -> None:
     rows = items(["q1", "q2 <b>&", "q3"], bad={"q2 <b>&"})
     junit = tmp_path / "report.xml"
-    result = score(server, tmp_path, rows, "--junit", junit)
+    result = score(server, tmp_path, rows, "--ci", f"junit={junit}")
     assert result.exit_code == 1, result.output  # the contract: an error record beyond --max-errors
 
     suite = suite_of(junit)
@@ -136,7 +136,7 @@ def test_score_github_annotations_escape_the_judges_text(
     tmp_path: Path, server: FakeServer
 ) -> None:
     rows = items(["ok", "bad,one:x"], bad={"bad,one:x"})
-    result = score(server, tmp_path, rows, "--format", "github", "--max-errors", "1")
+    result = score(server, tmp_path, rows, "--ci", "github", "--max-errors", "1")
     assert result.exit_code == 0, result.output  # within --max-errors: annotations change nothing
 
     (line,) = annotation_lines(result.stdout)
@@ -155,8 +155,8 @@ def test_the_step_summary_is_appended_and_its_cells_are_literal(
     summary = tmp_path / "step_summary.md"
     summary.write_text("# Earlier step\n\n", encoding="utf-8")
     rows = items(["a|b\n<img src=x>", "fine"], bad={"a|b\n<img src=x>"})
-    assert score(server, tmp_path, rows, "--summary-md", summary).exit_code == 1
-    assert score(server, tmp_path, rows, "--summary-md", summary).exit_code == 1
+    assert score(server, tmp_path, rows, "--ci", f"summary={summary}").exit_code == 1
+    assert score(server, tmp_path, rows, "--ci", f"summary={summary}").exit_code == 1
 
     text = summary.read_text(encoding="utf-8")
     assert text.startswith("# Earlier step\n\n")
@@ -170,14 +170,14 @@ def test_the_step_summary_is_appended_and_its_cells_are_literal(
 
 def test_ci_paths_are_checked_before_any_call(tmp_path: Path, server: FakeServer) -> None:
     rows = items(["q1"])
-    result = score(server, tmp_path, rows, "--junit", tmp_path / "missing" / "r.xml")
+    result = score(server, tmp_path, rows, "--ci", f"junit={tmp_path / 'missing' / 'r.xml'}")
     assert result.exit_code == 2
-    assert "--junit's directory" in result.stderr and "does not exist" in result.stderr
-    result = score(server, tmp_path, rows, "--summary-md", tmp_path)
+    assert "--ci junit's directory" in result.stderr and "does not exist" in result.stderr
+    result = score(server, tmp_path, rows, "--ci", f"summary={tmp_path}")
     assert result.exit_code == 2 and "is a directory" in result.stderr
-    result = score(server, tmp_path, rows, "--junit", tmp_path / "out.jsonl")
-    assert result.exit_code == 2 and "--junit is also another output" in result.stderr
-    result = score(server, tmp_path, rows, "--junit", tmp_path / "j.db")
+    result = score(server, tmp_path, rows, "--ci", f"junit={tmp_path / 'out.jsonl'}")
+    assert result.exit_code == 2 and "--ci junit is also another output" in result.stderr
+    result = score(server, tmp_path, rows, "--ci", f"junit={tmp_path / 'j.db'}")
     assert result.exit_code == 2
     assert server.requests == 0 and not (tmp_path / "j.db").exists()
 
@@ -196,15 +196,15 @@ def test_compare_has_one_case_per_pair_and_refuses_github_with_json(
         {"id": f"p{i}", "question": f"Q{i}" + (" BAD" if i == 2 else ""), "answer": f"B says {i}"}
         for i in range(4)
     ])  # fmt: skip
-    common = ["compare", "--model", "openai:local-judge", "--max-attempts", "1", "--a", a,
-              "--b", b, "--output", tmp_path / "cmp.jsonl", "--db", tmp_path / "j.db"]  # fmt: skip
+    common = ["compare", "--model", "openai:local-judge", "--max-attempts", "1", a,
+              b, "--output", tmp_path / "cmp.jsonl", "--db", tmp_path / "j.db"]  # fmt: skip
 
-    result = invoke(server, *common, "--json", "--format", "github")
-    assert result.exit_code == 2 and "--format github" in result.output
+    result = invoke(server, *common, "--json", "--ci", "github")
+    assert result.exit_code == 2 and "--ci github" in result.output
     assert server.requests == 0
 
     junit = tmp_path / "cmp.xml"
-    result = invoke(server, *common, "--junit", junit, "--format", "github")
+    result = invoke(server, *common, "--ci", f"junit={junit}", "--ci", "github")
     assert result.exit_code == 1, result.output
     suite = suite_of(junit)
     assert (suite.attrib["tests"], suite.attrib["errors"], suite.attrib["failures"]) == (
@@ -248,8 +248,8 @@ def test_eval_cases_name_the_deciding_tier(tmp_path: Path, server: FakeServer) -
     junit, summary = tmp_path / "eval.xml", tmp_path / "summary.md"
 
     result = invoke(
-        server, "eval", tmp_path / "eval.yaml", "--db", tmp_path / "j.db", "--junit", junit,
-        "--summary-md", summary, "--format", "github",
+        server, "eval", tmp_path / "eval.yaml", "--db", tmp_path / "j.db", "--ci", f"junit={junit}",
+        "--ci", f"summary={summary}", "--ci", "github",
     )  # fmt: skip
     assert result.exit_code == 1, result.output
     suite = suite_of(junit)
@@ -286,8 +286,8 @@ def test_audit_report_has_one_case_per_gate(tmp_path: Path, agree: bool, exit_co
         labelled_audit(api, tmp_path, verdicts, human, prefix="i", created_at=T0)
     junit, summary = tmp_path / "gate.xml", tmp_path / "summary.md"
     result = CliRunner().invoke(cli, ["audit", "report", "--db", str(db), "--resamples", "200",
-                                      "--junit", str(junit), "--summary-md", str(summary),
-                                      "--format", "github"])  # fmt: skip
+                                      "--ci", f"junit={junit}", "--ci", f"summary={summary}",
+                                      "--ci", "github"])  # fmt: skip
     assert result.exit_code == exit_code, result.output
     suite = suite_of(junit)
     assert suite.attrib["tests"] == "1"
@@ -317,7 +317,7 @@ def test_audit_report_without_labels_is_one_failed_case(tmp_path: Path) -> None:
         save_results(api.store, ["match"] * 3)
         api.sample(card="reference@1", model=MODEL, n=3, seed=0)
     junit = tmp_path / "gate.xml"
-    result = CliRunner().invoke(cli, ["audit", "report", "--db", str(db), "--junit", str(junit)])
+    result = CliRunner().invoke(cli, ["audit", "report", "--db", str(db), "--ci", f"junit={junit}"])
     assert result.exit_code == 1, result.output
     suite = suite_of(junit)
     assert (suite.attrib["tests"], suite.attrib["failures"]) == ("1", "1")
@@ -344,7 +344,7 @@ def test_the_junit_file_has_the_shape_pytest_writes(tmp_path: Path, server: Fake
     )  # fmt: skip
     theirs = ET.parse(reference).getroot()
     ours_path = tmp_path / "ours.xml"
-    score(server, tmp_path, items(["q1", "q2"], bad={"q2"}), "--junit", ours_path)
+    score(server, tmp_path, items(["q1", "q2"], bad={"q2"}), "--ci", f"junit={ours_path}")
     ours = ET.parse(ours_path).getroot()
 
     assert ours.tag == theirs.tag == "testsuites"

@@ -141,7 +141,7 @@ def test_score_end_to_end_with_the_mock(tmp_path: Path) -> None:
     output = tmp_path / "out.jsonl"
     db = tmp_path / "cli.db"
 
-    result = run("score", "--card", "reference@1", "--model", "mock:judge", "--input", str(items),
+    result = run("score", "--card", "reference@1", "--model", "mock:judge", str(items),
                  "--output", str(output), "--db", str(db))  # fmt: skip
 
     assert result.exit_code == 0, result.output
@@ -170,7 +170,7 @@ def test_score_end_to_end_with_the_mock(tmp_path: Path) -> None:
     assert re.search(rf"mean correctness +{means:.2f}  \(n=4\)", summary)
     assert result_rows(db) == 4
 
-    again = run("score", "--card", "reference@1", "--model", "mock:judge", "--input", str(items),
+    again = run("score", "--card", "reference@1", "--model", "mock:judge", str(items),
                 "--output", str(output), "--db", str(db))  # fmt: skip
     assert again.exit_code == 0
     assert "cache:     4 of 4 served without a call" in again.stdout
@@ -178,7 +178,7 @@ def test_score_end_to_end_with_the_mock(tmp_path: Path) -> None:
     assert tokens_in > 0
     assert result_rows(db) == 4
 
-    fresh = run("score", "--card", "reference@1", "--model", "mock:judge", "--input", str(items),
+    fresh = run("score", "--card", "reference@1", "--model", "mock:judge", str(items),
                 "--output", str(output), "--db", str(db), "--no-cache")  # fmt: skip
     assert fresh.exit_code == 0
     assert "cache:     0 of 4 served without a call" in fresh.stdout
@@ -192,7 +192,7 @@ def test_score_summary_counts_overrides_only_when_the_judge_gives_a_verdict(tmp_
     items = write_items(tmp_path / "items.jsonl", ITEMS)  # type: ignore[arg-type]
     summaries = {}
     for card in ("reference@2", "reference@3"):
-        result = run("score", "--card", card, "--model", "mock:judge", "--input", str(items),
+        result = run("score", "--card", card, "--model", "mock:judge", str(items),
                      "--output", str(tmp_path / f"{card}.jsonl"), "--db", str(tmp_path / "cli.db"))  # fmt: skip
         assert result.exit_code == 0, result.output
         summaries[card] = result.stdout
@@ -205,7 +205,7 @@ def test_score_summary_reports_length_against_score(tmp_path: Path) -> None:
 
     items = write_items(tmp_path / "items.jsonl", ITEMS)  # type: ignore[arg-type]
     output = tmp_path / "out.jsonl"
-    result = run("score", "--card", "reference@1", "--model", "mock:judge", "--input", str(items),
+    result = run("score", "--card", "reference@1", "--model", "mock:judge", str(items),
                  "--output", str(output), "--db", str(tmp_path / "cli.db"))  # fmt: skip
     assert result.exit_code == 0, result.output
     assert "verbosity (answer length in words vs score):" in result.stdout
@@ -220,7 +220,7 @@ def test_score_summary_reports_length_against_score(tmp_path: Path) -> None:
 def test_score_checks_a_user_cards_own_inputs(tmp_path: Path) -> None:
     items = write_items(tmp_path / "items.jsonl", ITEMS[:2])  # type: ignore[arg-type]
     result = run("score", "--card", "rating@1", "--cards-dir", str(USER_CARDS), "--model", "mock:judge",
-                 "--input", str(items), "--output", str(tmp_path / "o.jsonl"), "--db", str(tmp_path / "r.db"))  # fmt: skip
+                 str(items), "--output", str(tmp_path / "o.jsonl"), "--db", str(tmp_path / "r.db"))  # fmt: skip
     # rating@1 needs 'answer', which these items lack: every line is reported, nothing is judged.
     assert result.exit_code == 2
     assert result.stderr.count("field 'answer'") == 2
@@ -237,7 +237,7 @@ def test_score_summary_counts_errors_against_a_server(
     output = tmp_path / "o.jsonl"
     result = CliRunner(env={"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": None}).invoke(
         cli,
-        ["score", "--card", "reference@1", "--model", "openai:local-judge", "--input", str(items),
+        ["score", "--card", "reference@1", "--model", "openai:local-judge", str(items),
          "--output", str(output), "--db", str(tmp_path / "s.db"), "--max-attempts", "2"],
         catch_exceptions=False,
     )  # fmt: skip
@@ -269,7 +269,7 @@ def test_bad_input_lines_exit_2_naming_line_and_field_and_write_nothing(tmp_path
     db = tmp_path / "bad.db"
     output = tmp_path / "out.jsonl"
 
-    result = run("score", "--card", "reference@1", "--model", "mock:judge", "--input", str(items),
+    result = run("score", "--card", "reference@1", "--model", "mock:judge", str(items),
                  "--output", str(output), "--db", str(db))  # fmt: skip
 
     assert result.exit_code == 2
@@ -289,7 +289,6 @@ def test_bad_input_lines_exit_2_naming_line_and_field_and_write_nothing(tmp_path
 def test_unknown_card_or_provider_exits_2(tmp_path: Path) -> None:
     items = write_items(tmp_path / "items.jsonl", ITEMS[:1])  # type: ignore[arg-type]
     common = [
-        "--input",
         str(items),
         "--output",
         str(tmp_path / "o.jsonl"),

@@ -77,9 +77,7 @@ def ok_rows(db: Path) -> int:
 
 def test_every_item_failing_exits_1_not_0(tmp_path: Path, server: FakeServer) -> None:
     data = write_jsonl(tmp_path / "items.jsonl", items(3, bad={0, 1, 2}))
-    result = score(
-        server, "--input", data, "--output", tmp_path / "o.jsonl", "--db", tmp_path / "s.db"
-    )
+    result = score(server, data, "--output", tmp_path / "o.jsonl", "--db", tmp_path / "s.db")
     assert result.exit_code == 1, result.output
     assert "3 of 3 items ended as error records (invalid_output 3); exit status 1" in result.stderr
     assert "errors:    3 (invalid_output 3)" in result.stdout
@@ -88,7 +86,7 @@ def test_every_item_failing_exits_1_not_0(tmp_path: Path, server: FakeServer) ->
 
 def test_max_errors_as_a_count_or_a_share(tmp_path: Path, server: FakeServer) -> None:
     data = write_jsonl(tmp_path / "items.jsonl", items(4, bad={1}))
-    common = ["--input", data, "--output", tmp_path / "o.jsonl", "--db", tmp_path / "s.db"]
+    common = [data, "--output", tmp_path / "o.jsonl", "--db", tmp_path / "s.db"]
 
     assert score(server, *common).exit_code == 1  # default: no error tolerated
     tolerated = score(server, *common, "--max-errors", "1")
@@ -106,7 +104,7 @@ def test_max_errors_rejects_what_it_cannot_read(tmp_path: Path, value: str) -> N
     data = write_jsonl(tmp_path / "items.jsonl", items(1))
     result = CliRunner().invoke(
         cli,
-        ["score", "--card", "reference@1", "--model", "mock:judge", "--input", str(data),
+        ["score", "--card", "reference@1", "--model", "mock:judge", str(data),
          "--output", str(tmp_path / "o.jsonl"), "--max-errors", value],
     )  # fmt: skip
     assert result.exit_code == 2
@@ -127,12 +125,12 @@ def test_an_unusable_output_path_fails_before_any_call(tmp_path: Path, server: F
     if sys.platform == "linux":  # creating files in /proc fails even for root
         cases.append((Path("/proc/judgecards-out.jsonl"), "cannot create files in /proc", ""))
     for output, message, detail in cases:
-        result = score(server, "--input", data, "--output", output, "--db", db)
+        result = score(server, data, "--output", output, "--db", db)
         assert result.exit_code == 2, result.output
         assert result.stderr.startswith(f"Error: {output}: ") and message in result.stderr
         assert detail in result.stderr
         assert "Traceback" not in result.output
-    directory = score(server, "--input", data, "--output", tmp_path / "a-dir", "--db", db)
+    directory = score(server, data, "--output", tmp_path / "a-dir", "--db", db)
     assert directory.exit_code == 2 and "is a directory" in directory.stderr
     assert server.requests == 0  # nothing was paid for
     assert not db.exists()  # nor was the database created
@@ -143,7 +141,7 @@ def test_db_under_a_missing_directory_is_a_usage_error(tmp_path: Path) -> None:
     db = tmp_path / "nope" / "s.db"
     result = CliRunner().invoke(
         cli,
-        ["score", "--card", "reference@1", "--model", "mock:judge", "--input", str(data),
+        ["score", "--card", "reference@1", "--model", "mock:judge", str(data),
          "--output", str(tmp_path / "o.jsonl"), "--db", str(db)],
     )  # fmt: skip
     assert result.exit_code == 2
@@ -170,7 +168,7 @@ def test_undecodable_and_deeply_nested_lines_are_located(
     db = tmp_path / "s.db"
     result = CliRunner().invoke(
         cli,
-        ["score", "--card", "reference@1", "--model", "mock:judge", "--input", str(data),
+        ["score", "--card", "reference@1", "--model", "mock:judge", str(data),
          "--output", str(tmp_path / "o.jsonl"), "--db", str(db)],
     )  # fmt: skip
     assert result.exit_code == 2, result.output
@@ -204,7 +202,7 @@ def test_a_full_disk_leaves_no_temporary_file_and_a_rerun_writes_without_calls(
     done = subprocess.run(
         ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", script, "sh",
          sys.executable, "-m", "judgecards", "score", "--card", "reference@1",
-         "--model", "openai:local-judge", "--input", str(data), "--db", str(db), "--output", str(output)],
+         "--model", "openai:local-judge", str(data), "--db", str(db), "--output", str(output)],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert done.returncode == 2, done.stderr
@@ -214,7 +212,7 @@ def test_a_full_disk_leaves_no_temporary_file_and_a_rerun_writes_without_calls(
     assert done.stdout == ""  # the listing: no out.jsonl, no temporary file left behind
     assert ok_rows(db) == 40 and server.requests == 40  # every judgment was kept
 
-    again = score(server, "--input", data, "--output", tmp_path / "out.jsonl", "--db", db)
+    again = score(server, data, "--output", tmp_path / "out.jsonl", "--db", db)
     assert again.exit_code == 0, again.output
     assert server.requests == 40 and len((tmp_path / "out.jsonl").read_text().splitlines()) == 40
 
@@ -231,7 +229,7 @@ def test_ctrl_c_exits_130_says_what_was_saved_and_a_rerun_resumes(
     env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test",
            "JUDGECARDS_PROGRESS_SECONDS": "0.2"}  # fmt: skip
     command = [sys.executable, "-m", "judgecards", "score", "--card", "reference@1",
-               "--model", "openai:local-judge", "--input", str(data), "--db", str(db),
+               "--model", "openai:local-judge", str(data), "--db", str(db),
                "--output", str(tmp_path / "o.jsonl"), "--concurrency", "2"]  # fmt: skip
     process = subprocess.Popen(
         command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -277,7 +275,7 @@ def test_an_input_over_max_input_chars_is_refused_before_anything(tmp_path: Path
     rows[2]["gold_answer"] = "y" * 21
     data = write_jsonl(tmp_path / "items.jsonl", rows)
     db = tmp_path / "s.db"
-    common = ["score", "--card", "reference@1", "--model", "mock:judge", "--input", str(data),
+    common = ["score", "--card", "reference@1", "--model", "mock:judge", str(data),
               "--output", str(tmp_path / "o.jsonl"), "--db", str(db)]  # fmt: skip
     result = CliRunner().invoke(cli, [*common, "--max-input-chars", "20"])
     assert result.exit_code == 2, result.output

@@ -34,7 +34,7 @@ def score(tmp_path: Path, *model: str, env: dict[str, Any] | None = None) -> int
     items.write_text(json.dumps(ITEM) + "\n")
     result = CliRunner(env=env).invoke(
         cli,
-        ["score", "--card", "reference", "--model", *model, "--input", str(items),
+        ["score", "--card", "reference", "--model", *model, str(items),
          "--output", str(tmp_path / "out.jsonl"), "--db", str(tmp_path / "run.db")],
     )  # fmt: skip
     return result.exit_code

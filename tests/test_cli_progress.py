@@ -168,7 +168,7 @@ def test_score_prints_progress_lines_when_stderr_is_not_a_terminal(tmp_path: Pat
     )
     result = CliRunner().invoke(
         cli,
-        ["score", "--card", "reference@1", "--model", "mock:judge", "--input", str(items),
+        ["score", "--card", "reference@1", "--model", "mock:judge", str(items),
          "--output", str(tmp_path / "o.jsonl"), "--db", str(tmp_path / "p.db")],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
@@ -198,7 +198,7 @@ def test_score_shows_the_transport_retries_it_made(
     )
     result = CliRunner(env={"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test"}).invoke(
         cli,
-        ["score", "--card", "reference@1", "--model", "openai:local-judge", "--input", str(items),
+        ["score", "--card", "reference@1", "--model", "openai:local-judge", str(items),
          "--output", str(tmp_path / "o.jsonl"), "--db", str(tmp_path / "r.db")],
     )  # fmt: skip
     assert result.exit_code == 0, result.output

@@ -4,6 +4,7 @@ stderr."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -93,3 +94,228 @@ def test_export_no_longer_offers_label_only_options() -> None:
     labels_export = dict(commands())["labels export"]
     names = {opt for option in visible_options(labels_export) for opt in option.opts}
     assert {"--labeler", "--audit", "--since", "--until", "--card", "--model"} <= names
+
+
+# --------------------------------------------------------------------------- score's options
+
+ITEMS = [
+    {"id": f"q{k}", "question": f"2 + {k}?", "gold_answer": str(2 + k), "model_output": str(2 + k)}
+    for k in range(3)
+]
+
+
+def option_names(command: click.Command) -> set[str]:
+    return {opt for option in visible_options(command) for opt in option.opts}
+
+
+def test_score_has_at_most_20_options_and_one_mode() -> None:
+    score = dict(commands())["score"]
+    assert len(visible_options(score)) <= 20
+    # Cascade and batch submission are commands of their own, the CI outputs one option.
+    assert not option_names(score) & {"--guarantee", "--cascade", "--batch", "--junit", "--input"}
+    assert {"cascade", "batch submit"} <= dict(commands()).keys()
+
+
+def test_the_shared_groups_are_spelled_the_same_in_every_command_that_takes_them() -> None:
+    by_name = dict(commands())
+    judging = ["score", "cascade", "compare", "batch submit"]
+    for name in judging:
+        assert {"--base-url", "--timeout", "--set", "--max-input-chars"} <= option_names(
+            by_name[name]
+        ), name
+    for name in ["score", "cascade", "compare", "eval", "audit report"]:
+        assert "--ci" in option_names(by_name[name]), name
+    everywhere = {opt for _, command in commands() for opt in option_names(command)}
+    assert not everywhere & {
+        "--junit", "--summary-md", "--output-mode", "--max-tokens", "--top-logprobs",
+        "--threshold", "--weight", "--primary", "--criteria", "--cascade", "--a", "--b", "--input",
+    }  # fmt: skip
+
+
+@pytest.fixture
+def items(tmp_path: Path) -> Path:
+    path = tmp_path / "items.jsonl"
+    path.write_text("".join(json.dumps(item) + "\n" for item in ITEMS))
+    return path
+
+
+def score_run(tmp_path: Path, name: str, *args: object) -> tuple[Result, str]:
+    """A mock score run writing ``name``.jsonl, and what it wrote."""
+    output = tmp_path / f"{name}.jsonl"
+    result = run(
+        "score", "--card", "reference@1", "--model", "mock:judge", "--output", output,
+        "--db", tmp_path / f"{name}.db", *args,
+    )  # fmt: skip
+    return result, output.read_text() if output.exists() else ""
+
+
+def verdicts(written: str) -> list[tuple[object, ...]]:
+    rows = [json.loads(line) for line in written.splitlines()]
+    return [(r["item_id"], r["verdict"], r["scores"], r["status"]) for r in rows]
+
+
+def warnings_in(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if "is deprecated" in line]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "warning"),
+    [
+        (["--input", "{items}"], ["{items}"], "--input ITEMS is deprecated"),
+        (
+            ["{items}", "--output-mode", "prompt"],
+            ["{items}", "--set", "output_mode=prompt"],
+            "--output-mode is deprecated",
+        ),
+        (
+            ["{items}", "--max-tokens", "300"],
+            ["{items}", "--set", "max_tokens=300"],
+            "--max-tokens is deprecated",
+        ),
+        (
+            ["{items}", "--top-logprobs", "0"],
+            ["{items}", "--set", "top_logprobs=0"],
+            "--top-logprobs is deprecated",
+        ),
+        (
+            ["{items}", "--junit", "{tmp}/old.xml"],
+            ["{items}", "--ci", "junit={tmp}/new.xml"],
+            "--junit is deprecated",
+        ),
+    ],
+    ids=["input", "output-mode", "max-tokens", "top-logprobs", "junit"],
+)
+def test_score_old_spellings_still_work_with_one_warning_line(
+    tmp_path: Path, items: Path, old: list[str], new: list[str], warning: str
+) -> None:
+    def filled(args: list[str]) -> list[str]:
+        return [a.format(items=items, tmp=tmp_path) for a in args]
+
+    fresh, wrote_new = score_run(tmp_path, "new", *filled(new))
+    again, wrote_old = score_run(tmp_path, "old", *filled(old))
+    assert fresh.exit_code == again.exit_code == 0, again.output
+    assert verdicts(wrote_old) == verdicts(wrote_new) and len(verdicts(wrote_new)) == 3
+    assert warnings_in(fresh.stderr) == []
+    (line,) = warnings_in(again.stderr)
+    assert line.startswith(f"Warning: {warning} and will be removed in the next release: use ")
+    if "--junit" in old:
+        assert (tmp_path / "old.xml").read_text().count("<testcase") == 3
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["{items}", "--input", "{items}"], "--input is the old spelling of the ITEMS argument"),
+        ([], "Missing argument 'ITEMS'"),
+        (["{items}", "--set", "max_tokens=0"], "max_tokens: 0 is not in the range x>=1"),
+        (["{items}", "--set", "temperature=1"], "NAME one of output_mode, max_tokens"),
+        (["{items}", "--ci", "junit"], "'junit': write it as junit=FILE"),
+        (["{items}", "--model", "mock:other"], "score judges with one --model; to judge down"),
+        (["{items}", "--ci", "xml=out.xml"], "give junit=FILE, summary=FILE or github"),
+        (
+            ["{items}", "--ci", "junit={tmp}/a.xml", "--junit", "{tmp}/b.xml"],
+            "--junit is the old spelling of --ci junit=FILE",
+        ),
+        (
+            ["{items}", "--set", "max_tokens=5", "--max-tokens", "6"],
+            "--max-tokens is the old spelling of --set max_tokens",
+        ),
+    ],
+)
+def test_bad_or_doubled_spellings_exit_2_before_anything_runs(
+    tmp_path: Path, items: Path, args: list[str], message: str
+) -> None:
+    result, wrote = score_run(tmp_path, "out", *[a.format(items=items, tmp=tmp_path) for a in args])
+    assert result.exit_code == 2 and message in result.stderr, result.stderr
+    assert wrote == "" and not (tmp_path / "out.db").exists()
+
+
+def test_old_score_batch_is_batch_submit(tmp_path: Path, items: Path) -> None:
+    # A mock model has no batch API: both spellings stop at the same error, the old one warned.
+    new = run("batch", "submit", items, "--card", "reference@1", "--model", "mock:judge",
+              "--db", tmp_path / "v.db")  # fmt: skip
+    old, _ = score_run(tmp_path, "out", items, "--batch")
+    assert new.exit_code == old.exit_code == 2 and "has none" in new.stderr
+    assert old.stderr == (
+        "Warning: score --batch is deprecated and will be removed in the next release: use "
+        "judgecards batch submit ITEMS\n" + new.stderr
+    )
+
+
+def test_old_score_guarantee_is_the_cascade_command(tmp_path: Path, items: Path) -> None:
+    # Without labels both stop before any call, naming what to label.
+    new = run("cascade", items, "--card", "reference@1", "--model", "mock:judge",
+              "--model", "mock:other", "--guarantee", "0.85", "--output", tmp_path / "o.jsonl",
+              "--db", tmp_path / "v.db")  # fmt: skip
+    old = run("score", items, "--card", "reference@1", "--guarantee", "0.85",
+              "--cascade", "mock:judge,mock:other", "--output", tmp_path / "o.jsonl",
+              "--db", tmp_path / "v.db")  # fmt: skip
+    assert new.exit_code == old.exit_code == 2
+    assert "the cascade needs at least" in new.stderr
+    assert warnings_in(old.stderr) == [
+        "Warning: score --guarantee is deprecated and will be removed in the next release: use "
+        "judgecards cascade ITEMS --guarantee T",
+        "Warning: --cascade M1,M2 is deprecated and will be removed in the next release: use "
+        "--model M1 --model M2",
+    ]
+    assert new.stderr.splitlines()[-1] == old.stderr.splitlines()[-1]
+
+
+def test_several_models_without_a_guarantee_exit_2(tmp_path: Path, items: Path) -> None:
+    result = run("compare", items, items, "--model", "mock:a", "--model", "mock:b",
+                 "--output", tmp_path / "o.jsonl", "--db", tmp_path / "v.db")  # fmt: skip
+    assert result.exit_code == 2
+    assert "several --model judge down a cascade: give --guarantee" in result.stderr
+
+
+# --------------------------------------------------------------------------- --rubric FILE
+
+RUBRIC_ITEM = {
+    "id": "au",
+    "question": "Capital of Australia?",
+    "answer": "Canberra.",
+    "context": "Canberra became Australia's capital in 1913.",
+}
+
+
+def rubric_run(tmp_path: Path, *args: object) -> tuple[Result, list[dict[str, object]]]:
+    items = tmp_path / "answers.jsonl"
+    items.write_text(json.dumps(RUBRIC_ITEM) + "\n")
+    output = tmp_path / "rubric.jsonl"
+    result = run("score", items, "--card", "rubric", "--model", "mock:judge", "--output", output,
+                 "--db", tmp_path / "r.db", *args)  # fmt: skip
+    rows = [json.loads(line) for line in output.read_text().splitlines()] if output.exists() else []
+    return result, rows
+
+
+def test_rubric_file_is_the_four_old_options(tmp_path: Path) -> None:
+    policy = tmp_path / "policy.yml"
+    policy.write_text(
+        "thresholds: {faithfulness: 4, relevance: 3}\n"
+        "weights: {faithfulness: 2, relevance: 1}\n"
+        "primary: relevance\n"
+    )
+    new, rows_new = rubric_run(tmp_path, "--rubric", policy)
+    old, rows_old = rubric_run(
+        tmp_path, "--threshold", "faithfulness=4", "--threshold", "relevance=3",
+        "--weight", "faithfulness=2", "--weight", "relevance=1", "--primary", "relevance",
+    )  # fmt: skip
+    assert new.exit_code == old.exit_code == 0, new.output
+    (row,) = rows_new
+    assert row["verdict"] in ("pass", "fail") and "aggregate" in row["scores"]  # type: ignore[operator]
+    assert [(r["verdict"], r["scores"]) for r in rows_old] == [(row["verdict"], row["scores"])]
+    assert len(warnings_in(old.stderr)) == 3 and warnings_in(new.stderr) == []
+
+
+def test_a_bad_rubric_file_names_file_line_and_key(tmp_path: Path) -> None:
+    policy = tmp_path / "policy.yml"
+    policy.write_text("primary: relevance\nthreshold: {relevance: 3}\n")
+    result, rows = rubric_run(tmp_path, "--rubric", policy)
+    assert result.exit_code == 2 and rows == []
+    assert f"{policy}:2" in result.stderr and "threshold" in result.stderr
+    assert "unknown key" in result.stderr
+    policy.write_text("primary: relevance\nthresholds:\n  nonsense: 3\n")
+    result, _ = rubric_run(tmp_path, "--rubric", policy)
+    assert result.exit_code == 2 and f"{policy}:2" in result.stderr
+    assert "unknown criteria nonsense" in result.stderr and "thresholds" in result.stderr
+    assert not (tmp_path / "r.db").exists()

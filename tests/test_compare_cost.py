@@ -215,7 +215,7 @@ def test_compare_max_cost_leaves_pairs_not_judged_with_exit_1_and_a_rerun_contin
     cap = projected + 1.5 * actual_pair(server, tmp_path / "a.db", prices)
     args = with_server(compare_args(tmp_path, 5, "--prices", prices), server)
     junit = tmp_path / "report.xml"
-    result = run(*args, "--max-cost", cap, "--concurrency", 8, "--junit", junit)
+    result = run(*args, "--max-cost", cap, "--concurrency", 8, "--ci", f"junit={junit}")
     assert result.exit_code == 1, result.output
     rows = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
     statuses = [row["status"] for row in rows]

@@ -128,7 +128,7 @@ def test_score_summary_reports_this_runs_cost_and_unknown(
     def score(model: str) -> tuple[str, list[dict[str, Any]]]:
         output = tmp_path / "out.jsonl"
         result = runner.invoke(cli, [
-            "score", "--card", "reference@1", "--model", model, "--input", str(items),
+            "score", "--card", "reference@1", "--model", model, str(items),
             "--output", str(output), "--db", str(tmp_path / "s.db"),
         ])  # fmt: skip
         assert result.exit_code == 0, result.output
@@ -258,7 +258,7 @@ def test_a_bad_price_file_stops_a_run_before_anything_is_judged(
     prices.write_text("models:\n  openai:x:\n    input: 1\n    output: oops\n")
     db = tmp_path / "never.db"
     result = run(command, "--prices", prices, "--db", db, *{
-        "score": ["--card", "reference@1", "--model", "mock:judge", "--input", "i.jsonl",
+        "score": ["--card", "reference@1", "--model", "mock:judge", "i.jsonl",
                   "--output", tmp_path / "o.jsonl"],
         "compare": ["--model", "mock:judge", "--a", "a.jsonl", "--b", "b.jsonl",
                     "--output", tmp_path / "o.jsonl"],
@@ -281,7 +281,7 @@ def test_score_prices_an_unpriced_model_with_prices(
     )
     result = CliRunner(env={"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": None}).invoke(
         cli,
-        ["score", "--card", "reference@1", "--model", "openai:local-judge", "--input", str(items),
+        ["score", "--card", "reference@1", "--model", "openai:local-judge", str(items),
          "--output", str(tmp_path / "o.jsonl"), "--db", str(tmp_path / "p.db"),
          "--prices", str(prices)],
     )  # fmt: skip
@@ -366,7 +366,7 @@ def test_score_plan_prints_the_projection_and_judges_nothing(
 
     def plan(model: str) -> Result:
         return runner.invoke(cli, [
-            "score", "--card", "reference@1", "--model", model, "--input", str(items),
+            "score", "--card", "reference@1", "--model", model, str(items),
             "--output", str(output), "--db", str(tmp_path / "p.db"), "--plan",
         ])  # fmt: skip
 

@@ -131,7 +131,7 @@ def test_eval_max_cost_leaves_survivors_not_judged_with_exit_1_and_a_rerun_conti
     cap = 1.001 * max(projection(prices, tmp_path, item_id) for item_id in SURVIVORS)
     args = ["eval", path, "--db", db, "--prices", prices, "--output", output]
     junit = tmp_path / "report.xml"
-    result = run(*args, "--max-cost", cap, "--junit", junit)
+    result = run(*args, "--max-cost", cap, "--ci", f"junit={junit}")
     assert result.exit_code == 1, result.output
     rows = {row["id"]: row for row in map(json.loads, output.read_text().splitlines())}
     left = [item_id for item_id in SURVIVORS if rows[item_id]["outcome"] == "not_judged"]

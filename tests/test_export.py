@@ -84,7 +84,7 @@ def filled(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("export")
     db = root / "judgecards.db"
     items = write_items(root / "items.jsonl")
-    result = run("score", "--card", "reference@1", "--model", "mock:judge", "--input", items,
+    result = run("score", "--card", "reference@1", "--model", "mock:judge", items,
                  "--output", root / "scored.jsonl", "--db", db)  # fmt: skip
     assert result.exit_code == 0, result.output
     result = run("compare", "--model", "mock:judge", "--a", EXAMPLES / "outputs_a.jsonl",

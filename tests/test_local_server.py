@@ -340,7 +340,7 @@ def test_the_cli_stops_at_a_404_base_url_with_exit_2_and_stores_nothing(
     result = CliRunner(env={"OPENAI_API_KEY": OPENAI_KEY}).invoke(
         cli,
         ["score", "--card", "reference", "--model", "openai:smollm2", "--base-url", base,
-         "--input", str(source), "--output", str(tmp_path / "o.jsonl"), "--db", str(db)],
+         str(source), "--output", str(tmp_path / "o.jsonl"), "--db", str(db)],
     )  # fmt: skip
 
     assert result.exit_code == 2, result.output

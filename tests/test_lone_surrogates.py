@@ -53,7 +53,7 @@ def test_score_names_file_line_and_field_and_creates_nothing(
     items.write_text(LINES, encoding="utf-8")
     db, out = tmp_path / "j.db", tmp_path / "out.jsonl"
     result = CliRunner().invoke(
-        cli, ["score", "--card", "reference@1", "--model", model, "--input", str(items),
+        cli, ["score", "--card", "reference@1", "--model", model, str(items),
               "--output", str(out), "--db", str(db)],
     )  # fmt: skip
     assert result.exit_code == 2, result.output

@@ -389,7 +389,7 @@ def test_score_summary_gives_the_share_of_input_read_from_the_prompt_cache(
     items.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     result = CliRunner().invoke(
         cli,
-        ["score", "--card", "reference@2", "--model", f"anthropic:{MODEL}", "--input", str(items),
+        ["score", "--card", "reference@2", "--model", f"anthropic:{MODEL}", str(items),
          "--output", str(tmp_path / "out.jsonl"), "--concurrency", "1", "--db", str(tmp_path / "s.db")],
     )  # fmt: skip
     assert result.exit_code == 0, result.output

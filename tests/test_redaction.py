@@ -145,7 +145,7 @@ def test_cli_run_against_a_server_that_echoes_the_key_leaks_it_nowhere(
     env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": CLI_KEY}
     done = subprocess.run(
         [sys.executable, "-m", "judgecards", "score", "--card", "reference@1",
-         "--model", "openai:gpt-4o", "--input", str(items), "--output", str(output),
+         "--model", "openai:gpt-4o", str(items), "--output", str(output),
          "--db", str(db)],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip

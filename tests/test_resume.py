@@ -62,7 +62,7 @@ def test_sigkill_then_resume_redoes_only_unfinished_items(
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     command = [
         sys.executable, "-m", "judgecards", "score", "--card", "reference@1", "--model", "openai:gpt-4o",
-        "--input", str(items), "--output", str(output), "--db", str(db), "--concurrency", "2", "--timeout", "10",
+        str(items), "--output", str(output), "--db", str(db), "--concurrency", "2", "--timeout", "10",
     ]  # fmt: skip
 
     first = subprocess.Popen(

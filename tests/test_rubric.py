@@ -208,7 +208,6 @@ def test_score_command_fills_default_criteria(tmp_path: Any) -> None:
             "rubric@1",
             "--model",
             "mock:judge",
-            "--input",
             str(items),
             "--output",
             str(out),
@@ -291,7 +290,7 @@ def test_score_command_sets_thresholds_weights_and_primary(tmp_path: Any) -> Non
     items = tmp_path / "items.jsonl"
     items.write_text("".join(json.dumps({"id": str(i), **ITEM}) + "\n" for i in range(6)))
     output = tmp_path / "out.jsonl"
-    args = ["score", "--card", "rubric@1", "--model", "mock:judge", "--input", str(items),
+    args = ["score", "--card", "rubric@1", "--model", "mock:judge", str(items),
             "--output", str(output), "--db", str(tmp_path / "r.db")]  # fmt: skip
     result = CliRunner().invoke(cli, [
         *args, "--threshold", "relevance=3", "--threshold", "faithfulness=2",
@@ -333,7 +332,7 @@ def test_score_command_refuses_a_bad_rubric_policy_before_anything(
     items = tmp_path / "items.jsonl"
     items.write_text(json.dumps({"id": "1", **ITEM}) + "\n")
     result = CliRunner().invoke(cli, [
-        "score", "--card", "rubric@1", "--model", "mock:judge", "--input", str(items),
+        "score", "--card", "rubric@1", "--model", "mock:judge", str(items),
         "--output", str(tmp_path / "o.jsonl"), "--db", str(tmp_path / "r.db"), *extra,
     ])  # fmt: skip
     assert result.exit_code == 2 and message in result.output

@@ -234,7 +234,7 @@ def test_an_attr_filter_escape_stops_score_before_a_database_exists(tmp_path: Pa
     result = CliRunner().invoke(
         cli,
         ["score", "--card", "hostile", "--cards-dir", str(tmp_path), "--model", "mock:judge",
-         "--input", str(items),
+         str(items),
          "--output", str(tmp_path / "out.jsonl"), "--db", str(db)],
     )  # fmt: skip
     assert result.exit_code == 2, result.output

@@ -213,7 +213,7 @@ def test_score_writes_every_result_in_input_order_with_the_same_summary(tmp_path
     n = LOOKUP_CHUNK + 150
     data = write_items(tmp_path / "items.jsonl", [varied(i) for i in range(n)])
     out = tmp_path / "out.jsonl"
-    done = score("--card", "reference@1", "--model", "mock:judge", "--input", data,
+    done = score("--card", "reference@1", "--model", "mock:judge", data,
                  "--output", out, "--db", tmp_path / "j.db", "--concurrency", "16")  # fmt: skip
     assert done.exit_code == 0, done.output
     written = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
@@ -242,7 +242,7 @@ def test_every_line_is_checked_before_any_call_without_holding_the_file(tmp_path
     rows.append("{not json")
     data = write_items(tmp_path / "items.jsonl", rows)
     db = tmp_path / "j.db"
-    done = score("--card", "reference@1", "--model", "mock:judge", "--input", data,
+    done = score("--card", "reference@1", "--model", "mock:judge", data,
                  "--output", tmp_path / "out.jsonl", "--db", db)  # fmt: skip
     assert done.exit_code == 2
     assert "items.jsonl:1201, field 'id': duplicate id (first on line 4)" in done.output
@@ -258,7 +258,7 @@ def test_a_file_that_cannot_be_read_twice_is_read_once(tmp_path: Path) -> None:
     out = tmp_path / "out.jsonl"
     done = subprocess.run(
         [sys.executable, "-m", "judgecards", "score", "--card", "reference@1", "--model",
-         "mock:judge", "--input", "/dev/stdin", "--output", str(out), "--db", str(tmp_path / "j.db")],
+         "mock:judge", "/dev/stdin", "--output", str(out), "--db", str(tmp_path / "j.db")],
         input=lines, cwd=REPO, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -297,7 +297,7 @@ def test_a_score_run_imports_neither_pandas_nor_scipy_stats(tmp_path: Path) -> N
     )
     done = subprocess.run(
         [sys.executable, "-c", script, "score", "--card", "reference@1", "--model", "mock:judge",
-         "--input", str(data), "--output", str(tmp_path / "o.jsonl"), "--db", str(tmp_path / "j.db")],
+         str(data), "--output", str(tmp_path / "o.jsonl"), "--db", str(tmp_path / "j.db")],
         cwd=REPO, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert "Spearman" in done.stdout, done.stderr  # the verbosity line was computed…

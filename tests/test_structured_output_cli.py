@@ -35,7 +35,7 @@ def run(server: FakeServer, tmp_path: Path, *extra: str) -> Any:
     items.write_text("".join(json.dumps(item) + "\n" for item in ITEMS), "utf-8")
     return CliRunner(env={"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": None}).invoke(
         cli,
-        ["score", "--card", "reference@1", "--model", "openai:local-judge", "--input",
+        ["score", "--card", "reference@1", "--model", "openai:local-judge",
          str(items), "--output", str(tmp_path / "o.jsonl"), "--db", str(tmp_path / "s.db"),
          "--concurrency", "1", *extra],
         catch_exceptions=False,

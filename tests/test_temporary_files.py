@@ -55,7 +55,7 @@ def test_the_next_successful_run_removes_the_temporary_file_of_a_killed_one(
     item = {"id": "q1", "question": "Capital?", "gold_answer": "Paris", "model_output": "Paris"}
     items.write_text(json.dumps(item) + "\n")
     result = CliRunner().invoke(cli, [
-        "score", "--card", "reference", "--model", "mock:judge", "--input", str(items),
+        "score", "--card", "reference", "--model", "mock:judge", str(items),
         "--output", str(output), "--db", str(tmp_path / "runs.db"),
     ])  # fmt: skip
     assert result.exit_code == 0, result.output

@@ -38,9 +38,14 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "batch": (
         "judgecards.cli.batch",
         "batch",
-        "Provider batches (half price): list, status, collect and cancel them.",
+        "Provider batches (half price): submit, list, status, collect and cancel them.",
     ),
     "cards": ("judgecards.cli.cards", "cards", "List, show and lock judge cards."),
+    "cascade": (
+        "judgecards.cli.score",
+        "cascade",
+        "Judge a JSONL file down several models, each trusted only where people agree with it.",
+    ),
     "compare": (
         "judgecards.cli.compare",
         "compare",

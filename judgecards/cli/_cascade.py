@@ -1,6 +1,5 @@
-"""``score --guarantee T [--cascade M1,M2,...]``: judge down a calibrated cascade of models.
-
-Kept apart from ``score`` so the plain path stays as it is. Every judge is built and the cascade
+"""``judgecards cascade ITEMS --guarantee T --model M1 --model M2``: judge down a calibrated
+cascade of models (and the options ``compare --guarantee`` shares). Every judge is built and the cascade
 calibrated from the stored labels before any call, so a judge without enough labels stops the
 run (exit 2) with nothing paid for; see `calibration.cascade`.
 """
@@ -15,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import click
 
-from judgecards.cli._common import mock_banner
+from judgecards.cli._common import deprecated, mock_banner
 from judgecards.cli._progress import StagedProgress, reporting
 
 if TYPE_CHECKING:
@@ -24,7 +23,16 @@ if TYPE_CHECKING:
     from judgecards.judge import Judge
     from judgecards.results import JudgeResult
 
-__all__ = ["CascadeRunner", "cascade_judges", "cascade_models", "judge_down", "score_cascade"]
+__all__ = [
+    "CascadeRunner",
+    "cascade_judges",
+    "cascade_models",
+    "guarantee_options",
+    "judge_down",
+    "score_cascade",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 R = TypeVar("R", covariant=True)
 
@@ -44,30 +52,66 @@ class CascadeRunner(Protocol[R]):
     ) -> R: ...
 
 
-def cascade_models(model: str | None, cascade: str | None, guarantee: float | None) -> list[str]:
-    """The judge models of a run, cheapest first: ``--cascade`` split on commas, else ``--model``.
+def guarantee_options(unit: str, *, required: bool) -> Callable[[F], F]:
+    """``--guarantee`` and ``--delta`` for a run that judges ``unit``s down a calibrated cascade
+    (keyword arguments of the same names); the judges are the command's ``--model``s."""
+
+    def decorator(function: F) -> F:
+        function = click.option(
+            "--delta",
+            type=click.FloatRange(0, 1, min_open=True, max_open=True),
+            default=0.1,
+            show_default=True,
+            help="Allowed probability, per judge, that its guarantee fails.",
+        )(function)
+        needed = "" if required else " (with several --model, cheapest first)"
+        return click.option(
+            "--guarantee",
+            type=click.FloatRange(0, 1, min_open=True, max_open=True),
+            required=required,
+            default=None,
+            metavar="T",
+            help=f"Let a judge decide a {unit} only where its agreement with people is guaranteed "
+            f"to be at least T (e.g. 0.85), from the labels stored for it{needed}; a {unit} goes "
+            "to the next --model when the current one is not trusted on it, and the rest go to "
+            "people (an audit).",
+        )(function)
+
+    return decorator
+
+
+def cascade_models(
+    models: Sequence[str], cascade: str | None = None, guarantee: float | None = None
+) -> list[str]:
+    """The judge models of a run, cheapest first: the ``--model``s given, or the deprecated
+    ``--cascade M1,M2`` split on commas.
 
     Raises:
-        click.UsageError: neither or both given, an empty name, a model listed twice, or
-            ``--cascade`` without ``--guarantee``.
+        click.UsageError: none given, both spellings, an empty name, a model listed twice, or
+            several models without ``--guarantee``.
     """
-    if cascade is None:
-        if model is None:
-            raise click.UsageError("give --model, or --cascade M1,M2 with --guarantee")
-        return [model]
-    if model is not None:
-        raise click.UsageError("give --model or --cascade, not both")
-    if guarantee is None:
-        raise click.UsageError(
-            "--cascade needs --guarantee TARGET: the agreement with people each judge must keep"
-        )
-    models = [name.strip() for name in cascade.split(",")]
-    if any(not name for name in models):
-        raise click.UsageError(f"--cascade {cascade!r} has an empty model name")
-    repeated = sorted({name for name in models if models.count(name) > 1})
+    if cascade is not None:
+        deprecated("--cascade M1,M2", "--model M1 --model M2")
+        if models:
+            raise click.UsageError("--cascade is the old spelling of repeated --model: give one")
+        if guarantee is None:
+            raise click.UsageError(
+                "--cascade needs --guarantee TARGET: the agreement with people each judge must keep"
+            )
+        models = [name.strip() for name in cascade.split(",")]
+        if any(not name for name in models):
+            raise click.UsageError(f"--cascade {cascade!r} has an empty model name")
+    if not models:
+        raise click.UsageError("give --model (several, cheapest first, with --guarantee)")
+    repeated = sorted({name for name in models if list(models).count(name) > 1})
     if repeated:
-        raise click.UsageError(f"--cascade lists {', '.join(repeated)} more than once")
-    return models
+        raise click.UsageError(f"--model lists {', '.join(repeated)} more than once")
+    if len(models) > 1 and guarantee is None:
+        raise click.UsageError(
+            "several --model judge down a cascade: give --guarantee TARGET, the agreement with "
+            "people each judge must keep"
+        )
+    return list(models)
 
 
 @contextmanager

@@ -17,6 +17,7 @@ no broken tables), annotations with GitHub's workflow-command escaping.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -27,6 +28,7 @@ from typing import Any, Literal, TypeVar
 
 import click
 
+from judgecards.cli._common import deprecated
 from judgecards.cli._output import OutputFile
 from judgecards.errors import OutputError
 
@@ -269,45 +271,101 @@ def github_annotations(run: CiRun) -> list[str]:
 # --------------------------------------------------------------------------- the options
 
 
+_CI_KINDS = {"junit": "FILE", "summary": "FILE", "github": None}
+_CI_HELP = (
+    "A CI output of the run (repeatable): junit=FILE writes JUnit XML, one test case per item "
+    "(pair, gate); summary=FILE appends a Markdown summary (e.g. "
+    '"summary=$GITHUB_STEP_SUMMARY"); github prints ::error / ::warning annotations for '
+    "GitHub Actions."
+)
+
+
+def _ci_values(
+    ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
+) -> dict[str, Path | None]:
+    """``--ci`` values as ``{kind: path}`` (checked while parsing: exit 2 before any work)."""
+    chosen: dict[str, Path | None] = {}
+    for value in values:
+        kind, sep, path = value.partition("=")
+        if kind not in _CI_KINDS:
+            raise click.BadParameter(
+                f"{value!r}: give junit=FILE, summary=FILE or github", ctx, param
+            )
+        if (_CI_KINDS[kind] is None) != (not sep) or (sep and not path):
+            form = f"{kind}=FILE" if _CI_KINDS[kind] else kind
+            raise click.BadParameter(f"{value!r}: write it as {form}", ctx, param)
+        if kind in chosen:
+            raise click.BadParameter(f"{kind} given more than once", ctx, param)
+        chosen[kind] = Path(path) if sep else None
+    return chosen
+
+
 def ci_output_options(function: F) -> F:
-    """``--junit``, ``--summary-md`` and ``--format`` for a command that ends with a `CiRun`."""
-    function = click.option(
-        "--format",
-        "output_format",
-        type=click.Choice(["text", "github"]),
-        default="text",
-        show_default=True,
-        help="github: also print ::error / ::warning annotations for GitHub Actions.",
-    )(function)
-    function = click.option(
-        "--summary-md",
-        "summary_md",
-        type=click.Path(dir_okay=False, path_type=Path),
-        default=None,
-        help='Append a Markdown summary here (e.g. "$GITHUB_STEP_SUMMARY").',
-    )(function)
-    return click.option(
-        "--junit",
-        "junit",
-        type=click.Path(dir_okay=False, path_type=Path),
-        default=None,
-        help="Write JUnit XML here: one test case per item (pair, gate).",
-    )(function)
+    """``--ci KIND[=FILE]`` (repeatable) for a command that ends with a `CiRun`: the command
+    receives keyword arguments ``junit``, ``summary_md`` and ``output_format``, as it did from
+    the old ``--junit``, ``--summary-md`` and ``--format``, which still work for one release
+    (hidden, with a deprecation line)."""
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        chosen: dict[str, Path | None] = kwargs.pop("ci")
+        old = {
+            "junit": ("--junit", kwargs.pop("deprecated_junit"), "junit=FILE"),
+            "summary": ("--summary-md", kwargs.pop("deprecated_summary_md"), "summary=FILE"),
+            "github": ("--format", kwargs.pop("deprecated_format"), "github"),
+        }
+        for kind, (option, value, new) in old.items():
+            if value is None:
+                continue
+            deprecated(option, f"--ci {new}")
+            if kind in chosen:
+                raise click.UsageError(f"{option} is the old spelling of --ci {new}: give one")
+            if kind != "github":
+                chosen[kind] = value
+            elif value == "github":
+                chosen[kind] = None
+        kwargs["junit"] = chosen.get("junit")
+        kwargs["summary_md"] = chosen.get("summary")
+        kwargs["output_format"] = "github" if "github" in chosen else "text"
+        return function(*args, **kwargs)
+
+    path = click.Path(dir_okay=False, path_type=Path)
+    options = [
+        click.option(
+            "--ci", "ci", multiple=True, metavar="KIND[=FILE]", callback=_ci_values, help=_CI_HELP
+        ),
+        click.option("--junit", "deprecated_junit", type=path, hidden=True, help="Now --ci."),
+        click.option(
+            "--summary-md", "deprecated_summary_md", type=path, hidden=True, help="Now --ci."
+        ),
+        click.option(
+            "--format",
+            "deprecated_format",
+            type=click.Choice(["text", "github"]),
+            hidden=True,
+            help="Now --ci github.",
+        ),
+    ]
+    decorated: Any = wrapper
+    for option in reversed(options):
+        decorated = option(decorated)
+    return decorated  # type: ignore[no-any-return]
 
 
 class CiOutputs:
     """The CI outputs one run asked for, checked before any call and written after the run.
 
     Args:
-        junit: ``--junit``, replaced atomically.
-        summary_md: ``--summary-md``, appended to (GitHub collects a step's summary that way).
-        output_format: ``--format``: ``github`` prints annotations to stdout.
+        junit: ``--ci junit=FILE``, replaced atomically.
+        summary_md: ``--ci summary=FILE``, appended to (GitHub collects a step's summary that
+            way).
+        output_format: ``github`` (``--ci github``) prints annotations to stdout.
     """
 
     def __init__(self, junit: Path | None, summary_md: Path | None, output_format: str) -> None:
-        self.junit = OutputFile(junit, option="--junit") if junit is not None else None
+        self.junit = OutputFile(junit, option="--ci junit") if junit is not None else None
         self.summary = (
-            OutputFile(summary_md, option="--summary-md") if summary_md is not None else None
+            OutputFile(summary_md, option="--ci summary") if summary_md is not None else None
         )
         self.github = output_format == "github"
 
@@ -319,11 +377,11 @@ class CiOutputs:
             others: the command's other output paths, which these must not overwrite.
 
         Raises:
-            click.UsageError: ``--format github`` with ``--json``.
+            click.UsageError: ``--ci github`` with ``--json``.
             OutputError: a path cannot be written, or two outputs are the same file.
         """
         if as_json and self.github:
-            raise click.UsageError("--format github prints annotations, which would break --json")
+            raise click.UsageError("--ci github prints annotations, which would break --json")
         seen = {os.path.abspath(path) for path in others if path is not None}
         for output in (self.junit, self.summary):
             if output is None:

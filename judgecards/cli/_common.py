@@ -21,11 +21,14 @@ __all__ = [
     "ErrorBudget",
     "cards_dir_option",
     "claim_process",
+    "connection_options",
     "db_option",
     "deprecated",
     "finish_run",
     "freeze_heap",
     "input_limit",
+    "items_argument",
+    "judge_run_options",
     "max_errors_option",
     "max_input_chars_option",
     "mock_banner",
@@ -119,6 +122,73 @@ def renamed_option(old: str, new: str) -> Callable[[F], F]:
         return option(wrapper)  # type: ignore[return-value]
 
     return decorator
+
+
+def connection_options(function: F) -> F:
+    """``--base-url`` and ``--timeout``: where the provider is and how long a request may take
+    (keyword arguments ``base_url`` and ``timeout``), for every command that calls a judge."""
+    function = click.option(
+        "--timeout", default=60.0, show_default=True, type=float, help="Seconds per request."
+    )(function)
+    return click.option(
+        "--base-url", default=None, help="Server URL (else OPENAI_BASE_URL / ANTHROPIC_BASE_URL)."
+    )(function)
+
+
+def judge_run_options(unit: str) -> Callable[[F], F]:
+    """``--concurrency``, ``--max-attempts`` and ``--no-cache`` for a run that judges ``unit``s
+    (keyword arguments ``concurrency``, ``max_attempts``, ``no_cache``)."""
+
+    def decorator(function: F) -> F:
+        function = click.option(
+            "--no-cache",
+            is_flag=True,
+            help=f"Call the provider even for {unit}s already judged or cached.",
+        )(function)
+        function = click.option(
+            "--max-attempts",
+            default=3,
+            show_default=True,
+            type=click.IntRange(1, 20),
+            help=f"Judge replies per {unit}, re-asks included.",
+        )(function)
+        return click.option(
+            "--concurrency",
+            default=8,
+            show_default=True,
+            type=click.IntRange(1, 1024),
+            help="Calls in flight at once.",
+        )(function)
+
+    return decorator
+
+
+def items_argument(function: F) -> F:
+    """The ``ITEMS`` file every command that judges items takes, as its one positional argument
+    (keyword argument ``items_path``), as ``eval CONFIG`` and ``labels import FILE`` take theirs.
+    ``--input ITEMS``, the old spelling, still works for one release (hidden, one deprecation
+    line)."""
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        old = kwargs.pop("deprecated_input")
+        if old is not None:
+            deprecated("--input ITEMS", "ITEMS (the file as the argument)")
+            if kwargs["items_path"] is not None:
+                raise click.UsageError(
+                    "--input is the old spelling of the ITEMS argument: give one"
+                )
+            kwargs["items_path"] = old
+        if kwargs["items_path"] is None:
+            raise click.UsageError("Missing argument 'ITEMS': the JSONL file of items to judge")
+        return function(*args, **kwargs)
+
+    existing = click.Path(dir_okay=False, exists=True, path_type=Path)
+    decorated: Any = click.option(
+        "--input", "deprecated_input", type=existing, hidden=True, help="Now the ITEMS argument."
+    )(wrapper)
+    argument = click.argument("items_path", metavar="ITEMS", required=False, type=existing)
+    return argument(decorated)  # type: ignore[no-any-return]
 
 
 def db_option(function: F) -> F:

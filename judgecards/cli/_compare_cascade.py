@@ -1,4 +1,4 @@
-"""``compare --guarantee T [--cascade M1,M2,...]``: pairs judged down a calibrated cascade.
+"""``compare --guarantee T --model M1 --model M2``: pairs judged down a calibrated cascade.
 
 Kept apart from ``compare`` so the plain path stays as it is. Every judge is built and the
 cascade calibrated from the stored labels before any call, so a judge without enough labels
@@ -27,35 +27,9 @@ if TYPE_CHECKING:
     from judgecards.cli._ci_output import CiOutputs
     from judgecards.cli._output import OutputFile
 
-__all__ = ["compare_cascade", "compare_cascade_options", "refuse_with_cascade"]
+__all__ = ["compare_cascade", "refuse_with_cascade"]
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-def compare_cascade_options(function: F) -> F:
-    """``--guarantee``, ``--cascade`` and ``--delta``: keyword arguments of the same names."""
-    function = click.option(
-        "--delta",
-        type=click.FloatRange(0, 1, min_open=True, max_open=True),
-        default=0.1,
-        show_default=True,
-        help="With --guarantee: allowed probability, per judge, that its guarantee fails.",
-    )(function)
-    function = click.option(
-        "--cascade",
-        default=None,
-        metavar="M1,M2,...",
-        help="Judge models, cheapest first, instead of --model (needs --guarantee): a pair goes "
-        "to the next one when the current one is not trusted on it.",
-    )(function)
-    return click.option(
-        "--guarantee",
-        type=click.FloatRange(0, 1, min_open=True, max_open=True),
-        default=None,
-        help="Let a judge decide a pair only where its agreement with people on the winner is "
-        "guaranteed to be at least this (e.g. 0.8), from the labels stored for it; the rest go "
-        "to people (an audit).",
-    )(function)
 
 
 def refuse_with_cascade(**given: bool) -> None:

@@ -17,17 +17,77 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from judgecards.cli._common import freeze_heap
+from judgecards.cli._common import freeze_heap, input_limit, oversized_inputs
 from judgecards.cli._output import OutputFile
 
 if TYPE_CHECKING:
+    from judgecards.cards import Card
+    from judgecards.cli._rubric import RubricChoice
+    from judgecards.jsonl import CheckedItems
     from judgecards.judge import Judge, Progress
     from judgecards.results import JudgeResult
 
-__all__ = ["ScoreTally", "answer_words", "stream_to_file"]
+__all__ = ["ScoreTally", "answer_words", "card_and_items", "judge_options", "stream_to_file"]
 
 # The input holding the answer being judged, by card convention (first present wins).
 _JUDGED_INPUTS = ("model_output", "answer_2", "answer")
+
+
+def card_and_items(
+    card_ref: str, cards_dirs: Sequence[Path], items_path: Path, max_input_chars: int
+) -> tuple[Card, CheckedItems]:
+    """The card, and the items file checked line by line against it (read again, one item at a
+    time, when judged), for ``score``, ``cascade`` and ``batch submit``: nothing here opens the
+    database or calls a provider."""
+    from judgecards.cards import load_card
+    from judgecards.jsonl import check_items
+
+    card = load_card(card_ref, cards_dir=list(cards_dirs) or None)
+    required = [name for name, spec in card.spec.inputs.items() if spec.required]
+    items = check_items(
+        items_path,
+        required=required,
+        required_by=card.ref,
+        check=oversized_inputs(
+            {name: name for name in card.spec.inputs}, input_limit(max_input_chars)
+        ),
+    )
+    return card, items
+
+
+def judge_options(  # noqa: PLR0913  the shared option groups, by keyword
+    card: Card,
+    *,
+    no_cache: bool,
+    max_attempts: int,
+    max_input_chars: int,
+    base_url: str | None,
+    timeout: float,
+    settings: Mapping[str, Any],
+    prices: Any = None,
+    rubric: RubricChoice | None = None,
+    **limits: float | None,
+) -> dict[str, Any]:
+    """The `judgecards.Judge` keyword arguments the shared option groups ask for (``limits``:
+    ``rpm``, ``tpm``, ``max_cost`` as given, unset ones left out)."""
+    from judgecards.cli._rubric import rubric_policy
+
+    options: dict[str, Any] = {
+        "cache": not no_cache,
+        "max_attempts": max_attempts,
+        "max_input_chars": input_limit(max_input_chars),
+        "timeout": timeout,
+        **settings,
+        **{name: value for name, value in limits.items() if value is not None},
+    }
+    if base_url:
+        options["base_url"] = base_url
+    if prices is not None:
+        options["prices"] = prices
+    policy = rubric_policy(card, rubric)
+    if policy is not None:
+        options["rubric"] = policy
+    return options
 
 
 def answer_words(item: Mapping[str, Any]) -> int | None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from judgecards.cli._common import cards_dir_option, db_option, mock_banner
+from judgecards.cli._common import cards_dir_option, connection_options, db_option, mock_banner
 
 MAX_GUIDELINES_CHARS = 20_000
 """Guidelines go into every request's system prompt: a few pages at most."""
@@ -67,10 +67,7 @@ def _read_guidelines(path: Path) -> str:
     help="Seed of the stratified split of the labels into example pool, dev and test.",
 )
 @click.option("--concurrency", default=8, show_default=True, type=click.IntRange(1, 1024))
-@click.option(
-    "--base-url", default=None, help="Server URL (else OPENAI_BASE_URL / ANTHROPIC_BASE_URL)."
-)
-@click.option("--timeout", default=60.0, show_default=True, type=float, help="Seconds per request.")
+@connection_options
 @click.option(
     "--resamples",
     default=2000,

@@ -16,7 +16,7 @@ import click
 
 from judgecards.cli._ci_output import CiOutputs, ci_output_options
 from judgecards.cli._ci_runs import audit_run
-from judgecards.cli._common import cards_dir_option, db_option, mock_banner
+from judgecards.cli._common import cards_dir_option, connection_options, db_option, mock_banner
 from judgecards.cli._progress import Stages
 
 _FORMAT = click.Choice(["csv", "jsonl"])
@@ -353,10 +353,7 @@ def report_command(  # noqa: PLR0913, PLR0917  click passes one parameter per op
     help="Fail when more than this share of verdicts flipped.",
 )
 @click.option("--concurrency", default=8, show_default=True, type=click.IntRange(1, 1024))
-@click.option(
-    "--base-url", default=None, help="Server URL (else OPENAI_BASE_URL / ANTHROPIC_BASE_URL)."
-)
-@click.option("--timeout", default=60.0, show_default=True, type=float, help="Seconds per request.")
+@connection_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 @_resamples_option
 @db_option

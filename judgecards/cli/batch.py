@@ -1,6 +1,7 @@
-"""``judgecards batch list | status | collect | cancel``: provider batches stored in the database.
+"""``judgecards batch submit | list | status | collect | cancel``: provider batches stored in
+the database.
 
-Batches are submitted by ``judgecards score --batch`` (or ``compare --batch``, or
+Batches are submitted by ``judgecards batch submit ITEMS`` (or ``compare --batch``, or
 `judgecards.batch.submit_batch`); each is stored with the judge it was built for, so these commands rebuild
 that judge (card version, model, call parameters, base URL; the API key from the environment)
 and refuse when the card has changed since. ``collect --wait`` blocks with a progress line per
@@ -20,10 +21,17 @@ import click
 from judgecards.cli._common import (
     EXIT_ERRORS,
     ErrorBudget,
+    cards_dir_option,
+    command_judge,
+    connection_options,
     db_option,
     finish_run,
+    items_argument,
     max_errors_option,
+    max_input_chars_option,
+    prices_option,
 )
+from judgecards.cli._judge_output import judge_output_options
 
 if TYPE_CHECKING:
     from judgecards.batch.collect import Retry
@@ -32,7 +40,7 @@ if TYPE_CHECKING:
     from judgecards.judge import Judge
     from judgecards.store import Store
 
-__all__ = ["batch", "judge_for", "submitted_text"]
+__all__ = ["batch", "judge_for", "submit_items", "submitted_text"]
 
 
 def _base_url_option(function: Any) -> Any:
@@ -44,23 +52,120 @@ def _base_url_option(function: Any) -> Any:
 
 
 def submitted_text(job: BatchJob, db: Path) -> str:
-    """What ``--batch`` did and the commands that come next."""
+    """What a submission did and the commands that come next."""
     lines = [job.as_text()]
     if job.submission:
         lines.append(
             f"next: judgecards batch collect {job.submission} --db {db} --wait\n"
-            "then: the same command without --batch writes --output from the stored results "
-            "(no new call)"
+            "then: judgecards score (or compare) on the same items, card and model writes "
+            "--output from the stored results (no new call)"
         )
     else:
-        lines.append("nothing to submit: the same command without --batch writes --output")
+        lines.append(
+            "nothing to submit: judgecards score (or compare) on the same items, card and model "
+            "writes --output"
+        )
     return "\n".join(lines)
 
 
 @click.group()
 def batch() -> None:
-    """Provider batches (OpenAI Batch API, Anthropic Message Batches): list, status, collect,
-    cancel. Submit with ``judgecards score --batch``."""
+    """Provider batches (OpenAI Batch API, Anthropic Message Batches): submit, list, status,
+    collect, cancel."""
+
+
+def submit_items(  # noqa: PLR0913  keyword-only options of the command
+    items_path: Path,
+    card_ref: str,
+    model: str,
+    *,
+    cards_dirs: tuple[Path, ...],
+    db: Path,
+    max_attempts: int,
+    no_cache: bool,
+    base_url: str | None,
+    timeout: float,
+    settings: dict[str, Any],
+    max_input_chars: int,
+    prices: Any,
+) -> None:
+    """Check the card and every line of the items, then submit them and say what comes next
+    (``batch submit``, and the old ``score --batch``)."""
+    from judgecards.batch.submit import submit_batch
+    from judgecards.cli._score_run import card_and_items, judge_options
+
+    card, items = card_and_items(card_ref, cards_dirs, items_path, max_input_chars)
+    options = judge_options(
+        card,
+        no_cache=no_cache,
+        max_attempts=max_attempts,
+        max_input_chars=max_input_chars,
+        base_url=base_url,
+        timeout=timeout,
+        settings=settings,
+        prices=prices,
+    )
+    with command_judge(card, model, db=db, plan=False, **options) as judge:
+        job = submit_batch(judge, items, cards_dirs=[str(path) for path in cards_dirs])
+    click.echo(submitted_text(job, db))
+
+
+@batch.command("submit")
+@items_argument
+@click.option("--card", "card_ref", required=True, help="Card as NAME or NAME@VERSION.")
+@click.option(
+    "--model",
+    required=True,
+    help="Judge model as provider:model (openai: or anthropic:, whose batch APIs are used).",
+)
+@click.option(
+    "--max-attempts",
+    default=3,
+    show_default=True,
+    type=click.IntRange(1, 20),
+    help="Judge replies per item, re-asks included.",
+)
+@click.option("--no-cache", is_flag=True, help="Submit even the items already judged or cached.")
+@connection_options
+@judge_output_options
+@max_input_chars_option
+@prices_option
+@db_option
+@cards_dir_option
+def submit(  # noqa: PLR0913, PLR0917  click passes one parameter per option
+    items_path: Path,
+    card_ref: str,
+    model: str,
+    max_attempts: int,
+    no_cache: bool,
+    base_url: str | None,
+    timeout: float,
+    settings: dict[str, Any],
+    max_input_chars: int,
+    prices: Any,
+    db: Path,
+    cards_dirs: tuple[Path, ...],
+) -> None:
+    """Submit every item of ITEMS to the provider's batch API (OpenAI Batch, Anthropic Message
+    Batches: half price, results within 24 h) instead of judging them now.
+
+    The card and every line of ITEMS are checked first; items already stored are not sent.
+    Prints the batch ids and the commands that collect them and write the results.
+    """
+    submit_items(
+        items_path,
+        card_ref,
+        model,
+        cards_dirs=cards_dirs,
+        db=db,
+        max_attempts=max_attempts,
+        no_cache=no_cache,
+        base_url=base_url,
+        timeout=timeout,
+        settings=settings,
+        max_input_chars=max_input_chars,
+        prices=prices,
+    )
 
 
 def _open(db: Path) -> Store:

@@ -2,26 +2,30 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
-from judgecards.cli._cascade import cascade_models
+from judgecards.cli._cascade import cascade_models, guarantee_options
 from judgecards.cli._ci_output import CiOutputs, ci_output_options
 from judgecards.cli._ci_runs import compare_run
 from judgecards.cli._common import (
     ErrorBudget,
     cards_dir_option,
     command_judge,
+    connection_options,
     db_option,
+    deprecated,
     finish_run,
     input_limit,
+    judge_run_options,
     max_errors_option,
     max_input_chars_option,
     mock_banner,
@@ -29,7 +33,7 @@ from judgecards.cli._common import (
     prices_option,
     warn_if_uncalibrated,
 )
-from judgecards.cli._compare_cascade import compare_cascade_options, refuse_with_cascade
+from judgecards.cli._compare_cascade import refuse_with_cascade
 from judgecards.cli._compare_cost import (
     check_cost_options,
     compare_cost_options,
@@ -38,7 +42,7 @@ from judgecards.cli._compare_cost import (
     pairs_budget_lines,
     print_compare_plan,
 )
-from judgecards.cli._judge_output import judge_output, judge_output_options
+from judgecards.cli._judge_output import judge_output_options
 from judgecards.cli._output import OutputFile
 from judgecards.cli._progress import for_judge, reporting
 from judgecards.cli._rate import budget_lines, rate_judge_options, rate_limit_options
@@ -47,6 +51,8 @@ from judgecards.jsonl import problems_error, read_jsonl
 from judgecards.prepared import item_id_of
 
 _SHOWN_UNMATCHED = 20
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 @dataclass
@@ -64,7 +70,41 @@ class _Joined:
     only_in_b: list[str]
 
 
+def _sides_arguments(function: F) -> F:
+    """``A B``, the two outputs files, as positional arguments (keyword arguments ``a_path`` and
+    ``b_path``), as ``score ITEMS`` takes its file; ``--a``/``--b``, the old spelling, still work
+    for one release (hidden, one deprecation line)."""
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        for side in ("a", "b"):
+            old = kwargs.pop(f"deprecated_{side}")
+            if old is not None:
+                deprecated(f"--{side} FILE", "the files as arguments: compare A B")
+                if kwargs[f"{side}_path"] is not None:
+                    raise click.UsageError(
+                        f"--{side} is the old spelling of the {side.upper()} argument: give one"
+                    )
+                kwargs[f"{side}_path"] = old
+        if kwargs["a_path"] is None or kwargs["b_path"] is None:
+            raise click.UsageError("Missing arguments: compare A B (the two outputs files)")
+        return function(*args, **kwargs)
+
+    existing = click.Path(dir_okay=False, exists=True, path_type=Path)
+    decorated: Any = wrapper
+    for side in ("b", "a"):
+        decorated = click.option(
+            f"--{side}", f"deprecated_{side}", type=existing, hidden=True, help="Now an argument."
+        )(decorated)
+    for side in ("b", "a"):
+        decorated = click.argument(
+            f"{side}_path", metavar=side.upper(), required=False, type=existing
+        )(decorated)
+    return decorated  # type: ignore[no-any-return]
+
+
 @click.command()
+@_sides_arguments
 @click.option(
     "--card",
     "card_ref",
@@ -74,23 +114,10 @@ class _Joined:
 )
 @click.option(
     "--model",
-    default=None,
-    help="Judge model as provider:model, e.g. openai:gpt-4o, anthropic:claude-sonnet-5-5, mock:judge "
-    "(or --cascade).",
-)
-@click.option(
-    "--a",
-    "a_path",
-    required=True,
-    type=click.Path(dir_okay=False, exists=True, path_type=Path),
-    help="JSONL of A's outputs: {id, question?, answer|output, reference?, model?} per line.",
-)
-@click.option(
-    "--b",
-    "b_path",
-    required=True,
-    type=click.Path(dir_okay=False, exists=True, path_type=Path),
-    help="JSONL of B's outputs, joined to A's on 'id'.",
+    "models",
+    multiple=True,
+    help="Judge model as provider:model, e.g. openai:gpt-4o, anthropic:claude-sonnet-5-5, "
+    "mock:judge; repeat it, cheapest first, to judge down a cascade (with --guarantee).",
 )
 @click.option(
     "--output",
@@ -108,29 +135,8 @@ class _Joined:
 @click.option(
     "--json", "as_json", is_flag=True, help="Print the report as JSON instead of a table."
 )
-@click.option(
-    "--concurrency",
-    default=8,
-    show_default=True,
-    type=click.IntRange(1, 1024),
-    help="Calls in flight; both orders share the pool.",
-)
-@click.option(
-    "--max-attempts",
-    default=3,
-    show_default=True,
-    type=click.IntRange(1, 20),
-    help="Judge replies per judgment, re-asks included.",
-)
-@click.option(
-    "--no-cache",
-    is_flag=True,
-    help="Call the provider even for judgments already stored or cached.",
-)
-@click.option(
-    "--base-url", default=None, help="Server URL (else OPENAI_BASE_URL / ANTHROPIC_BASE_URL)."
-)
-@click.option("--timeout", default=60.0, show_default=True, type=float, help="Seconds per request.")
+@judge_run_options("judgment")
+@connection_options
 @click.option(
     "--seed",
     default=0,
@@ -145,7 +151,8 @@ class _Joined:
     help="Submit both orders of every pair to the provider's batch API (half price, results "
     "within 24 h) instead of judging now; `judgecards batch collect` writes the comparisons.",
 )
-@compare_cascade_options
+@guarantee_options("pair", required=False)
+@click.option("--cascade", "deprecated_cascade", hidden=True, help="Now repeated --model.")
 @max_input_chars_option
 @prices_option
 @rate_limit_options
@@ -156,10 +163,10 @@ class _Joined:
 @db_option
 @cards_dir_option
 def compare(  # noqa: PLR0913, PLR0915, PLR0917  click passes one parameter per option; modes: item 5
-    card_ref: str,
-    model: str | None,
     a_path: Path,
     b_path: Path,
+    card_ref: str,
+    models: tuple[str, ...],
     output_path: Path,
     model_a: str | None,
     model_b: str | None,
@@ -172,16 +179,15 @@ def compare(  # noqa: PLR0913, PLR0915, PLR0917  click passes one parameter per 
     seed: int,
     use_batch: bool,
     guarantee: float | None,
-    cascade: str | None,
     delta: float,
+    deprecated_cascade: str | None,
     max_input_chars: int,
     prices: Any,
     rpm: float | None,
     tpm: float | None,
     plan: bool,
     max_cost: float | None,
-    output_mode: str | None,
-    max_tokens: int | None,
+    settings: dict[str, Any],
     max_errors: ErrorBudget,
     junit: Path | None,
     summary_md: Path | None,
@@ -196,8 +202,10 @@ def compare(  # noqa: PLR0913, PLR0915, PLR0917  click passes one parameter per 
     in one file only are reported, not dropped silently. Prints wins, losses, ties, win-rates with
     bootstrap intervals, a sign test, position consistency and bias checks.
 
-    With --guarantee T, each pair is decided by the first model of --cascade (cheapest first;
-    else --model alone) whose agreement with people on the winner is guaranteed to be at least T
+    A and B are JSONL files of each model's outputs: {id, question?, answer|output, reference?,
+    model?} per line, joined on 'id'.
+
+    With --guarantee T, each pair is decided by the first --model (cheapest first) whose agreement with people on the winner is guaranteed to be at least T
     on it, from the labels stored for it; the rest become an audit for people.
 
     Exit status: 0 every pair was judged in both orders (or the failed pairs are within
@@ -219,7 +227,7 @@ def compare(  # noqa: PLR0913, PLR0915, PLR0917  click passes one parameter per 
             field="inputs",
         )
     check_cost_options(plan=plan, max_cost=max_cost, use_batch=use_batch)
-    models = cascade_models(model, cascade, guarantee)
+    chosen = cascade_models(models, deprecated_cascade, guarantee)
     if guarantee is not None:
         refuse_with_cascade(batch=use_batch, plan=plan, max_cost=max_cost is not None)
     limit = input_limit(max_input_chars)
@@ -229,7 +237,7 @@ def compare(  # noqa: PLR0913, PLR0915, PLR0917  click passes one parameter per 
     ci = CiOutputs(junit, summary_md, output_format)
     ci.check(as_json=as_json, others=[output_path, db])
 
-    options: dict[str, Any] = {"timeout": timeout, **judge_output(output_mode, max_tokens)}
+    options: dict[str, Any] = {"timeout": timeout, **settings}
     if base_url:
         options["base_url"] = base_url
     if prices is not None:
@@ -241,7 +249,7 @@ def compare(  # noqa: PLR0913, PLR0915, PLR0917  click passes one parameter per 
         _warn_unmatched(joined, a_path, b_path)
         compare_cascade(
             card,
-            models,
+            chosen,
             joined.pairs,
             target=guarantee,
             delta=delta,
@@ -259,7 +267,7 @@ def compare(  # noqa: PLR0913, PLR0915, PLR0917  click passes one parameter per 
             },
         )
         return
-    model = models[0]
+    model = chosen[0]
     with command_judge(
         card,
         model,

@@ -28,7 +28,7 @@ from judgecards.cli._common import (
     prices_option,
     warn_if_uncalibrated,
 )
-from judgecards.cli._judge_output import judge_output, judge_output_options
+from judgecards.cli._judge_output import judge_output_options
 from judgecards.cli._output import OutputFile
 from judgecards.cli._progress import for_judge, reporting
 from judgecards.cli._rate import budget_lines, finish_budget, rate_judge_options, rate_options
@@ -78,8 +78,7 @@ def eval_command(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917  click passes one 
     model: str | None,
     max_input_chars: int,
     prices: Any,
-    output_mode: str | None,
-    max_tokens: int | None,
+    settings: dict[str, Any],
     rpm: float | None,
     tpm: float | None,
     max_cost: float | None,
@@ -119,7 +118,7 @@ def eval_command(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917  click passes one 
     ci.check(as_json=as_json, others=[output_path, db])
     # Every judge tier's settings from the command line (they override the config's).
     overrides = {
-        **judge_output(output_mode, max_tokens),
+        **settings,
         **rate_judge_options(rpm, tpm, max_cost),
     }
     # Every check, card and judge setting is validated by building the pipeline against a

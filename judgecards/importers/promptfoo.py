@@ -574,8 +574,8 @@ class _Reader:
             where,
             line,
             "select-best",
-            f"written as the pairwise card {CARDS_DIR}/{name}: run `judgecards compare --card {name} "
-            f"--cards-dir {CARDS_DIR} --model {model} --a A.jsonl --b B.jsonl --output "
+            f"written as the pairwise card {CARDS_DIR}/{name}: run `judgecards compare A.jsonl B.jsonl --card {name} "
+            f"--cards-dir {CARDS_DIR} --model {model} --output "
             "comparisons.jsonl` (in this directory) on two outputs at a time",
             left_out=False,
         )

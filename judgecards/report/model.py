@@ -415,13 +415,13 @@ def _guarantee(summaries: Sequence[AuditSummary], cascades: Sequence[StoredCasca
     escalated = [s.audit.id for s in summaries if s.audit.kind == "escalated"]
     if not escalated:
         return (
-            "No agreement guarantee is in force: no cascade (score --guarantee) escalated items "
+            "No agreement guarantee is in force: no cascade (judgecards cascade) escalated items "
             "of this judge to people, so nothing bounds its agreement with people beyond what "
             "its audits measure."
         )
     listed = ", ".join(f"#{i}" for i in escalated)
     return (
-        "A cascade (score --guarantee) judged with this model and escalated items it was not "
+        "A cascade (judgecards cascade) judged with this model and escalated items it was not "
         f"trusted on to people (audit {listed}). Each judge it trusted agreed with people at "
         "least at the run's target with probability at least 1 - delta on the items it decided; "
         "the run stored no decisions (it predates them), so its target is not known, and the "

@@ -311,8 +311,8 @@ def build_pipeline(
     belongs to the configured provider's server). ``max_input_chars`` is every judge's per-input
     limit (`judgecards.Judge`; ``None``: none): a longer input makes that item an error record.
     ``prices`` (``--prices``) prices every judge's results (else the shipped table and
-    ``JUDGECARDS_PRICES``). ``judge_output`` (``--output-mode``, ``--max-tokens``) overrides every
-    judge tier's ``output_mode`` and ``max_tokens``. ``stand_in`` (``eval --plan``) gives every
+    ``JUDGECARDS_PRICES``). ``judge_output`` (``--set``) overrides every judge tier's ``output_mode``,
+    ``max_tokens`` and ``top_logprobs``. ``stand_in`` (``eval --plan``) gives every
     judge the offline stand-in provider (`judgecards.replay`): no API key, no call possible.
 
     Raises:
@@ -397,12 +397,9 @@ def _build_judge(
         "timeout": spec.timeout,
         "max_input_chars": overrides.max_input_chars,
     }
-    chosen = {
-        "output_mode": spec.output_mode,
-        "max_tokens": spec.max_tokens,
-        **(overrides.judge_output or {}),
-    }
+    chosen = {"output_mode": spec.output_mode, "max_tokens": spec.max_tokens}
     options.update({name: value for name, value in chosen.items() if value is not None})
+    options.update(overrides.judge_output or {})  # --set top_logprobs=0 is None: "off", kept
     if prices is not None:
         options["prices"] = prices
     same_provider = model is None or model.partition(":")[0] == spec.model.partition(":")[0]

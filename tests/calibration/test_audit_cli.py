@@ -81,7 +81,7 @@ def write_items(path: Path, n: int = 60) -> Path:
 def test_a_whole_audit_cycle_gates_on_judge_drift(tmp_path: Path, server: FakeServer) -> None:
     run = Cli(tmp_path / "cycle.db")
     items = write_items(tmp_path / "items.jsonl")
-    score = ["score", "--card", "reference@1", "--model", MODEL, "--input", items,
+    score = ["score", "--card", "reference@1", "--model", MODEL, items,
              "--output", tmp_path / "out.jsonl", "--base-url", server.base_url]  # fmt: skip
 
     # 1. Score with a judge that was never calibrated: Judge says so.
@@ -191,7 +191,7 @@ def test_anchor_set_reruns_catch_a_silent_model_update(tmp_path: Path, server: F
     run = Cli(tmp_path / "anchor.db")
     items = write_items(tmp_path / "items.jsonl", 30)
     with pytest.warns(UncalibratedJudgeWarning):
-        result = run("score", "--card", "reference@1", "--model", MODEL, "--input", items,
+        result = run("score", "--card", "reference@1", "--model", MODEL, items,
                      "--output", tmp_path / "out.jsonl", "--base-url", server.base_url)  # fmt: skip
     assert result.exit_code == 0, result.output
     sheet = tmp_path / "a.jsonl"
@@ -263,7 +263,7 @@ def test_cli_errors_name_the_place_and_exit_2(tmp_path: Path, server: FakeServer
 
     items = write_items(tmp_path / "items.jsonl", 6)
     with pytest.warns(UncalibratedJudgeWarning):
-        run("score", "--card", "reference@1", "--model", MODEL, "--input", items,
+        run("score", "--card", "reference@1", "--model", MODEL, items,
             "--output", tmp_path / "out.jsonl", "--base-url", server.base_url)  # fmt: skip
     result = run("audit", "report")
     assert result.exit_code == 2 and "no audits" in result.output

@@ -455,7 +455,7 @@ def test_a_two_judge_cascade_keeps_the_target_on_decided_items() -> None:
 def test_score_with_a_guarantee_on_the_command_line(
     tmp_path: Path, serve: Callable[..., FakeServer], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``score --guarantee 0.85 --cascade openai:cheap,openai:strong`` on a loopback server
+    """``cascade --guarantee 0.85 --model openai:cheap --model openai:strong`` on a loopback server
     that returns no logprobs (every confidence is 0.0): the cheap judge, which disagrees with
     its labels, decides nothing and is never called; the strong one, which agrees on all 40,
     is trusted on everything (the bound 0.1 ** (1/40) = 0.944 clears 0.85)."""
@@ -467,9 +467,9 @@ def test_score_with_a_guarantee_on_the_command_line(
         return CliRunner().invoke(cli, [*map(str, args), "--db", str(db)])
 
     def score(items: Path, output: Path, *models: str, guarantee: bool = False) -> Result:
-        which = ["--cascade", ",".join(models)] if guarantee else ["--model", models[0]]
-        extra = ["--guarantee", "0.85"] if guarantee else []
-        return cli_run("score", "--card", "single@1", *which, *extra, "--input", items,
+        which = [arg for model in models for arg in ("--model", model)]
+        command = ["cascade", "--guarantee", "0.85"] if guarantee else ["score"]
+        return cli_run(*command, "--card", "single@1", *which, items,
                        "--output", output, "--base-url", server.base_url)  # fmt: skip
 
     cal = tmp_path / "cal.jsonl"
@@ -526,8 +526,8 @@ def test_score_with_a_guarantee_on_the_command_line(
     assert server.requests == before
 
     usage = cli_run("score", "--card", "single@1", "--cascade", "openai:a,openai:b",
-                    "--input", items, "--output", out)  # fmt: skip
-    assert usage.exit_code == 2 and "--cascade needs --guarantee" in usage.output
+                    items, "--output", out)  # fmt: skip
+    assert usage.exit_code == 2 and "--cascade needs --guarantee" in usage.output  # old spelling
 
 
 # ---------------------------------------------------------------- the guarantee on LLMBar
@@ -618,7 +618,7 @@ def test_top_logprobs_on_the_command_line(
     items.write_text(json.dumps({"id": "a", "question": "Q?", "answer": "A."}) + "\n")
     for value, expected in (("5", 5), ("0", None)):
         result = CliRunner().invoke(cli, [
-            "score", "--card", "single@1", "--model", "openai:m", "--input", str(items),
+            "score", "--card", "single@1", "--model", "openai:m", str(items),
             "--output", str(tmp_path / f"out{value}.jsonl"), "--base-url", server.base_url,
             "--top-logprobs", value, "--db", str(tmp_path / f"db{value}.db"),
         ])  # fmt: skip

@@ -478,7 +478,7 @@ def test_score_leads_its_summary_with_corrected_numbers_once_labels_exist(
     server = serve(reply=lenient_reply)
     db, source = tmp_path / "score.db", tmp_path / "items.jsonl"
     source.write_text("".join(json.dumps(item) + "\n" for item in items(60)), encoding="utf-8")
-    score = ["score", "--card", "reference@1", "--model", MODEL, "--input", str(source),
+    score = ["score", "--card", "reference@1", "--model", MODEL, str(source),
              "--output", str(tmp_path / "out.jsonl"), "--base-url", server.base_url, "--db", str(db)]  # fmt: skip
     runner = CliRunner()
     with pytest.warns(UncalibratedJudgeWarning):

@@ -396,7 +396,7 @@ def test_compare_with_a_guarantee_on_the_command_line(
 
     def compare(name: str, *which: str) -> Result:
         a, b = sides(name, items[name])
-        return cli_run("compare", "--card", CARD, *which, "--a", a, "--b", b,
+        return cli_run("compare", a, b, "--card", CARD, *which,
                        "--output", tmp_path / f"{name}.out.jsonl", "--base-url", server.base_url)  # fmt: skip
 
     items = {
@@ -418,7 +418,7 @@ def test_compare_with_a_guarantee_on_the_command_line(
     assert cli_run("labels", "import", tmp_path / "labels.jsonl", "--labeler", "ann").exit_code == 0
 
     before = server.requests
-    cascade = ["--cascade", "openai:cheap,openai:strong", "--guarantee", "0.85"]
+    cascade = ["--model", "openai:cheap", "--model", "openai:strong", "--guarantee", "0.85"]
     result = compare("new", *cascade)
     assert result.exit_code == 0, result.output
     assert server.requests == before + 6 + 4  # cheap: 3 pairs x 2 orders; strong: 2 x 2
@@ -472,19 +472,23 @@ def test_compare_with_a_guarantee_on_the_command_line(
 
     # Too few labels for a judge: exit 2, naming what to label, and nothing called.
     before = server.requests
-    short = compare("new", "--cascade", "openai:strong,openai:new", "--guarantee", "0.85")
+    short = compare(
+        "new", "--model", "openai:strong", "--model", "openai:new", "--guarantee", "0.85"
+    )
     assert short.exit_code == 2
     assert "needs at least 15 human labels of 'winner' on comparisons" in short.output
     assert "audit sample --card pairwise@2 --model openai:new" in short.output
     assert server.requests == before
 
-    usage = compare("new", "--cascade", "openai:a,openai:b")
-    assert usage.exit_code == 2 and "--cascade needs --guarantee" in usage.output
+    usage = compare("new", "--model", "openai:a", "--model", "openai:b")
+    assert usage.exit_code == 2 and "several --model judge down a cascade" in usage.output
+    old = compare("new", "--cascade", "openai:a,openai:b")
+    assert old.exit_code == 2 and "--cascade needs --guarantee" in old.output
     batch = compare("new", *cascade, "--batch")
     assert batch.exit_code == 2 and "leave out --batch" in batch.output
     for extra, named in ((["--plan"], "--plan"), (["--max-cost", "1"], "--max-cost")):
         refused = compare("new", *cascade, *extra)
         assert refused.exit_code == 2 and f"leave out {named}" in refused.output
     neither = compare("new")
-    assert neither.exit_code == 2 and "give --model, or --cascade" in neither.output
+    assert neither.exit_code == 2 and "give --model" in neither.output
     assert server.requests == before
