@@ -186,8 +186,9 @@ def _summarise(tallies: list[Tally]) -> None:
 
 
 def _per_system_own(n: int, reps: int) -> None:
-    tallies = []
-    for _, _, human, gpt4 in _cells():
+    tallies, names = [], []
+    for dimension, system, human, gpt4 in _cells():
+        names.append(f"{dimension} {system}")
         tally, rng = Tally(_rho(human, gpt4)), np.random.default_rng(n)
         for _ in range(reps):
             order = rng.permutation(len(human))
@@ -201,6 +202,17 @@ def _per_system_own(n: int, reps: int) -> None:
             )
         tallies.append(tally)
     _summarise(tallies)
+    if n >= 50:  # the enough-labels criteria, cell by cell
+        informative = [(name, t) for name, t in zip(names, tallies, strict=True) if t.rho >= 0.3]
+        wide = [(name, t) for name, t in informative if t.ratio > 0.97]
+        print(
+            f"  ρ ≥ 0.3 in {len(informative)} cells; {len(informative) - len(wide)} at ≤ 0.97x",
+            flush=True,
+        )
+        for name, t in wide + [
+            (m, t) for m, t in zip(names, tallies, strict=True) if t.ratio > 1.02
+        ]:
+            print(t.line(name), flush=True)
 
 
 def few(reps: int) -> None:
