@@ -15,39 +15,18 @@ import pytest
 from judgecards.batch import BatchError, collect_batch, submit_batch
 from judgecards.batch.repository import BatchRepository
 from judgecards.judge import Judge
+from tests.builders import BATCH_PROVIDERS as PROVIDERS
+from tests.builders import batch_judge_on as judge_on
+from tests.builders import qa_items as items
+from tests.builders import sql_rows as rows
+from tests.builders import submitted_entries
 from tests.fakes.batch_server import BatchFake
-
-PROVIDERS = {"openai": "openai:gpt-4o-mini", "anthropic": "anthropic:claude-sonnet-5"}
-
-
-def items(n: int, prefix: str = "i") -> list[dict[str, Any]]:
-    return [
-        {"id": f"{prefix}{k}", "question": f"What is {k}+{k}?", "gold_answer": str(2 * k),
-         "model_output": f"It is {2 * k}."}
-        for k in range(n)
-    ]  # fmt: skip
 
 
 @pytest.fixture
 def fake() -> Iterator[BatchFake]:
     with BatchFake() as server:
         yield server
-
-
-def judge_on(fake: BatchFake, provider: str, db: Path, **options: Any) -> Judge:
-    url = fake.openai_url if provider == "openai" else fake.base_url
-    return Judge("reference", PROVIDERS[provider], db=db, api_key="sk-test", base_url=url,
-                 **options)  # fmt: skip
-
-
-def submitted_entries(fake: BatchFake) -> list[dict[str, Any]]:
-    """Every request the fake received in a batch, as ``{custom_id, body}``."""
-    return [request for batch in fake.batches.values() for request in batch.requests]
-
-
-def rows(db: Path, sql: str) -> list[tuple[Any, ...]]:
-    with closing(sqlite3.connect(db)) as conn:
-        return conn.execute(sql).fetchall()
 
 
 @pytest.mark.parametrize("provider", sorted(PROVIDERS))

@@ -17,7 +17,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -28,10 +28,13 @@ from click.testing import CliRunner
 from judgecards.batch import BatchCollection, collect_batch, submit_batch
 from judgecards.cli import cli
 from judgecards.judge import Judge
+from tests.builders import BATCH_PROVIDERS as PROVIDERS
+from tests.builders import REPO, compare_args, submitted_entries, wait_for
+from tests.builders import batch_judge_on as judge_on
+from tests.builders import qa_items as items
+from tests.builders import sql_rows as rows
 from tests.fakes.batch_server import BatchFake
-from tests.test_batch import PROVIDERS, items, judge_on, rows, submitted_entries
 
-REPO = Path(__file__).resolve().parents[1]
 pytest_plugins = ["pytester"]
 
 
@@ -39,13 +42,6 @@ pytest_plugins = ["pytester"]
 def fake() -> Iterator[BatchFake]:
     with BatchFake() as server:
         yield server
-
-
-def until(condition: Callable[[], bool], seconds: float = 60) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.01)
 
 
 class Collector(threading.Thread):
@@ -90,11 +86,11 @@ def test_two_collectors_re_ask_an_invalid_batch_reply_once(
     fake.gate = threading.Event()
     first = Collector(fake, db, wait=True)
     first.start()
-    until(lambda: fake.counts["held"] == 1)  # the first collector is paying for the re-ask
+    wait_for(lambda: fake.counts["held"] == 1)  # the first collector is paying for the re-ask
     second = Collector(fake, db, wait=second_waits)
     second.start()
     if second_waits:
-        until(lambda: any("another collector" in line for line in second.lines))
+        wait_for(lambda: any("another collector" in line for line in second.lines))
         assert second.is_alive()  # it waits for the first, and pays for nothing
     else:
         second.join(30)  # it leaves the item to the first and returns at once
@@ -126,7 +122,7 @@ def test_two_collectors_judge_left_items_live_once(fake: BatchFake, tmp_path: Pa
     fake.gate = threading.Event()
     first = Collector(fake, db, retry="live")
     first.start()
-    until(lambda: fake.counts["held"] == 1)  # judging the left items live (the first alone)
+    wait_for(lambda: fake.counts["held"] == 1)  # judging the left items live (the first alone)
     second = Collector(fake, db, retry="live")
     second.start()
     second.join(30)
@@ -151,7 +147,7 @@ def test_two_collectors_resubmit_left_items_once(fake: BatchFake, tmp_path: Path
     fake.gate = threading.Event()
     first = Collector(fake, db, retry="resubmit", wait=True)
     first.start()
-    until(lambda: fake.counts["held"] == 1)  # the new batch's create call
+    wait_for(lambda: fake.counts["held"] == 1)  # the new batch's create call
     second = Collector(fake, db, retry="resubmit")
     second.start()
     second.join(30)
@@ -181,7 +177,7 @@ def test_a_running_collector_keeps_its_claims_past_the_lease(
     fake.gate = threading.Event()
     first = Collector(fake, db, wait=True, claim_lease=0.4)
     first.start()
-    until(lambda: fake.counts["held"] == 1)
+    wait_for(lambda: fake.counts["held"] == 1)
     time.sleep(1.2)  # three leases: renewed every 0.1 s, the claim is still fresh
     second = Collector(fake, db, claim_lease=0.4)
     second.start()
@@ -220,7 +216,9 @@ def test_a_claim_is_taken_over_only_when_its_holder_is_gone(
     gone.wait()
     zombie = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     zombie.send_signal(signal.SIGKILL)
-    until(lambda: Path(f"/proc/{zombie.pid}/stat").read_text().rpartition(")")[2].split()[0] == "Z")
+    wait_for(
+        lambda: Path(f"/proc/{zombie.pid}/stat").read_text().rpartition(")")[2].split()[0] == "Z"
+    )
     holder = owner.format(
         host=socket.gethostname(), dead=gone.pid, me=os.getpid(), zombie=zombie.pid
     )
@@ -257,11 +255,11 @@ def test_a_collector_killed_mid_collect_leaves_exactly_the_rest_to_the_other(
     fake.invalid = {keys[0]}
     fake.gate = threading.Event()
     first = collect_process(fake, db, tmp_path / "first.log")
-    until(lambda: fake.counts["held"] == 1)  # re-asking the 4th item
-    until(lambda: rows(db, "SELECT count(*) FROM results") == [(3,)])  # the 3 valid ones stored
+    wait_for(lambda: fake.counts["held"] == 1)  # re-asking the 4th item
+    wait_for(lambda: rows(db, "SELECT count(*) FROM results") == [(3,)])  # the 3 valid ones stored
     log = tmp_path / "second.log"
     second = collect_process(fake, db, log)
-    until(lambda: "another collector" in log.read_text())  # it sees the claim and waits
+    wait_for(lambda: "another collector" in log.read_text())  # it sees the claim and waits
     assert second.poll() is None and fake.counts["held"] == 1
     first.send_signal(signal.SIGKILL)
     first.communicate(timeout=30)  # reaped: its pid is gone
@@ -285,8 +283,8 @@ def test_a_collector_killed_mid_collect_is_finished_by_a_re_run(
     fake.invalid = {keys[1]}
     fake.gate = threading.Event()
     first = collect_process(fake, db, tmp_path / "first.log")
-    until(lambda: fake.counts["held"] == 1)
-    until(lambda: rows(db, "SELECT count(*) FROM results") == [(2,)])
+    wait_for(lambda: fake.counts["held"] == 1)
+    wait_for(lambda: rows(db, "SELECT count(*) FROM results") == [(2,)])
     first.send_signal(signal.SIGKILL)
     first.communicate(timeout=30)
     fake.gate.set()
@@ -327,7 +325,6 @@ def test_a_plan_without_the_cache_needs_no_key_and_counts_every_item(
 ) -> None:
     """A plan is built on the offline stand-in provider; with --no-cache that used to be an
     offline judge without its cache, which is now refused."""
-    from tests.test_compare_cost import compare_args
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     if command == "score":

@@ -9,31 +9,19 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.builders import REPO, wait_for, write_items
 from tests.fakes.batch_server import BatchFake
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
 def fake() -> Iterator[BatchFake]:
     with BatchFake() as server:
         yield server
-
-
-def write_items(path: Path, n: int) -> Path:
-    lines = [
-        json.dumps({"id": f"i{k}", "question": f"What is {k}+{k}?", "gold_answer": str(2 * k),
-                    "model_output": f"It is {2 * k}."})
-        for k in range(n)
-    ]  # fmt: skip
-    path.write_text("\n".join(lines) + "\n")
-    return path
 
 
 def environment(fake: BatchFake) -> dict[str, str]:
@@ -72,9 +60,11 @@ def test_a_collector_killed_while_waiting_resumes_without_submitting_again(
         cwd=REPO, env=environment(fake), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         text=True,
     )  # fmt: skip
-    deadline = time.monotonic() + 60
-    while fake.counts["retrieves"] < 3 and time.monotonic() < deadline:
-        time.sleep(0.02)
+    wait_for(
+        lambda: fake.counts["retrieves"] >= 3,
+        alive=lambda: collector.poll() is None,
+        what="three polls of the batch",
+    )
     collector.send_signal(signal.SIGKILL)
     _, progress = collector.communicate(timeout=30)
     assert fake.counts["retrieves"] >= 3

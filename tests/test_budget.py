@@ -15,12 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
 
 from judgecards import Judge
-from judgecards.cli import cli
 from judgecards.errors import BudgetError
-from tests.conftest import PRICED_MODEL
+from tests.builders import PRICED_MODEL, run_cli, skipped_cases, write_jsonl
 from tests.fakes.server import FakeServer, card_reply
 
 MODEL = PRICED_MODEL
@@ -181,25 +179,6 @@ def test_an_unpriced_model_refuses_a_cap_before_anything(
     assert not db.exists() and server.requests == 0
 
 
-def run(*args: Any) -> Result:
-    return CliRunner().invoke(cli, [str(a) for a in args])
-
-
-def skipped_cases(junit: Path) -> list[str]:
-    """Names of the JUnit cases a cap left unjudged (``<skipped>``), after the suite's count."""
-    import xml.etree.ElementTree as ET
-
-    (suite,) = ET.parse(junit).getroot()
-    names = [c.attrib["name"] for c in suite.iter("testcase") if c.find("skipped") is not None]
-    assert suite.attrib["skipped"] == str(len(names)) and suite.attrib["errors"] == "0"
-    return names
-
-
-def write_items(path: Path, n: int) -> Path:
-    path.write_text("".join(json.dumps(item) + "\n" for item in items(n)))
-    return path
-
-
 def test_score_max_cost_reports_not_judged_spend_and_exit_1(
     server: FakeServer, prices: Path, tmp_path: Path
 ) -> None:
@@ -207,9 +186,9 @@ def test_score_max_cost_reports_not_judged_spend_and_exit_1(
     worst = per_item(server, tmp_path / "plan.db", prices)
     cap = worst + 2.5 * actual_per_item(server, tmp_path / "a.db", prices)
     junit = tmp_path / "report.xml"
-    result = run(
+    result = run_cli(
         "score", "--card", "reference", "--model", MODEL, "--input",
-        write_items(tmp_path / "items.jsonl", 6), "--output", output, "--db", db,
+        write_jsonl(tmp_path / "items.jsonl", items(6)), "--output", output, "--db", db,
         "--base-url", server.base_url, "--prices", prices, "--max-cost", cap,
         "--concurrency", 8, "--junit", junit,
     )  # fmt: skip
@@ -230,9 +209,9 @@ def test_score_max_cost_on_an_unpriced_model_exits_2_before_the_database(
     server: FakeServer, tmp_path: Path
 ) -> None:
     db = tmp_path / "runs.db"
-    result = run(
+    result = run_cli(
         "score", "--card", "reference", "--model", "openai:local-llama", "--input",
-        write_items(tmp_path / "items.jsonl", 2), "--output", tmp_path / "out.jsonl",
+        write_jsonl(tmp_path / "items.jsonl", items(2)), "--output", tmp_path / "out.jsonl",
         "--db", db, "--base-url", server.base_url, "--max-cost", 1,
     )  # fmt: skip
     assert result.exit_code == 2, result.output

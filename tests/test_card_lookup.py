@@ -12,8 +12,9 @@ import pytest
 from judgecards import cards
 from judgecards.cards import load_card
 from judgecards.errors import CardNotFound, CardValidationError
+from tests.builders import FIXTURES
 
-HELPFULNESS = Path(__file__).parent / "fixtures" / "cards" / "user" / "helpfulness"
+HELPFULNESS = FIXTURES / "cards" / "user" / "helpfulness"
 
 
 @pytest.fixture

@@ -21,11 +21,11 @@ from judgecards.cards import (
     read_lock,
 )
 from judgecards.errors import CardError, CardLockMismatch, CardNotFound, CardValidationError
+from tests.builders import FIXTURES, REPO
 from tests.fakes.http import Script, Waits, openai_chat
 from tests.fakes.judges import openai_judge
 
-REPO = Path(__file__).resolve().parents[1]
-FIXTURES = Path(__file__).parent / "fixtures" / "cards"
+FIXTURES = FIXTURES / "cards"
 USER_CARDS = FIXTURES / "user"
 BAD_CARDS = FIXTURES / "bad"
 LOCK = REPO / "prompts" / "cards.lock"

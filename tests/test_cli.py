@@ -12,25 +12,14 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import CliRunner
 
 from judgecards.cli import cli
 from judgecards.providers.mock import MOCK_BANNER
+from tests.builders import FIXTURES, REPO, run_cli, write_jsonl
 from tests.fakes.server import DEFAULT_REPLY, FakeServer
 
-REPO = Path(__file__).resolve().parents[1]
-USER_CARDS = Path(__file__).parent / "fixtures" / "cards" / "user"
-
-
-def run(*args: str) -> Result:
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
-
-
-def write_items(path: Path, rows: list[dict[str, object] | str]) -> Path:
-    path.write_text(
-        "".join((row if isinstance(row, str) else json.dumps(row)) + "\n" for row in rows)
-    )
-    return path
+USER_CARDS = FIXTURES / "cards" / "user"
 
 
 def result_rows(db: Path) -> int:
@@ -75,7 +64,7 @@ ITEMS = [
 
 
 def test_cards_list() -> None:
-    result = run("cards", "list")
+    result = run_cli("cards", "list")
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     reference = next(line for line in lines if line.startswith("reference@1 "))
@@ -83,7 +72,7 @@ def test_cards_list() -> None:
 
 
 def test_cards_list_with_a_user_dir() -> None:
-    result = run("cards", "list", "--cards-dir", str(USER_CARDS))
+    result = run_cli("cards", "list", "--cards-dir", str(USER_CARDS))
     assert result.exit_code == 0, result.output
     assert any(
         line.startswith("helpfulness@2") and "unreleased" in line
@@ -92,7 +81,7 @@ def test_cards_list_with_a_user_dir() -> None:
 
 
 def test_cards_show_prints_template_and_schema() -> None:
-    result = run("cards", "show", "reference@1")
+    result = run_cli("cards", "show", "reference@1")
     assert result.exit_code == 0, result.output
     out = result.stdout
     assert out.startswith("reference@1  sha256:")
@@ -106,13 +95,13 @@ def test_cards_show_prints_template_and_schema() -> None:
 
 
 def test_cards_show_unknown_card_exits_2() -> None:
-    result = run("cards", "show", "reference@9")
+    result = run_cli("cards", "show", "reference@9")
     assert result.exit_code == 2
     assert "reference has no version 9" in result.stderr
 
 
 def test_cards_lock_prints_the_lock_lines() -> None:
-    result = run("cards", "lock")
+    result = run_cli("cards", "lock")
     assert result.exit_code == 0, result.output
     lock = [
         line
@@ -123,25 +112,25 @@ def test_cards_lock_prints_the_lock_lines() -> None:
 
 
 def test_cards_lock_check_fails_on_unreleased_cards() -> None:
-    result = run("cards", "lock", "--check", "--cards-dir", str(USER_CARDS))
+    result = run_cli("cards", "lock", "--check", "--cards-dir", str(USER_CARDS))
     assert result.exit_code == 1
     assert "unreleased: helpfulness@1, helpfulness@2, rating@1" in result.stderr
     assert any(line.startswith("rating@1 sha256:") for line in result.stdout.splitlines())
 
 
 def test_cards_lock_check_passes_for_the_builtins() -> None:
-    assert run("cards", "lock", "--check").exit_code == 0
+    assert run_cli("cards", "lock", "--check").exit_code == 0
 
 
 # ---------------------------------------------------------------- score
 
 
 def test_score_end_to_end_with_the_mock(tmp_path: Path) -> None:
-    items = write_items(tmp_path / "items.jsonl", ITEMS)  # type: ignore[arg-type]
+    items = write_jsonl(tmp_path / "items.jsonl", ITEMS)  # type: ignore[arg-type]
     output = tmp_path / "out.jsonl"
     db = tmp_path / "cli.db"
 
-    result = run("score", "--card", "reference@1", "--model", "mock:judge", "--input", str(items),
+    result = run_cli("score", "--card", "reference@1", "--model", "mock:judge", "--input", str(items),
                  "--output", str(output), "--db", str(db))  # fmt: skip
 
     assert result.exit_code == 0, result.output
@@ -170,7 +159,7 @@ def test_score_end_to_end_with_the_mock(tmp_path: Path) -> None:
     assert re.search(rf"mean correctness +{means:.2f}  \(n=4\)", summary)
     assert result_rows(db) == 4
 
-    again = run("score", "--card", "reference@1", "--model", "mock:judge", "--input", str(items),
+    again = run_cli("score", "--card", "reference@1", "--model", "mock:judge", "--input", str(items),
                 "--output", str(output), "--db", str(db))  # fmt: skip
     assert again.exit_code == 0
     assert "cache:     4 of 4 served without a call" in again.stdout
@@ -178,7 +167,7 @@ def test_score_end_to_end_with_the_mock(tmp_path: Path) -> None:
     assert tokens_in > 0
     assert result_rows(db) == 4
 
-    fresh = run("score", "--card", "reference@1", "--model", "mock:judge", "--input", str(items),
+    fresh = run_cli("score", "--card", "reference@1", "--model", "mock:judge", "--input", str(items),
                 "--output", str(output), "--db", str(db), "--no-cache")  # fmt: skip
     assert fresh.exit_code == 0
     assert "cache:     0 of 4 served without a call" in fresh.stdout
@@ -189,10 +178,10 @@ def test_score_end_to_end_with_the_mock(tmp_path: Path) -> None:
 def test_score_summary_counts_overrides_only_when_the_judge_gives_a_verdict(tmp_path: Path) -> None:
     """reference@3's judge gives no verdict of its own: "overrides: 0" would claim a check that
     never ran."""
-    items = write_items(tmp_path / "items.jsonl", ITEMS)  # type: ignore[arg-type]
+    items = write_jsonl(tmp_path / "items.jsonl", ITEMS)  # type: ignore[arg-type]
     summaries = {}
     for card in ("reference@2", "reference@3"):
-        result = run("score", "--card", card, "--model", "mock:judge", "--input", str(items),
+        result = run_cli("score", "--card", card, "--model", "mock:judge", "--input", str(items),
                      "--output", str(tmp_path / f"{card}.jsonl"), "--db", str(tmp_path / "cli.db"))  # fmt: skip
         assert result.exit_code == 0, result.output
         summaries[card] = result.stdout
@@ -203,9 +192,9 @@ def test_score_summary_counts_overrides_only_when_the_judge_gives_a_verdict(tmp_
 def test_score_summary_reports_length_against_score(tmp_path: Path) -> None:
     from scipy.stats import spearmanr
 
-    items = write_items(tmp_path / "items.jsonl", ITEMS)  # type: ignore[arg-type]
+    items = write_jsonl(tmp_path / "items.jsonl", ITEMS)  # type: ignore[arg-type]
     output = tmp_path / "out.jsonl"
-    result = run("score", "--card", "reference@1", "--model", "mock:judge", "--input", str(items),
+    result = run_cli("score", "--card", "reference@1", "--model", "mock:judge", "--input", str(items),
                  "--output", str(output), "--db", str(tmp_path / "cli.db"))  # fmt: skip
     assert result.exit_code == 0, result.output
     assert "verbosity (answer length in words vs score):" in result.stdout
@@ -218,8 +207,8 @@ def test_score_summary_reports_length_against_score(tmp_path: Path) -> None:
 
 
 def test_score_checks_a_user_cards_own_inputs(tmp_path: Path) -> None:
-    items = write_items(tmp_path / "items.jsonl", ITEMS[:2])  # type: ignore[arg-type]
-    result = run("score", "--card", "rating@1", "--cards-dir", str(USER_CARDS), "--model", "mock:judge",
+    items = write_jsonl(tmp_path / "items.jsonl", ITEMS[:2])  # type: ignore[arg-type]
+    result = run_cli("score", "--card", "rating@1", "--cards-dir", str(USER_CARDS), "--model", "mock:judge",
                  "--input", str(items), "--output", str(tmp_path / "o.jsonl"), "--db", str(tmp_path / "r.db"))  # fmt: skip
     # rating@1 needs 'answer', which these items lack: every line is reported, nothing is judged.
     assert result.exit_code == 2
@@ -233,7 +222,7 @@ def test_score_summary_counts_errors_against_a_server(
         return "I refuse to answer in JSON." if "River through Vienna?" in prompt else DEFAULT_REPLY
 
     server = serve(reply=reply)
-    items = write_items(tmp_path / "items.jsonl", ITEMS)  # type: ignore[arg-type]
+    items = write_jsonl(tmp_path / "items.jsonl", ITEMS)  # type: ignore[arg-type]
     output = tmp_path / "o.jsonl"
     result = CliRunner(env={"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": None}).invoke(
         cli,
@@ -265,11 +254,11 @@ def test_bad_input_lines_exit_2_naming_line_and_field_and_write_nothing(tmp_path
         ITEMS[0],                                                   # 5 duplicate id
         "[1, 2]",                                                   # 6 not an object
     ]  # fmt: skip
-    items = write_items(tmp_path / "items.jsonl", rows)
+    items = write_jsonl(tmp_path / "items.jsonl", rows)
     db = tmp_path / "bad.db"
     output = tmp_path / "out.jsonl"
 
-    result = run("score", "--card", "reference@1", "--model", "mock:judge", "--input", str(items),
+    result = run_cli("score", "--card", "reference@1", "--model", "mock:judge", "--input", str(items),
                  "--output", str(output), "--db", str(db))  # fmt: skip
 
     assert result.exit_code == 2
@@ -287,7 +276,7 @@ def test_bad_input_lines_exit_2_naming_line_and_field_and_write_nothing(tmp_path
 
 
 def test_unknown_card_or_provider_exits_2(tmp_path: Path) -> None:
-    items = write_items(tmp_path / "items.jsonl", ITEMS[:1])  # type: ignore[arg-type]
+    items = write_jsonl(tmp_path / "items.jsonl", ITEMS[:1])  # type: ignore[arg-type]
     common = [
         "--input",
         str(items),
@@ -296,11 +285,11 @@ def test_unknown_card_or_provider_exits_2(tmp_path: Path) -> None:
         "--db",
         str(tmp_path / "x.db"),
     ]
-    no_card = run("score", "--card", "nope", "--model", "mock:judge", *common)
+    no_card = run_cli("score", "--card", "nope", "--model", "mock:judge", *common)
     assert no_card.exit_code == 2 and "no card named 'nope'" in no_card.stderr
-    no_provider = run("score", "--card", "reference@1", "--model", "acme:big", *common)
+    no_provider = run_cli("score", "--card", "reference@1", "--model", "acme:big", *common)
     assert no_provider.exit_code == 2 and "Unknown provider 'acme'" in no_provider.stderr
-    no_key = run("score", "--card", "reference@1", "--model", "openai:gpt-4o", *common)
+    no_key = run_cli("score", "--card", "reference@1", "--model", "openai:gpt-4o", *common)
     assert no_key.exit_code == 2 and "OPENAI_API_KEY" in no_key.stderr
 
 
@@ -313,5 +302,5 @@ def test_python_dash_m_judgecards_runs() -> None:
 
 @pytest.mark.parametrize("command", [["--help"], ["cards", "--help"], ["score", "--help"]])
 def test_help(command: list[str]) -> None:
-    result = run(*command)
+    result = run_cli(*command)
     assert result.exit_code == 0 and "Usage:" in result.stdout

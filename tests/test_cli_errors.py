@@ -7,16 +7,12 @@ import warnings
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
 
-from judgecards.cli import _one_line_warnings, cli
+from judgecards.cli import _one_line_warnings
 from judgecards.errors import UncalibratedJudgeWarning
+from tests.builders import REPO, run_cli
 
-CLI_DIR = Path(__file__).resolve().parents[1] / "judgecards" / "cli"
-
-
-def run(*args: str) -> Result:
-    return CliRunner().invoke(cli, list(args))
+CLI_DIR = REPO / "judgecards" / "cli"
 
 
 def test_errors_are_handled_once_in_the_group_not_in_each_command() -> None:
@@ -43,7 +39,7 @@ def test_errors_are_handled_once_in_the_group_not_in_each_command() -> None:
 def test_a_kappa_gate_outside_minus_one_to_one_is_a_usage_error(
     args: list[str], tmp_path: Path
 ) -> None:
-    result = run(*args, "--db", str(tmp_path / "a.db"))
+    result = run_cli(*args, "--db", str(tmp_path / "a.db"))
     assert result.exit_code == 2
     assert "Invalid value for '--min-kappa'" in result.stderr
     assert "-1.0<=x<=1.0" in result.stderr
@@ -55,14 +51,14 @@ def test_a_kappa_gate_of_one_is_allowed(tmp_path: Path) -> None:
     from judgecards.store import Store
 
     Store(tmp_path / "a.db").close()  # audit commands need an existing database
-    result = run("audit", "report", "--min-kappa", "1", "--db", str(tmp_path / "a.db"))
+    result = run_cli("audit", "report", "--min-kappa", "1", "--db", str(tmp_path / "a.db"))
     assert result.exit_code == 2 and "no audits" in result.stderr
     assert "Invalid value" not in result.stderr
 
 
 def test_rank_without_a_database_is_a_located_error_and_creates_none(tmp_path: Path) -> None:
     db = tmp_path / "none.db"
-    result = run("rank", "--db", str(db))
+    result = run_cli("rank", "--db", str(db))
     assert result.exit_code == 2
     assert result.stderr == f"Error: cannot open database {db}: no such file\n"
     assert not db.exists()
@@ -73,7 +69,7 @@ def test_rank_with_nothing_to_rank_says_so(tmp_path: Path) -> None:
 
     db = tmp_path / "empty.db"
     Store(db).close()
-    result = run("rank", "--db", str(db))
+    result = run_cli("rank", "--db", str(db))
     assert result.exit_code == 2
     assert result.stderr.startswith("Error: no stored pairwise comparisons with model labels")
     assert "Traceback" not in result.output

@@ -14,7 +14,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
@@ -23,9 +22,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from judgecards.cli import cli
+from tests.builders import REPO, wait_for, write_jsonl
 from tests.fakes.server import DEFAULT_REPLY, FakeServer
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 def items(n: int, *, bad: set[int] = frozenset()) -> list[dict[str, str]]:  # type: ignore[assignment]
@@ -38,11 +36,6 @@ def items(n: int, *, bad: set[int] = frozenset()) -> list[dict[str, str]]:  # ty
         }
         for i in range(n)
     ]
-
-
-def write_jsonl(path: Path, rows: list[dict[str, str]]) -> Path:
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    return path
 
 
 def reply(prompt: str) -> str:
@@ -236,15 +229,14 @@ def test_ctrl_c_exits_130_says_what_was_saved_and_a_rerun_resumes(
     process = subprocess.Popen(
         command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if db.exists():
-            try:
-                if ok_rows(db) >= 4:
-                    break
-            except sqlite3.OperationalError:
-                pass  # not migrated yet
-        time.sleep(0.05)
+
+    def four_stored() -> bool:
+        try:
+            return db.exists() and ok_rows(db) >= 4
+        except sqlite3.OperationalError:
+            return False  # not migrated yet
+
+    wait_for(four_stored, alive=lambda: process.poll() is None, what="four results stored")
     process.send_signal(signal.SIGINT)
     stdout, stderr = process.communicate(timeout=60)
     assert process.returncode == 130, stderr

@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import json
 import re
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +14,7 @@ from click.testing import CliRunner
 
 from judgecards.cli import cli
 from judgecards.cli._progress import ProgressReporter, Stages
+from tests.builders import wait_for
 from tests.fakes.server import FakeRequest, FakeServer
 
 
@@ -107,9 +107,7 @@ def test_live_retries_and_a_ticker_when_nothing_finishes() -> None:
     try:
         progress(1, 3, Done())
         retries[0], limited[0] = 7, 5  # rate-limited calls retried while no item finishes
-        deadline = time.monotonic() + 5
-        while "retries 7" not in stream.getvalue() and time.monotonic() < deadline:
-            time.sleep(0.02)
+        wait_for(lambda: "retries 7" in stream.getvalue(), what="a ticker line with the retries")
     finally:
         progress.close()
     lines = stream.getvalue().splitlines()

@@ -9,14 +9,10 @@ from pathlib import Path
 
 import click
 import pytest
-from click.testing import CliRunner, Result
 
 from judgecards.cli import cli
 from judgecards.store import Store
-
-
-def run(*args: object) -> Result:
-    return CliRunner().invoke(cli, [str(a) for a in args])
+from tests.builders import run_cli
 
 
 def commands(
@@ -69,8 +65,8 @@ def test_every_seed_says_what_it_seeds() -> None:
 
 
 def test_rank_judge_model_still_works_with_one_warning_line(empty_db: Path) -> None:
-    new = run("rank", "--model", "openai:nobody", "--db", empty_db)
-    old = run("rank", "--judge-model", "openai:nobody", "--db", empty_db)
+    new = run_cli("rank", "--model", "openai:nobody", "--db", empty_db)
+    old = run_cli("rank", "--judge-model", "openai:nobody", "--db", empty_db)
     assert new.exit_code == old.exit_code == 2
     warning = (
         "Warning: --judge-model is deprecated and will be removed in the next release: "
@@ -81,7 +77,7 @@ def test_rank_judge_model_still_works_with_one_warning_line(empty_db: Path) -> N
 
 
 def test_rank_refuses_both_spellings_with_different_values(empty_db: Path) -> None:
-    both = run("rank", "--model", "a:b", "--judge-model", "c:d", "--db", empty_db)
+    both = run_cli("rank", "--model", "a:b", "--judge-model", "c:d", "--db", empty_db)
     assert both.exit_code == 2
     assert "--judge-model is the old spelling of --model: give --model only" in both.stderr
 

@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
 
-from judgecards.cli import cli
+from tests.builders import run_cli
 from tests.fakes.server import FakeServer, card_reply
 
 FIRST_WINS = json.dumps({"reasoning": "The first answer is better.", "winner": "A"})
@@ -56,10 +55,6 @@ def outputs(
     return write(tmp_path / "a.jsonl", a), write(tmp_path / "b.jsonl", b)
 
 
-def run(*args: str) -> Result:
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
-
-
 def compare_args(a: Path, b: Path, *extra: str, model: str = "openai:gpt-4o") -> list[str]:
     return [
         "compare",
@@ -82,7 +77,7 @@ def test_compare_writes_rows_and_a_report_and_reports_unmatched_ids(
 ) -> None:
     a, b = outputs(tmp_path, extra_a=True, extra_b=True)
     before = env.requests
-    result = run(*compare_args(a, b))
+    result = run_cli(*compare_args(a, b))
     assert result.exit_code == 0, result.output
     assert env.requests - before == 12  # 6 pairs, both orders
     rows = [json.loads(line) for line in Path("out.jsonl").read_text().splitlines()]
@@ -101,7 +96,7 @@ def test_compare_writes_rows_and_a_report_and_reports_unmatched_ids(
     assert "unmatched: 1 ids only in --a, 1 only in --b" in result.stdout
 
     # Repeating the comparison is free: every judgment comes from the store.
-    again = run(*compare_args(a, b))
+    again = run_cli(*compare_args(a, b))
     assert again.exit_code == 0 and env.requests - before == 12
     assert "12 of 12 judgments served without a call" in again.stdout
 
@@ -109,7 +104,9 @@ def test_compare_writes_rows_and_a_report_and_reports_unmatched_ids(
 def test_always_first_judge_json_report(env: FakeServer, tmp_path: Path) -> None:
     env.reply = lambda prompt: FIRST_WINS if "<answer_a>" in prompt else card_reply(prompt)
     a, b = outputs(tmp_path, extra_b=True)
-    result = run(*compare_args(a, b, "--json", "--model-a", "gpt-4o-mini", "--model-b", "llama-3"))
+    result = run_cli(
+        *compare_args(a, b, "--json", "--model-a", "gpt-4o-mini", "--model-b", "llama-3")
+    )
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     assert (report["wins"], report["losses"], report["ties"]) == (0, 0, 6)
@@ -130,7 +127,7 @@ def test_bad_lines_are_all_reported_and_nothing_is_judged(env: FakeServer, tmp_p
     ])  # fmt: skip
     b = write(tmp_path / "b.jsonl", [{"id": "1", "answer": "y"}])
     before = env.requests
-    result = run(*compare_args(a, b))
+    result = run_cli(*compare_args(a, b))
     assert result.exit_code == 2 and env.requests == before
     assert f"{a}:2, field 'id': missing 'id'" in result.stderr
     assert f"{a}:3, field 'id': duplicate id (first on line 1)" in result.stderr
@@ -146,7 +143,7 @@ def test_question_must_agree_and_exist(env: FakeServer, tmp_path: Path) -> None:
         tmp_path / "b.jsonl",
         [{"id": "1", "question": "Other", "answer": "y"}, {"id": "2", "answer": "y"}],
     )
-    result = run(*compare_args(a, b))
+    result = run_cli(*compare_args(a, b))
     assert result.exit_code == 2
     assert f"{a}:1, field 'question': differs from {b}:1" in result.stderr
     assert f"{a}:2, field 'question': missing in both files" in result.stderr
@@ -154,18 +151,18 @@ def test_question_must_agree_and_exist(env: FakeServer, tmp_path: Path) -> None:
 
 def test_rank_over_stored_comparisons(env: FakeServer, tmp_path: Path) -> None:
     a, b = outputs(tmp_path, n=8)
-    assert run(*compare_args(a, b)).exit_code == 0
-    result = run("rank", "--bootstrap", "50")
+    assert run_cli(*compare_args(a, b)).exit_code == 0
+    result = run_cli("rank", "--bootstrap", "50")
     assert result.exit_code == 0, result.output
     assert "Bradley–Terry ratings" in result.stdout
     assert "model-x" in result.stdout and "model-y" in result.stdout
-    as_json = json.loads(run("rank", "--json", "--method", "elo", "--bootstrap", "0").stdout)
+    as_json = json.loads(run_cli("rank", "--json", "--method", "elo", "--bootstrap", "0").stdout)
     assert as_json["method"] == "elo" and {m["model"] for m in as_json["models"]} == {
         "model-x",
         "model-y",
     }
     assert sum(m["games"] for m in as_json["models"]) == 16
-    missing = run("rank", "--model", "openai:nobody")
+    missing = run_cli("rank", "--model", "openai:nobody")
     assert missing.exit_code == 2 and "no stored pairwise comparisons" in missing.stderr
 
 
@@ -173,17 +170,17 @@ def test_rank_after_relabelling_counts_each_pair_once(env: FakeServer, tmp_path:
     # Before: `rank` exited 2 ("split into 2 groups") and `--method elo` counted 12 games for 6
     # pairs, because the relabelled run stored each pair again under the new labels.
     a, b = outputs(tmp_path, n=6)
-    assert run(*compare_args(a, b)).exit_code == 0
-    relabel = run(*compare_args(a, b, "--model-a", "new-x", "--model-b", "new-y"))
+    assert run_cli(*compare_args(a, b)).exit_code == 0
+    relabel = run_cli(*compare_args(a, b, "--model-a", "new-x", "--model-b", "new-y"))
     assert relabel.exit_code == 0, relabel.output
-    result = run("rank", "--bootstrap", "0")
+    result = run_cli("rank", "--bootstrap", "0")
     assert result.exit_code == 0, result.output
     assert "new-x" in result.stdout and "model-x" not in result.stdout
     assert "6 stored comparison(s) were older labels" in result.stdout
-    as_json = json.loads(run("rank", "--json", "--method", "elo", "--bootstrap", "0").stdout)
+    as_json = json.loads(run_cli("rank", "--json", "--method", "elo", "--bootstrap", "0").stdout)
     assert as_json["n_comparisons"] == 6 and as_json["superseded_labellings"] == 6
     assert {m["model"]: m["games"] for m in as_json["models"]} == {"new-x": 6, "new-y": 6}
-    older = json.loads(run("rank", "--json", "--models", "model-x,model-y").stdout)
+    older = json.loads(run_cli("rank", "--json", "--models", "model-x,model-y").stdout)
     assert {m["model"] for m in older["models"]} == {"model-x", "model-y"}
     assert older["n_comparisons"] == 6 and older["outside_models"] == 6
 
@@ -192,7 +189,7 @@ def test_rank_refuses_disconnected_groups_and_says_how_to_choose(
     env: FakeServer, tmp_path: Path
 ) -> None:
     a, b = outputs(tmp_path, n=3)
-    assert run(*compare_args(a, b)).exit_code == 0
+    assert run_cli(*compare_args(a, b)).exit_code == 0
     other_a = write(
         tmp_path / "c.jsonl",
         [{"id": "z1", "question": "Z?", "answer": "c's answer", "model": "model-c"}],
@@ -200,17 +197,17 @@ def test_rank_refuses_disconnected_groups_and_says_how_to_choose(
     other_b = write(
         tmp_path / "d.jsonl", [{"id": "z1", "answer": "d's answer", "model": "model-d"}]
     )
-    assert run(*compare_args(other_a, other_b)).exit_code == 0
-    refused = run("rank", "--bootstrap", "0", "--method", "elo")
+    assert run_cli(*compare_args(other_a, other_b)).exit_code == 0
+    refused = run_cli("rank", "--bootstrap", "0", "--method", "elo")
     assert refused.exit_code == 2
     assert "2 groups" in refused.stderr and "--models model-x,model-y" in refused.stderr
-    chosen = run("rank", "--bootstrap", "0", "--models", "model-c", "--models", "model-d")
+    chosen = run_cli("rank", "--bootstrap", "0", "--models", "model-c", "--models", "model-d")
     assert chosen.exit_code == 0 and "model-c" in chosen.stdout
 
 
 def test_mock_judge_prints_the_banner(env: FakeServer, tmp_path: Path) -> None:
     a, b = outputs(tmp_path, n=2)
     before = env.requests
-    result = run(*compare_args(a, b, model="mock:judge"))
+    result = run_cli(*compare_args(a, b, model="mock:judge"))
     assert result.exit_code == 0 and env.requests == before
     assert "MOCK PROVIDER" in result.stderr

@@ -14,15 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
 
 from judgecards import Judge, compare_many
-from judgecards.cli import cli
 from judgecards.errors import BudgetError
 from judgecards.pairwise.compare import plan_comparisons
-from tests.conftest import PRICED_MODEL
+from tests.builders import PRICED_MODEL, compare_args, run_cli, skipped_cases
+from tests.builders import cost_pairs as pairs
 from tests.fakes.server import FakeServer
-from tests.test_budget import skipped_cases
 
 MODEL = PRICED_MODEL
 
@@ -32,15 +30,6 @@ def server() -> Iterator[FakeServer]:
     server = FakeServer(latency=0.05).serve_in_thread()
     yield server
     server.stop()
-
-
-def pairs(n: int) -> list[dict[str, str]]:
-    # Same lengths, so every pair's projection is the same.
-    return [
-        {"id": f"p{i:02d}", "question": f"Capital of land {i:02d}?",
-         "answer_a": f"It is C{i:02d}.", "answer_b": f"Surely D{i:02d}."}
-        for i in range(n)
-    ]  # fmt: skip
 
 
 def judge(server: FakeServer, db: Path, prices: Path, **options: Any) -> Judge:
@@ -162,30 +151,6 @@ def test_a_capped_judge_on_an_unpriced_model_is_refused_before_anything(
 # --------------------------------------------------------------------------- the command
 
 
-def run(*args: Any) -> Result:
-    return CliRunner().invoke(cli, [str(a) for a in args])
-
-
-def sides(tmp_path: Path, n: int) -> tuple[Path, Path]:
-    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
-    a.write_text("".join(
-        json.dumps({"id": p["id"], "question": p["question"], "answer": p["answer_a"]}) + "\n"
-        for p in pairs(n)
-    ))  # fmt: skip
-    b.write_text(
-        "".join(json.dumps({"id": p["id"], "answer": p["answer_b"]}) + "\n" for p in pairs(n))
-    )
-    return a, b
-
-
-def compare_args(tmp_path: Path, n: int, *extra: Any, model: str = MODEL) -> list[Any]:
-    a, b = sides(tmp_path, n)
-    return [
-        "compare", "--model", model, "--a", a, "--b", b, "--output", tmp_path / "out.jsonl",
-        "--db", tmp_path / "runs.db", "--base-url", "SERVER", *extra,
-    ]  # fmt: skip
-
-
 def with_server(args: list[Any], server: FakeServer) -> list[Any]:
     return [server.base_url if arg == "SERVER" else arg for arg in args]
 
@@ -195,7 +160,7 @@ def test_compare_plan_prints_the_projection_without_a_key_or_a_call(
 ) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     args = with_server(compare_args(tmp_path, 3, "--prices", prices, "--plan"), server)
-    result = run(*args)
+    result = run_cli(*args)
     assert result.exit_code == 0, result.output
     assert "3 pairs, each judged in both orders: 6 judgments" in result.output
     assert "6 judgments on openai:fake-judge: 6 to judge" in result.output
@@ -203,7 +168,7 @@ def test_compare_plan_prints_the_projection_without_a_key_or_a_call(
     assert not (tmp_path / "out.jsonl").exists()
     assert not (tmp_path / "runs.db").exists()  # a plan creates no database
 
-    data = json.loads(run(*args, "--json").stdout)
+    data = json.loads(run_cli(*args, "--json").stdout)
     assert data["pairs"] == 3 and data["judgments"]["to_judge"] == 6
     assert data["judgments"]["live_cost_usd"][1] == pytest.approx(3 * data["most_per_pair_usd"])
 
@@ -215,7 +180,7 @@ def test_compare_max_cost_leaves_pairs_not_judged_with_exit_1_and_a_rerun_contin
     cap = projected + 1.5 * actual_pair(server, tmp_path / "a.db", prices)
     args = with_server(compare_args(tmp_path, 5, "--prices", prices), server)
     junit = tmp_path / "report.xml"
-    result = run(*args, "--max-cost", cap, "--concurrency", 8, "--junit", junit)
+    result = run_cli(*args, "--max-cost", cap, "--concurrency", 8, "--junit", junit)
     assert result.exit_code == 1, result.output
     rows = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
     statuses = [row["status"] for row in rows]
@@ -227,7 +192,7 @@ def test_compare_max_cost_leaves_pairs_not_judged_with_exit_1_and_a_rerun_contin
     assert "their projected cost (both orders) would pass --max-cost" in result.output
     assert "cache:     0 of 4 judgments served without a call" in result.output
 
-    again = run(*args, "--max-cost", 100 * cap, "--json")
+    again = run_cli(*args, "--max-cost", 100 * cap, "--json")
     assert again.exit_code == 0, again.output
     data = json.loads(again.stdout)
     assert data["budget"]["pairs_not_judged"] == 0 and data["judgments_served_without_call"] == 4
@@ -238,7 +203,7 @@ def test_compare_max_cost_on_an_unpriced_model_exits_2_before_the_database(
     server: FakeServer, tmp_path: Path
 ) -> None:
     args = with_server(compare_args(tmp_path, 2, "--max-cost", 1, model="openai:local"), server)
-    result = run(*args)
+    result = run_cli(*args)
     assert result.exit_code == 2, result.output
     assert "--max-cost needs a price for openai:local" in result.output
     assert not (tmp_path / "runs.db").exists() and server.requests == 0
@@ -249,6 +214,6 @@ def test_compare_max_cost_or_plan_with_batch_is_a_usage_error(
 ) -> None:
     for extra in (["--max-cost", 1], ["--plan"]):
         args = with_server(compare_args(tmp_path, 2, "--prices", prices, "--batch", *extra), server)
-        result = run(*args)
+        result = run_cli(*args)
         assert result.exit_code == 2 and "--batch" in result.output, result.output
     assert not (tmp_path / "runs.db").exists() and server.requests == 0

@@ -17,6 +17,7 @@ from click.testing import CliRunner, Result
 from judgecards.cli import cli
 from judgecards.store import Store
 from judgecards.token_count import counter_for
+from tests.builders import EVAL_SURVIVORS, EVAL_YAML, canned_query, cli_json, eval_setup, run_cli
 from tests.fakes.http import Script, openai_chat, reference_judgment
 from tests.fakes.judges import openai_judge
 from tests.fakes.server import FakeServer, card_reply
@@ -25,10 +26,6 @@ pytest_plugins = ["pytester"]
 
 QUESTION = {"question": "Boiling point of water at sea level?", "gold_answer": "100 °C"}
 GPT4O = (2.50, 10.00)  # the shipped list price per million tokens (input, output)
-
-
-def run(*args: Any) -> Result:
-    return CliRunner().invoke(cli, [str(a) for a in args])
 
 
 def judge_items(db: Path, model: str, n: int, tokens: tuple[int, int]) -> None:
@@ -51,9 +48,9 @@ def db(tmp_path: Path) -> Path:
 
 
 def test_totals_by_model_price_what_was_billed_and_keep_unknown_apart(db: Path) -> None:
-    result = run("cost", "--db", db, "--by", "model", "--json")
+    result = run_cli("cost", "--db", db, "--by", "model", "--json")
     assert result.exit_code == 0, result.output
-    report = json.loads(result.output)
+    report = json.loads(result.stdout)
     groups = {group["group"]: group for group in report["groups"]}
     priced = groups["openai:gpt-4o-2024-08-06"]
     assert (priced["results"], priced["input_tokens"], priced["output_tokens"]) == (3, 3_000, 600)
@@ -68,20 +65,20 @@ def test_totals_by_model_price_what_was_billed_and_keep_unknown_apart(db: Path) 
 
 
 def test_the_table_says_unknown_and_filters_narrow_it(db: Path) -> None:
-    table = run("cost", "--db", db)
+    table = run_cli("cost", "--db", db)
     assert table.exit_code == 0, table.output
     assert "unknown (2 results)" in table.output and "$0.0135" in table.output
-    only = run("cost", "--db", db, "--model", "openai:gpt-4o-2024-08-06", "--by", "card")
+    only = run_cli("cost", "--db", db, "--model", "openai:gpt-4o-2024-08-06", "--by", "card")
     assert "reference@1" in only.output and "unknown" not in only.output
-    future = run("cost", "--db", db, "--since", "2999-01-01", "--json")
-    assert json.loads(future.output)["groups"] == []
-    assert run("cost", "--db", db, "--since", "2999-01-01").output.strip() == (
+    future = run_cli("cost", "--db", db, "--since", "2999-01-01", "--json")
+    assert json.loads(future.stdout)["groups"] == []
+    assert run_cli("cost", "--db", db, "--since", "2999-01-01").output.strip() == (
         "no stored results match"
     )
 
 
 def test_by_day_groups_on_the_utc_date(db: Path) -> None:
-    report = json.loads(run("cost", "--db", db, "--by", "day", "--json").output)
+    report = cli_json("cost", "--db", db, "--by", "day", "--json")
     [day] = report["groups"]
     with Store(db) as store:
         first = next(store.results())[0]
@@ -89,11 +86,11 @@ def test_by_day_groups_on_the_utc_date(db: Path) -> None:
 
 
 def test_a_re_run_from_cache_costs_nothing_and_adds_nothing(db: Path) -> None:
-    before = json.loads(run("cost", "--db", db, "--json").output)["total"]
+    before = cli_json("cost", "--db", db, "--json")["total"]
     with openai_judge(Script(), model="gpt-4o-2024-08-06", db=db) as judge:
         again = judge.score(**QUESTION, model_output="gpt-4o-2024-08-06 answer 0 (1000 tokens)")
     assert again.cached and again.cost_usd == 0.0
-    assert json.loads(run("cost", "--db", db, "--json").output)["total"] == before
+    assert cli_json("cost", "--db", db, "--json")["total"] == before
 
 
 def test_rows_from_before_costs_were_recorded_read_as_unknown(tmp_path: Path) -> None:
@@ -101,17 +98,17 @@ def test_rows_from_before_costs_were_recorded_read_as_unknown(tmp_path: Path) ->
     judge_items(path, "gpt-4o", 1, (1_000, 100))
     with closing(sqlite3.connect(path)) as conn, conn:
         conn.execute("UPDATE results SET cost_usd = NULL")  # as m005 leaves a billed old row
-    total = json.loads(run("cost", "--db", path, "--json").output)["total"]
+    total = cli_json("cost", "--db", path, "--json")["total"]
     assert total["cost_usd"] is None and total["unknown_cost_results"] == 1
 
 
 def test_bad_arguments_fail_before_anything_is_read(tmp_path: Path) -> None:
-    missing = run("cost", "--db", tmp_path / "absent.db")
+    missing = run_cli("cost", "--db", tmp_path / "absent.db")
     assert missing.exit_code == 2 and "no such file" in missing.output
     assert not (tmp_path / "absent.db").exists()
-    bad_date = run("cost", "--db", tmp_path / "absent.db", "--since", "2026-13-01")
+    bad_date = run_cli("cost", "--db", tmp_path / "absent.db", "--since", "2026-13-01")
     assert bad_date.exit_code == 2 and "--since" in bad_date.output
-    assert run("cost", "--by", "week").exit_code == 2
+    assert run_cli("cost", "--by", "week").exit_code == 2
 
 
 def test_score_summary_reports_this_runs_cost_and_unknown(
@@ -162,7 +159,7 @@ def test_compare_summary_and_json_give_this_runs_cost(
     args = ["compare", "--model", "openai:gpt-4o", "--a", "a.jsonl", "--b", "b.jsonl",
             "--output", "out.jsonl", "--db", "c.db"]  # fmt: skip
 
-    first = run(*args)
+    first = run_cli(*args)
     assert first.exit_code == 0, first.output
     orders = [
         json.loads(line)[order]
@@ -175,26 +172,25 @@ def test_compare_summary_and_json_give_this_runs_cost(
     with Store(tmp_path / "c.db") as store:  # the same costs are what was stored
         assert sum(r.cost_usd or 0 for r, _ in store.results()) == pytest.approx(sum(costs))
 
-    again = run(*args, "--json")
+    again = run_cli(*args, "--json")
     assert json.loads(again.stdout)["cost_usd"] == 0.0
 
 
 def test_eval_reports_the_judge_tiers_cost(
     tmp_path: Path, serve: Callable[..., FakeServer], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tests.test_eval_cli import SURVIVORS, YAML, setup
 
     server = serve()
     monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    config = setup(tmp_path, YAML, model="openai:gpt-4o")
+    config = eval_setup(tmp_path, EVAL_YAML, model="openai:gpt-4o")
     args = ["eval", str(config), "--db", str(tmp_path / "e.db")]
 
-    report = json.loads(run(*args, "--json").stdout)
+    report = json.loads(run_cli(*args, "--json").stdout)
     judged = [r["judge"] for r in report["results"] if r["judge"]]
-    assert len(judged) == SURVIVORS and all(j["cost_usd"] > 0 for j in judged)
+    assert len(judged) == EVAL_SURVIVORS and all(j["cost_usd"] > 0 for j in judged)
     assert report["cost_usd"] == pytest.approx(sum(j["cost_usd"] for j in judged))
-    text = run(*args).stdout
+    text = run_cli(*args).stdout
     assert "cost:      $0.0000 this run, 2 served from cache at no cost" in text
 
 
@@ -231,7 +227,6 @@ def test_the_pytest_session_table_has_a_cost_row_unknown_until_priced(
 
 
 def test_datasette_costliest_items_rank_by_cost_then_tokens_unknown_last(tmp_path: Path) -> None:
-    from tests.test_export import query
 
     path = tmp_path / "ranked.db"
     judge_items(path, "gpt-4o-mini", 1, (9_000, 900))  # $0.00189: most tokens, cheapest model
@@ -239,7 +234,7 @@ def test_datasette_costliest_items_rank_by_cost_then_tokens_unknown_last(tmp_pat
     judge_items(path, "gpt-4o", 1, (1_000, 500))  # $0.0075
     judge_items(path, "gpt-4o", 1, (3_000, 0))  # $0.0075 too: more tokens, so first
     judge_items(path, "local-llama", 1, (50_000, 5_000))  # unknown: after every priced one
-    rows = query(path, "costliest_items")
+    rows = canned_query(path, "costliest_items")
     assert [(row["model"], row["tokens"]) for row in rows] == [
         ("openai:gpt-4o", 3_000),
         ("openai:gpt-4o", 1_500),
@@ -257,7 +252,7 @@ def test_a_bad_price_file_stops_a_run_before_anything_is_judged(
     prices = tmp_path / "prices.yml"
     prices.write_text("models:\n  openai:x:\n    input: 1\n    output: oops\n")
     db = tmp_path / "never.db"
-    result = run(command, "--prices", prices, "--db", db, *{
+    result = run_cli(command, "--prices", prices, "--db", db, *{
         "score": ["--card", "reference@1", "--model", "mock:judge", "--input", "i.jsonl",
                   "--output", tmp_path / "o.jsonl"],
         "compare": ["--model", "mock:judge", "--a", "a.jsonl", "--b", "b.jsonl",
@@ -299,13 +294,13 @@ def test_a_database_from_before_costs_is_upgraded_not_misread(tmp_path: Path) ->
         conn.execute("ALTER TABLE results DROP COLUMN cost_usd")
         conn.execute("DELETE FROM _sqlite_migrations WHERE name = 'm005_result_cost'")
     # A read-only command cannot add the column: it says so instead of "no such column".
-    refused = run("export", "results", "--db", path, "--output", tmp_path / "r.jsonl")
+    refused = run_cli("export", "results", "--db", path, "--output", tmp_path / "r.jsonl")
     assert refused.exit_code == 2
     assert "written by an older judgecards (not yet applied: m005_result_cost)" in refused.output
     # `cost` migrates: the billed old row reads as unknown, and then exports work again.
-    total = json.loads(run("cost", "--db", path, "--json").output)["total"]
+    total = cli_json("cost", "--db", path, "--json")["total"]
     assert total["cost_usd"] is None and total["unknown_cost_results"] == 1
-    exported = run("export", "results", "--db", path, "--output", tmp_path / "r.jsonl")
+    exported = run_cli("export", "results", "--db", path, "--output", tmp_path / "r.jsonl")
     assert exported.exit_code == 0, exported.output
     [row] = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
     assert row["cost_usd"] is None and row["input_tokens"] == 1_000

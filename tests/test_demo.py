@@ -24,11 +24,7 @@ import pytest
 from click.testing import CliRunner
 
 from judgecards.cli import cli
-from tests.serve import conftest as serve_fixtures
-
-# Headless Chromium and the screenshot folder of the browser tests in tests/serve.
-browser = serve_fixtures.browser
-screenshot_dir = serve_fixtures.screenshot_dir
+from tests.builders import REPO
 
 # (evaluator, subset) -> (correct_average %, equal %), Vanilla prompt.
 PUBLISHED_LLMBAR = {
@@ -199,7 +195,7 @@ def test_without_matplotlib_the_error_names_the_extra_and_creates_nothing(tmp_pa
         capture_output=True,
         text=True,
         timeout=120,
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+        env={**os.environ, "PYTHONPATH": str(REPO)},
     )
     assert done.returncode == 2, done.stderr
     assert "pip install 'judgecards[serve]'" in done.stderr
@@ -226,7 +222,7 @@ def test_a_second_run_on_the_same_database_gives_the_same_figures(
 def test_the_wheel_ships_the_data_with_its_licences() -> None:
     from hatchling.builders.wheel import WheelBuilder
 
-    root = Path(__file__).resolve().parents[1]
+    root = REPO
     shipped = {f.distribution_path for f in WheelBuilder(str(root)).recurse_included_files()}
     data = "judgecards/demo/data/"
     for name in ("llmbar.jsonl", "mt_bench.csv", "ATTRIBUTION.md", "LICENSE-LLMBar"):

@@ -11,77 +11,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
-from judgecards.cli import cli
 from judgecards.providers.mock import MOCK_BANNER
+from tests.builders import EVAL_ITEMS as ITEMS
+from tests.builders import EVAL_SURVIVORS as SURVIVORS
+from tests.builders import EVAL_YAML as YAML
+from tests.builders import REPO, run_cli
+from tests.builders import eval_setup as setup
 from tests.fakes.server import FakeServer
-
-REPO = Path(__file__).resolve().parents[1]
-
-ITEMS = [
-    {
-        "id": "exact",
-        "question": "Capital of Australia?",
-        "gold_answer": "Canberra",
-        "model_output": "Canberra.",
-    },
-    {
-        "id": "empty",
-        "question": "Capital of Australia?",
-        "gold_answer": "Canberra",
-        "model_output": "",
-    },
-    {
-        "id": "refusal",
-        "question": "Capital of Australia?",
-        "gold_answer": "Canberra",
-        "model_output": "As an AI, I can't.",
-    },
-    {
-        "id": "offtopic",
-        "question": "Capital of Australia?",
-        "gold_answer": "Canberra",
-        "model_output": "Bananas.",
-    },
-    {
-        "id": "j1",
-        "question": "Capital of Australia?",
-        "gold_answer": "Canberra",
-        "model_output": "It is Canberra.",
-    },
-    {
-        "id": "j2",
-        "question": "River through Vienna?",
-        "gold_answer": "The Danube",
-        "model_output": "The Danube, I believe.",
-    },
-]
-SURVIVORS = 2  # j1, j2: every other item is decided before the judge
-
-YAML = """\
-items: items.jsonl
-tiers:
-  - name: format
-    checks:
-      - type: length
-        field: model_output
-        min: 1
-      - type: regex
-        field: model_output
-        forbid: '(?i)\\bas an ai\\b'
-  - name: metric
-    checks:
-      - {type: metric, metric: exact_match, accept_min: 1}
-      - {type: metric, metric: token_f1, min: 0.05}
-  - name: judge
-    judge:
-      card: reference@1
-      model: MODEL
-      inputs: {model_output: model_output}
-      pass_verdicts: [match, partial_match, mismatch]
-      concurrency: 4
-"""
 
 TOML = """\
 items = "items.jsonl"
@@ -116,26 +54,6 @@ pass_verdicts = ["match", "partial_match", "mismatch"]
 """
 
 
-def run(*args: str) -> Result:
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
-
-
-def setup(
-    tmp_path: Path,
-    config: str,
-    name: str = "eval.yaml",
-    model: str = "mock:judge",
-    items: list[Any] | None = None,
-) -> Path:
-    rows = ITEMS if items is None else items
-    (tmp_path / "items.jsonl").write_text(
-        "".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows), encoding="utf-8"
-    )
-    path = tmp_path / name
-    path.write_text(config.replace("MODEL", model), encoding="utf-8")
-    return path
-
-
 def error_of(result: Result) -> str:
     assert result.exit_code == 2, result.output
     return result.stderr
@@ -157,7 +75,7 @@ def test_mock_run_writes_every_item_and_reports_the_savings(
     output, db = tmp_path / "out" / "rows.jsonl", tmp_path / "j.db"
     output.parent.mkdir()
 
-    result = run("eval", str(path), "--output", str(output), "--json", "--db", str(db))
+    result = run_cli("eval", str(path), "--output", str(output), "--json", "--db", str(db))
 
     assert result.exit_code == 0, result.output
     assert result.stderr.count(MOCK_BANNER) == 2
@@ -195,7 +113,7 @@ def test_text_report_and_relative_items_path_from_another_directory(
     path = setup(configs, YAML)
     monkeypatch.chdir(tmp_path)  # items.jsonl is found beside the config, not in the cwd
 
-    result = run("eval", "configs/eval.yaml", "--db", str(tmp_path / "j.db"))
+    result = run_cli("eval", "configs/eval.yaml", "--db", str(tmp_path / "j.db"))
 
     assert result.exit_code == 0, result.output
     assert path.exists()
@@ -212,7 +130,7 @@ def test_text_report_and_relative_items_path_from_another_directory(
 
 def test_the_example_config_runs(tmp_path: Path) -> None:
     output = tmp_path / "rows.jsonl"
-    result = run(
+    result = run_cli(
         "eval",
         str(REPO / "examples" / "eval_config.yaml"),
         "--output",
@@ -242,7 +160,7 @@ def test_real_sdk_is_called_only_for_survivors(
     path = setup(tmp_path, YAML, model="openai:gpt-4o")
     before = server.requests
 
-    result = run("eval", str(path), "--json", "--db", str(tmp_path / "j.db"))
+    result = run_cli("eval", str(path), "--json", "--db", str(tmp_path / "j.db"))
 
     assert result.exit_code == 0, result.output
     assert MOCK_BANNER not in result.stderr
@@ -262,7 +180,7 @@ def test_a_config_without_a_judge_needs_no_database(tmp_path: Path) -> None:
     )
     db = tmp_path / "never.db"
 
-    result = run("eval", str(path), "--json", "--db", str(db))
+    result = run_cli("eval", str(path), "--json", "--db", str(db))
 
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
@@ -361,7 +279,7 @@ def test_yaml_config_errors_name_file_line_and_key(
     path = setup(tmp_path, YAML.replace(old, new, 1))
     db = tmp_path / "j.db"
 
-    error = error_of(run("eval", str(path), "--db", str(db)))
+    error = error_of(run_cli("eval", str(path), "--db", str(db)))
 
     assert f"{tmp_path / where}: " in error and message in error, error
     assert not db.exists() or stored_results(db) == 0  # nothing was judged
@@ -371,7 +289,7 @@ def test_several_config_errors_are_listed_together(tmp_path: Path) -> None:
     config = YAML.replace("min: 1\n", "min: 1\n        max: x\n", 1).replace(
         "type: regex", "type: regexp"
     )
-    error = error_of(run("eval", str(setup(tmp_path, config))))
+    error = error_of(run_cli("eval", str(setup(tmp_path, config))))
     assert "2 problem(s) in the config:" in error
     assert (
         "eval.yaml:8, field 'tiers.0.checks.0.max'" in error
@@ -381,20 +299,22 @@ def test_several_config_errors_are_listed_together(tmp_path: Path) -> None:
 
 def test_judge_tier_must_be_last(tmp_path: Path) -> None:
     config = "items: items.jsonl\ntiers:\n  - judge: {card: reference@1, model: mock:judge, pass_verdicts: [match]}\n  - checks: [{type: length, field: model_output, max: 9}]\n"
-    error = error_of(run("eval", str(setup(tmp_path, config))))
+    error = error_of(run_cli("eval", str(setup(tmp_path, config))))
     assert "eval.yaml:3, field 'tiers.0': the judge tier must be the last tier" in error
 
 
 def test_a_tier_has_checks_or_a_judge(tmp_path: Path) -> None:
     error = error_of(
-        run("eval", str(setup(tmp_path, "items: items.jsonl\ntiers:\n  - name: nothing\n")))
+        run_cli("eval", str(setup(tmp_path, "items: items.jsonl\ntiers:\n  - name: nothing\n")))
     )
     assert "eval.yaml:3, field 'tiers.0': a tier has either 'checks'" in error
 
 
 def test_yaml_syntax_error_names_the_line(tmp_path: Path) -> None:
     error = error_of(
-        run("eval", str(setup(tmp_path, "items: items.jsonl\ntiers:\n  - checks: [\n  - x: y\n")))
+        run_cli(
+            "eval", str(setup(tmp_path, "items: items.jsonl\ntiers:\n  - checks: [\n  - x: y\n"))
+        )
     )
     assert "eval.yaml:4: invalid YAML" in error
 
@@ -429,7 +349,7 @@ def test_toml_config_errors_name_file_line_and_key(
 ) -> None:
     assert old in TOML
     path = setup(tmp_path, TOML.replace(old, new, 1), "eval.toml")
-    error = error_of(run("eval", str(path)))
+    error = error_of(run_cli("eval", str(path)))
     assert f"{tmp_path / where}" in error and message in error, error
 
 
@@ -439,26 +359,28 @@ def test_toml_without_tomllib_or_tomli_says_what_to_do(
     # Python 3.10 has no tomllib; None in sys.modules makes the import fail as it would there.
     monkeypatch.setitem(sys.modules, "tomllib", None)
     monkeypatch.setitem(sys.modules, "tomli", None)
-    error = error_of(run("eval", str(setup(tmp_path, TOML, "eval.toml"))))
+    error = error_of(run_cli("eval", str(setup(tmp_path, TOML, "eval.toml"))))
     assert "TOML configs need Python 3.11+ or the tomli package" in error and "YAML" in error
 
 
 def test_output_directory_must_exist_before_the_run(tmp_path: Path) -> None:
     error = error_of(
-        run("eval", str(setup(tmp_path, YAML)), "--output", str(tmp_path / "nope" / "rows.jsonl"))
+        run_cli(
+            "eval", str(setup(tmp_path, YAML)), "--output", str(tmp_path / "nope" / "rows.jsonl")
+        )
     )
     assert "nope/rows.jsonl: --output's directory" in error and "does not exist" in error
 
 
 def test_unknown_config_format(tmp_path: Path) -> None:
-    error = error_of(run("eval", str(setup(tmp_path, "{}", "eval.json"))))
+    error = error_of(run_cli("eval", str(setup(tmp_path, "{}", "eval.json"))))
     assert "a config must be YAML (.yaml, .yml) or TOML (.toml)" in error
 
 
 def test_bad_item_lines_are_all_reported_before_any_call(tmp_path: Path) -> None:
     rows: list[Any] = [ITEMS[0], "not json", {"question": "no id"}, ITEMS[0], "[1]"]
     db = tmp_path / "j.db"
-    error = error_of(run("eval", str(setup(tmp_path, YAML, items=rows)), "--db", str(db)))
+    error = error_of(run_cli("eval", str(setup(tmp_path, YAML, items=rows)), "--db", str(db)))
     assert "items.jsonl: 4 problem(s) on 4 line(s), nothing was evaluated:" in error
     for expected in (
         ":2: invalid JSON",
@@ -483,7 +405,7 @@ def test_model_option_replaces_the_configured_judge_model(
     path = setup(tmp_path, YAML, model="mock:judge")
     before = server.requests
 
-    result = run(
+    result = run_cli(
         "eval", str(path), "--json", "--model", "openai:gpt-4o", "--db", str(tmp_path / "j.db")
     )
 
@@ -504,7 +426,7 @@ def test_model_option_drops_a_base_url_meant_for_another_provider(
     path = setup(tmp_path, YAML.replace("      concurrency: 4\n", closed), model="openai:gpt-4o")
     before = server.requests
 
-    result = run(
+    result = run_cli(
         "eval",
         str(path),
         "--json",
@@ -523,7 +445,7 @@ def test_model_option_without_a_judge_tier_is_a_usage_error(tmp_path: Path) -> N
     path = setup(
         tmp_path, "items: items.jsonl\ntiers:\n  - checks: [{type: json, field: model_output}]\n"
     )
-    error = error_of(run("eval", str(path), "--model", "openai:gpt-4o"))
+    error = error_of(run_cli("eval", str(path), "--model", "openai:gpt-4o"))
     assert (
         "--model openai:gpt-4o replaces the judge tier's model, but the config has no judge tier"
         in error

@@ -9,17 +9,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
 
 from judgecards import Judge, TieredEval
-from judgecards.cli import cli
 from judgecards.tiered import JudgeCheck, LengthCheck
-from tests.conftest import PRICED_MODEL
+from tests.builders import PRICED_MODEL, run_cli, skipped_cases
 from tests.fakes.server import FakeServer
-from tests.test_budget import skipped_cases
 
 MODEL = PRICED_MODEL
 ITEMS = [
@@ -70,16 +66,12 @@ def projection(prices: Path, tmp_path: Path, item_id: str) -> float:
     return live[1]
 
 
-def run(*args: Any) -> Result:
-    return CliRunner().invoke(cli, [str(a) for a in args])
-
-
 def test_the_plan_projects_the_judge_tier_on_every_item_and_says_it_is_an_upper_bound(
     server: FakeServer, prices: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("OPENAI_API_KEY")  # a plan needs no key: nothing can be called
     path, db = config(tmp_path), tmp_path / "runs.db"
-    result = run("eval", path, "--db", db, "--prices", prices, "--plan")
+    result = run_cli("eval", path, "--db", db, "--prices", prices, "--plan")
     assert result.exit_code == 0, result.output
     assert "'format' deterministic: no calls, no cost" in result.output
     assert (
@@ -88,18 +80,22 @@ def test_the_plan_projects_the_judge_tier_on_every_item_and_says_it_is_an_upper_
     assert "3 items on openai:fake-judge: 3 to judge" in result.output
     assert server.requests == 0 and not db.exists()  # a plan creates no database
 
-    data = json.loads(run("eval", path, "--db", db, "--prices", prices, "--plan", "--json").stdout)
+    data = json.loads(
+        run_cli("eval", path, "--db", db, "--prices", prices, "--plan", "--json").stdout
+    )
     most = sum(projection(prices, tmp_path, str(item["id"])) for item in ITEMS)
     assert data["upper_bound"] is True and data["free_tiers"] == ["format"]
     assert data["judge"]["live_cost_usd"][1] == pytest.approx(most)
 
     # The run itself stays under the bound: it judges the survivors only.
-    real = run("eval", path, "--db", db, "--prices", prices, "--json")
+    real = run_cli("eval", path, "--db", db, "--prices", prices, "--json")
     assert real.exit_code == 0, real.output
     assert server.requests == len(SURVIVORS) and json.loads(real.stdout)["cost_usd"] < most
     # A plan on the database now reads what it holds (stored items are free) and changes nothing.
     before = db.read_bytes()
-    again = json.loads(run("eval", path, "--db", db, "--prices", prices, "--plan", "--json").stdout)
+    again = json.loads(
+        run_cli("eval", path, "--db", db, "--prices", prices, "--plan", "--json").stdout
+    )
     assert again["judge"]["stored"] == len(SURVIVORS) and db.read_bytes() == before
 
 
@@ -131,7 +127,7 @@ def test_eval_max_cost_leaves_survivors_not_judged_with_exit_1_and_a_rerun_conti
     cap = 1.001 * max(projection(prices, tmp_path, item_id) for item_id in SURVIVORS)
     args = ["eval", path, "--db", db, "--prices", prices, "--output", output]
     junit = tmp_path / "report.xml"
-    result = run(*args, "--max-cost", cap, "--junit", junit)
+    result = run_cli(*args, "--max-cost", cap, "--junit", junit)
     assert result.exit_code == 1, result.output
     rows = {row["id"]: row for row in map(json.loads, output.read_text().splitlines())}
     left = [item_id for item_id in SURVIVORS if rows[item_id]["outcome"] == "not_judged"]
@@ -144,7 +140,7 @@ def test_eval_max_cost_leaves_survivors_not_judged_with_exit_1_and_a_rerun_conti
     assert "spent of $" in result.output and "1 item(s) not judged" in result.output
     assert "not judged: their projected cost would pass --max-cost" in result.output
 
-    again = run(*args, "--max-cost", 100 * cap, "--json")
+    again = run_cli(*args, "--max-cost", 100 * cap, "--json")
     assert again.exit_code == 0, again.output
     data = json.loads(again.stdout)
     assert data["not_judged"] == 0 and data["budget"]["cap_usd"] == pytest.approx(100 * cap)
@@ -156,7 +152,7 @@ def test_eval_max_cost_on_an_unpriced_judge_exits_2_before_the_database(
     server: FakeServer, tmp_path: Path
 ) -> None:
     db = tmp_path / "runs.db"
-    result = run("eval", config(tmp_path, "openai:local"), "--db", db, "--max-cost", 1)
+    result = run_cli("eval", config(tmp_path, "openai:local"), "--db", db, "--max-cost", 1)
     assert result.exit_code == 2, result.output
     assert "--max-cost needs a price for openai:local" in result.output
     assert not db.exists() and server.requests == 0

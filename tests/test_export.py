@@ -20,10 +20,8 @@ from typing import Any
 
 import pytest
 import yaml
-from click.testing import CliRunner, Result
 
 from calibration.labels import export_labels, read_labels
-from judgecards.cli import cli
 from judgecards.cli._output import OutputFile
 from judgecards.csv_safety import from_spreadsheet_cell
 from judgecards.errors import OutputError
@@ -39,18 +37,16 @@ from judgecards.export import (
 from judgecards.judge import Judge
 from judgecards.providers.mock import MockProvider
 from judgecards.store import Store
+from tests.builders import REPO, canned_queries, run_cli
+from tests.builders import canned_query as query
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = REPO / "examples"
 FORMULA_ID = '=HYPERLINK("http://evil.example","x")'
 FORMULA_NOTE = "@SUM(1+1)"
 TODAY = datetime.now(timezone.utc).date()
 
 
-def run(*args: Any) -> Result:
-    return CliRunner().invoke(cli, [str(a) for a in args])
-
-
-def write_items(path: Path) -> Path:
+def write_export_items(path: Path) -> Path:
     lines = EXAMPLES.joinpath("reference_items.jsonl").read_text(encoding="utf-8").splitlines()
     lines.append(json.dumps({
         "id": FORMULA_ID, "question": "-2+3?", "gold_answer": "+1",
@@ -83,11 +79,11 @@ def filled(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """A database named judgecards.db (Datasette's key for it is ``judgecards``)."""
     root = tmp_path_factory.mktemp("export")
     db = root / "judgecards.db"
-    items = write_items(root / "items.jsonl")
-    result = run("score", "--card", "reference@1", "--model", "mock:judge", "--input", items,
+    items = write_export_items(root / "items.jsonl")
+    result = run_cli("score", "--card", "reference@1", "--model", "mock:judge", "--input", items,
                  "--output", root / "scored.jsonl", "--db", db)  # fmt: skip
     assert result.exit_code == 0, result.output
-    result = run("compare", "--model", "mock:judge", "--a", EXAMPLES / "outputs_a.jsonl",
+    result = run_cli("compare", "--model", "mock:judge", "--a", EXAMPLES / "outputs_a.jsonl",
                  "--b", EXAMPLES / "outputs_b.jsonl", "--output", root / "pairs.jsonl", "--db", db)  # fmt: skip
     assert result.exit_code == 0, result.output
     # A judge whose only reply is not JSON: one invalid_output error record.
@@ -97,11 +93,11 @@ def filled(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     assert error.status == "error" and error.error_kind == "invalid_output"
 
     sheet = root / "audit.csv"
-    result = run("audit", "sample", "--card", "reference@1", "--model", "mock:judge", "--n", 8,
+    result = run_cli("audit", "sample", "--card", "reference@1", "--model", "mock:judge", "--n", 8,
                  "--seed", 3, "--sheet", sheet, "--db", db)  # fmt: skip
     assert result.exit_code == 0, result.output
     agreed, labelled = fill_sheet(sheet, db, agree=5)
-    result = run("audit", "ingest", sheet, "--labeler", "alice", "--db", db)
+    result = run_cli("audit", "ingest", sheet, "--labeler", "alice", "--db", db)
     assert result.exit_code == 0, result.output
 
     with Store(db, read_only=True) as store:
@@ -110,14 +106,14 @@ def filled(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     labels.write_text(json.dumps({
         "result_id": formula.id, "verdict": "mismatch", "correctness": 2, "note": FORMULA_NOTE,
     }) + "\n", encoding="utf-8")  # fmt: skip
-    result = run("labels", "import", labels, "--labeler", "bob", "--db", db)
+    result = run_cli("labels", "import", labels, "--labeler", "bob", "--db", db)
     assert result.exit_code == 0, result.output
     return {"db": db, "root": root, "agreed": agreed, "labelled": labelled}
 
 
 def export(filled: dict[str, Any], tmp_path: Path, *args: Any, name: str = "out.jsonl") -> Path:
     output = tmp_path / name
-    result = run("export", *args, "--output", output, "--db", filled["db"])
+    result = run_cli("export", *args, "--output", output, "--db", filled["db"])
     assert result.exit_code == 0, result.output
     return output
 
@@ -126,7 +122,7 @@ def export_labels_cli(
     filled: dict[str, Any], tmp_path: Path, *args: Any, name: str = "out.jsonl"
 ) -> Path:
     output = tmp_path / name
-    result = run("labels", "export", output, *args, "--db", filled["db"])
+    result = run_cli("labels", "export", output, *args, "--db", filled["db"])
     assert result.exit_code == 0, result.output
     return output
 
@@ -227,7 +223,7 @@ def test_time_bounds() -> None:
 
 
 def test_a_bad_date_is_a_usage_error(filled: dict[str, Any], tmp_path: Path) -> None:
-    result = run("export", "results", "--since", "last week", "--output", tmp_path / "o.jsonl",
+    result = run_cli("export", "results", "--since", "last week", "--output", tmp_path / "o.jsonl",
                  "--db", filled["db"])  # fmt: skip
     assert result.exit_code == 2 and "not a date" in result.output
     assert not (tmp_path / "o.jsonl").exists()
@@ -281,7 +277,7 @@ def test_deprecated_export_labels_warns_and_writes_what_labels_export_writes(
 ) -> None:
     one = export_labels_cli(filled, tmp_path, name="one.csv")
     other = tmp_path / "other.csv"
-    result = run("export", "labels", "--output", other, "--db", filled["db"])
+    result = run_cli("export", "labels", "--output", other, "--db", filled["db"])
     assert result.exit_code == 0, result.output
     assert result.stderr == (
         "Warning: `judgecards export labels --output FILE` is deprecated and will be removed in "
@@ -330,7 +326,7 @@ def test_labels_filters_by_date_and_labeler(filled: dict[str, Any], tmp_path: Pa
     assert count("--labeler", "alice") == filled["labelled"]
     assert count("--since", TODAY + timedelta(days=1)) == 0
     assert count("--until", TODAY, "--labeler", "bob") == 1
-    result = run("export", "results", "--labeler", "bob", "--output", tmp_path / "x.jsonl",
+    result = run_cli("export", "results", "--labeler", "bob", "--output", tmp_path / "x.jsonl",
                  "--db", filled["db"])  # fmt: skip
     assert result.exit_code == 2 and "labels export" in result.output
 
@@ -345,7 +341,7 @@ def test_parquet_without_pyarrow_names_the_extra_before_anything(
     monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
     output = tmp_path / "out.parquet"
     missing_db = tmp_path / "nothing.db"
-    result = run("export", "results", "--output", output, "--db", missing_db)
+    result = run_cli("export", "results", "--output", output, "--db", missing_db)
     assert result.exit_code == 2
     assert "pip install 'judgecards[parquet]'" in result.output and "Traceback" not in result.output
     assert not output.exists() and not missing_db.exists()
@@ -353,7 +349,7 @@ def test_parquet_without_pyarrow_names_the_extra_before_anything(
 
 def test_the_output_path_is_checked_before_the_database(tmp_path: Path) -> None:
     output = tmp_path / "no-such-dir" / "out.csv"
-    result = run("export", "results", "--output", output, "--db", tmp_path / "nothing.db")
+    result = run_cli("export", "results", "--output", output, "--db", tmp_path / "nothing.db")
     assert (
         result.exit_code == 2 and "does not exist" in result.output and str(output) in result.output
     )
@@ -361,13 +357,13 @@ def test_the_output_path_is_checked_before_the_database(tmp_path: Path) -> None:
 
 
 def test_an_unknown_extension_needs_format(filled: dict[str, Any], tmp_path: Path) -> None:
-    result = run("export", "results", "--output", tmp_path / "out.xlsx", "--db", filled["db"])
+    result = run_cli("export", "results", "--output", tmp_path / "out.xlsx", "--db", filled["db"])
     assert result.exit_code == 2 and "--format" in result.output
 
 
 def test_a_missing_database_is_an_error_and_is_not_created(tmp_path: Path) -> None:
     db = tmp_path / "typo.db"
-    result = run("export", "results", "--output", tmp_path / "o.jsonl", "--db", db)
+    result = run_cli("export", "results", "--output", tmp_path / "o.jsonl", "--db", db)
     assert result.exit_code == 2 and "no such file" in result.output
     assert not db.exists() and not (tmp_path / "o.jsonl").exists()
 
@@ -399,29 +395,14 @@ def test_a_failed_library_write_leaves_the_old_file(filled: dict[str, Any], tmp_
 
 
 def test_stdout_needs_a_format_and_gets_the_rows(filled: dict[str, Any]) -> None:
-    assert run("export", "comparisons", "--output", "-", "--db", filled["db"]).exit_code == 2
-    result = run(
+    assert run_cli("export", "comparisons", "--output", "-", "--db", filled["db"]).exit_code == 2
+    result = run_cli(
         "export", "comparisons", "--output", "-", "--format", "jsonl", "--db", filled["db"]
     )
     assert result.exit_code == 0 and len(result.stdout.splitlines()) == 5
 
 
 # --------------------------------------------------------------------------- Datasette
-
-
-def canned_queries() -> dict[str, dict[str, Any]]:
-    metadata = yaml.safe_load(DATASETTE_METADATA.read_text(encoding="utf-8"))
-    queries: dict[str, dict[str, Any]] = metadata["databases"]["judgecards"]["queries"]
-    return queries
-
-
-def query(db: Path, name: str) -> list[dict[str, Any]]:
-    connection = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
-    connection.row_factory = sqlite3.Row
-    try:
-        return [dict(row) for row in connection.execute(canned_queries()[name]["sql"])]
-    finally:
-        connection.close()
 
 
 def test_the_metadata_ships_the_three_canned_queries() -> None:

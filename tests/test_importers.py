@@ -20,8 +20,9 @@ from judgecards.render import render
 from judgecards.store import Store
 from judgecards.tiered.config import build_pipeline, load_config
 from judgecards.tiered.report import TieredReport
+from tests.builders import FIXTURES
 
-FIXTURES = Path(__file__).parent / "fixtures" / "importers"
+FIXTURES = FIXTURES / "importers"
 OPENAI = FIXTURES / "openai_testing_criteria.json"
 PROMPTFOO = FIXTURES / "promptfooconfig.yaml"
 

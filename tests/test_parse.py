@@ -9,7 +9,6 @@ rating only from a bare last line that is not copied from the inputs.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,10 +17,11 @@ from judgecards.cards import Card, load_card
 from judgecards.errors import JudgeOutputError
 from judgecards.parse import json_objects, parse_reply, read_reply
 from judgecards.schemas import ReferenceJudgment
+from tests.builders import FIXTURES
 from tests.fakes.http import Script, openai_chat, reference_judgment
 from tests.fakes.judges import openai_judge
 
-USER_CARDS = Path(__file__).parent / "fixtures" / "cards" / "user"
+USER_CARDS = FIXTURES / "cards" / "user"
 
 
 @pytest.fixture(scope="module")

@@ -24,6 +24,7 @@ from judgecards import Judge
 from judgecards.providers.base import CompletionRequest, Message
 from judgecards.rate import DECREASE, AdaptiveLimiter, Permit
 from judgecards.retry import RetryPolicy, acall_with_retries, call_with_retries
+from tests.builders import EVAL_YAML, eval_setup
 from tests.fakes.http import Script, Waits, anthropic_message, openai_chat, rate_limited
 from tests.fakes.judges import anthropic_provider, openai_provider
 from tests.fakes.server import FakeRequest, FakeServer
@@ -580,9 +581,8 @@ def test_eval_passes_rpm_and_tpm_to_its_judge_and_tells_the_limiter_story(
     from click.testing import CliRunner
 
     from judgecards.cli import cli
-    from tests.test_eval_cli import YAML, setup
 
-    config = setup(tmp_path, YAML)
+    config = eval_setup(tmp_path, EVAL_YAML)
     result = CliRunner().invoke(
         cli,
         ["eval", str(config), "--db", str(tmp_path / "j.db"), "--rpm", "6000", "--tpm", "90000"],

@@ -19,7 +19,7 @@ from judgecards import JudgeResult, Store, TransportError, compare_many
 from judgecards.batch import collect_batch, submit_batch
 from judgecards.judge import Judge
 from judgecards.redaction import REDACTED, redact, register_secret
-from tests.conftest import REPO
+from tests.builders import REPO
 from tests.fakes.batch_server import BatchFake
 from tests.fakes.http import Script, openai_chat, reference_judgment
 from tests.fakes.judges import OPENAI_KEY, openai_judge

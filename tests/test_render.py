@@ -10,8 +10,9 @@ import pytest
 from judgecards.cards import Card, load_card
 from judgecards.errors import MissingInput, RenderError
 from judgecards.render import render
+from tests.builders import FIXTURES
 
-USER_CARDS = Path(__file__).parent / "fixtures" / "cards" / "user"
+USER_CARDS = FIXTURES / "cards" / "user"
 INPUTS = {"question": "What is 2+2?", "gold_answer": "4", "model_output": "Four."}
 
 

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.builders import REPO, wait_for
 from tests.fakes.server import FakeServer
 
-REPO = Path(__file__).resolve().parents[1]
 N = 40
 
 pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
@@ -69,11 +69,12 @@ def test_sigkill_then_resume_redoes_only_unfinished_items(
         command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
     try:
-        deadline = time.monotonic() + 30
-        while ok_rows(db) < 5:
-            assert first.poll() is None, first.communicate()[1].decode()[-2000:]
-            assert time.monotonic() < deadline, "no results were written within 30 s"
-            time.sleep(0.01)
+        wait_for(
+            lambda: ok_rows(db) >= 5,
+            alive=lambda: first.poll() is None,
+            what="five results stored by the first run",
+            poll=0.01,
+        )
         first.send_signal(signal.SIGKILL)
     finally:
         first.wait(timeout=30)

@@ -16,7 +16,6 @@ from judgecards.cards import parse_card_file
 from judgecards.errors import CardValidationError
 from judgecards.schema_import import SCHEMA_MODULES_ENV, import_schema_model
 
-REPO = Path(__file__).resolve().parents[1]
 EVIL = """from pathlib import Path
 Path(__file__).with_name("RAN").write_text("the module ran")
 from pydantic import BaseModel

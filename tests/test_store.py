@@ -15,6 +15,7 @@ import pytest
 from judgecards import Judge, JudgeResult, Store, StoreError, TokenUsage
 from judgecards.providers.base import Completion, TokenLogprob, Usage
 from judgecards.store import CacheEntry, card_filter, default_db_path
+from tests.builders import REPO
 from tests.fakes.http import Script, openai_chat, reference_judgment
 from tests.fakes.judges import openai_judge
 
@@ -354,7 +355,7 @@ def test_only_the_store_and_the_calibration_repository_hold_sql() -> None:
     """The lock that makes a Store thread-safe only helps if every statement goes through it."""
     import re
 
-    root = Path(__file__).resolve().parents[1]
+    root = REPO
     allowed = {
         "judgecards/database.py", "judgecards/store.py", "judgecards/store_migrations.py",
         "calibration/repository.py",

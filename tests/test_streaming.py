@@ -18,6 +18,7 @@ import pytest
 
 from judgecards import Judge, TransportError
 from judgecards.judge_pool import LOOKUP_CHUNK, window_for
+from tests.builders import REPO, write_jsonl
 from tests.fakes.http import Script, openai_chat, reference_judgment, unauthorized
 from tests.fakes.judges import openai_judge
 
@@ -188,14 +189,6 @@ def test_progress_needs_a_total_for_items_without_a_length(tmp_path: Path) -> No
 
 # ---------------------------------------------------------------- judgecards score, streamed
 
-REPO = Path(__file__).resolve().parents[1]
-
-
-def write_items(path: Path, rows: list[dict[str, Any] | str]) -> Path:
-    text = "".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows)
-    path.write_text(text, encoding="utf-8")
-    return path
-
 
 def varied(i: int) -> dict[str, Any]:
     return {**item(i), "model_output": "word " * (i % 23) + f"Candidate {i}: Jupiter."}
@@ -211,7 +204,7 @@ def score(*args: str | Path) -> Any:
 
 def test_score_writes_every_result_in_input_order_with_the_same_summary(tmp_path: Path) -> None:
     n = LOOKUP_CHUNK + 150
-    data = write_items(tmp_path / "items.jsonl", [varied(i) for i in range(n)])
+    data = write_jsonl(tmp_path / "items.jsonl", [varied(i) for i in range(n)])
     out = tmp_path / "out.jsonl"
     done = score("--card", "reference@1", "--model", "mock:judge", "--input", data,
                  "--output", out, "--db", tmp_path / "j.db", "--concurrency", "16")  # fmt: skip
@@ -240,7 +233,7 @@ def test_every_line_is_checked_before_any_call_without_holding_the_file(tmp_path
     rows: list[dict[str, Any] | str] = [item(i) for i in range(1_200)]
     rows.append(item(3))  # a duplicate id far from the first: remembered on disk, not in a dict
     rows.append("{not json")
-    data = write_items(tmp_path / "items.jsonl", rows)
+    data = write_jsonl(tmp_path / "items.jsonl", rows)
     db = tmp_path / "j.db"
     done = score("--card", "reference@1", "--model", "mock:judge", "--input", data,
                  "--output", tmp_path / "out.jsonl", "--db", db)  # fmt: skip
@@ -289,7 +282,7 @@ def test_a_score_run_imports_neither_pandas_nor_scipy_stats(tmp_path: Path) -> N
     import subprocess
     import sys
 
-    data = write_items(tmp_path / "items.jsonl", [varied(i) for i in range(40)])
+    data = write_jsonl(tmp_path / "items.jsonl", [varied(i) for i in range(40)])
     script = (
         "import sys\nfrom judgecards.cli import cli\n"
         "try:\n    cli.main(sys.argv[1:], standalone_mode=False)\nexcept SystemExit:\n    pass\n"

@@ -27,6 +27,9 @@ from judgecards.structured_output import (
     guards_schema,
     strict_schema,
 )
+from tests.builders import GUARDED_CARD
+from tests.builders import GUARDED_INPUTS as INPUTS
+from tests.builders import schema_objects as walk
 from tests.fakes.http import (
     Script,
     anthropic_message,
@@ -37,45 +40,7 @@ from tests.fakes.http import (
 )
 from tests.fakes.judges import anthropic_judge, openai_judge
 
-INPUTS = {
-    "question": "What is the boiling point of water at sea level?",
-    "gold_answer": "100 degrees Celsius (212 degrees Fahrenheit).",
-    "model_output": "At sea level water boils at 100 °C.",
-}
 GOOD = reference_judgment()
-
-GUARDED_CARD = """---
-name: guarded
-version: 1
-description: The reference judgment with its schema shown only when it is not sent natively.
-inputs:
-  question: {description: The question.}
-  gold_answer: {description: The gold answer.}
-  model_output: {description: The answer judged.}
-output:
-  format: json
-  schema: judgecards.schemas:ReferenceJudgment
-  scores: [scores.correctness, scores.completeness, scores.style_fidelity]
-verdict: {field: verdict}
-defaults: {temperature: 0.0, max_tokens: 400}
----
-Judge the answer in <model_output> against <gold_answer> for <question>.
-{% if output_schema %}
-Reply with only a JSON object matching this JSON Schema:
-{{ output_schema }}
-{% endif %}
-<question>
-{{ question }}
-</question>
-
-<gold_answer>
-{{ gold_answer }}
-</gold_answer>
-
-<model_output>
-{{ model_output }}
-</model_output>
-"""
 
 
 class Verdict(BaseModel):
@@ -123,20 +88,6 @@ def user_text(body: dict[str, Any]) -> str:
 def stored(db: Path, column: str) -> list[Any]:
     with closing(sqlite3.connect(db)) as connection:
         return [row[0] for row in connection.execute(f"SELECT {column} FROM results ORDER BY id")]
-
-
-def walk(node: Any) -> list[dict[str, Any]]:
-    """Every schema object inside ``node``."""
-    found: list[dict[str, Any]] = []
-    pending = [node]
-    while pending:
-        current = pending.pop()
-        if isinstance(current, dict):
-            found.append(current)
-            pending.extend(current.values())
-        elif isinstance(current, list):
-            pending.extend(current)
-    return found
 
 
 # ---------------------------------------------------------------- the strict projection

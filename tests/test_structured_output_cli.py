@@ -13,6 +13,7 @@ from typing import Any
 from click.testing import CliRunner
 
 from judgecards.cli import cli
+from tests.builders import run_cli, write_jsonl
 from tests.fakes.server import FakeRequest, FakeServer
 
 ITEMS = [
@@ -29,17 +30,27 @@ def recorder(seen: list[dict[str, Any]]) -> Callable[[FakeRequest], None]:
     return fault
 
 
-def run(server: FakeServer, tmp_path: Path, *extra: str) -> Any:
+def score(server: FakeServer, tmp_path: Path, *extra: str) -> Any:
+    """``judgecards score`` of `ITEMS` against the fake server, one call at a time."""
     tmp_path.mkdir(exist_ok=True)
-    items = tmp_path / "items.jsonl"
-    items.write_text("".join(json.dumps(item) + "\n" for item in ITEMS), "utf-8")
-    return CliRunner(env={"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": None}).invoke(
-        cli,
-        ["score", "--card", "reference@1", "--model", "openai:local-judge", "--input",
-         str(items), "--output", str(tmp_path / "o.jsonl"), "--db", str(tmp_path / "s.db"),
-         "--concurrency", "1", *extra],
-        catch_exceptions=False,
-    )  # fmt: skip
+    items = write_jsonl(tmp_path / "items.jsonl", ITEMS)
+    return run_cli(
+        "score",
+        "--card",
+        "reference@1",
+        "--model",
+        "openai:local-judge",
+        "--input",
+        items,
+        "--output",
+        tmp_path / "o.jsonl",
+        "--db",
+        tmp_path / "s.db",
+        "--concurrency",
+        "1",
+        *extra,
+        env={"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": None},
+    )
 
 
 def test_score_sends_native_output_by_default_and_the_prompt_form_when_asked(
@@ -48,8 +59,8 @@ def test_score_sends_native_output_by_default_and_the_prompt_form_when_asked(
     seen: list[dict[str, Any]] = []
     server = serve(fault=recorder(seen))
 
-    native = run(server, tmp_path / "a", "--max-tokens", "300")
-    prompt = run(server, tmp_path / "b", "--output-mode", "prompt")
+    native = score(server, tmp_path / "a", "--max-tokens", "300")
+    prompt = score(server, tmp_path / "b", "--output-mode", "prompt")
 
     assert native.exit_code == 0 and prompt.exit_code == 0, native.output + prompt.output
     assert [("response_format" in body) for body in seen] == [True] * 3 + [False] * 3
@@ -67,7 +78,7 @@ def test_score_sends_native_output_by_default_and_the_prompt_form_when_asked(
 def test_an_unknown_output_mode_is_a_usage_error(
     tmp_path: Path, serve: Callable[..., FakeServer]
 ) -> None:
-    result = run(serve(), tmp_path, "--output-mode", "json")
+    result = score(serve(), tmp_path, "--output-mode", "json")
     assert result.exit_code == 2 and "--output-mode" in result.output
     assert not (tmp_path / "s.db").exists()
 

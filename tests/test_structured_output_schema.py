@@ -24,9 +24,11 @@ from judgecards.judge_requests import first_request
 from judgecards.providers.mock import synthesize
 from judgecards.schemas import item_schema
 from judgecards.structured_output import restates_fields, strict_schema
+from tests.builders import GUARDED_CARD
+from tests.builders import GUARDED_INPUTS as INPUTS
+from tests.builders import schema_objects as walk
 from tests.fakes.http import Script, openai_chat, reference_judgment
 from tests.fakes.judges import openai_judge
-from tests.test_structured_output import GUARDED_CARD, INPUTS, walk
 
 ITEMS: dict[str, dict[str, Any]] = {
     "reference": INPUTS,

@@ -15,8 +15,7 @@ from click.testing import CliRunner
 
 from judgecards.cli import cli
 from judgecards.temporary_files import create_beside, sweep_beside
-
-REPO = Path(__file__).resolve().parents[1]
+from tests.builders import REPO
 
 # Writes the output through the CLI's OutputFile and stops in the middle, after saying so.
 KILLED_WRITER = """

@@ -23,8 +23,9 @@ from judgecards import Judge, Store
 from judgecards.plan import estimate_tokens
 from judgecards.providers.base import CompletionRequest, Message
 from judgecards.token_count import CHARACTERS, TOKEN_ESTIMATE, _encoder, counter_for
+from tests.builders import shared_data_dir
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "squad"
+DATA = shared_data_dir() / "squad"
 URLS = {  # where tiktoken downloads each vocabulary from (its cache is keyed on the URL)
     "o200k_base": "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
     "cl100k_base": "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",

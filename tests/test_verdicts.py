@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from judgecards.cards import Bound, Card, VerdictRule, VerdictSpec, load_card
 from judgecards.schemas import ReferenceJudgment, ReferenceScores
 from judgecards.verdicts import apply_rules, decide, extract_scores
+from tests.builders import FIXTURES
 
-USER_CARDS = Path(__file__).parent / "fixtures" / "cards" / "user"
+USER_CARDS = FIXTURES / "cards" / "user"
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score
 
 from calibration import SmallSampleWarning, agreement, kappa
-from tests.calibration.confusion import from_confusion
+from tests.builders import from_confusion
 
 # --- hand-worked values ---------------------------------------------------------------------------
 

@@ -31,6 +31,7 @@ from judgecards.cards import load_card, lock_lines
 from judgecards.cli import cli
 from judgecards.errors import AlignmentError, CardLockMismatch
 from judgecards.render import render
+from tests.builders import data_file
 from tests.fakes.server import FakeRequest, FakeServer
 
 MODEL = "openai:gpt-4o"
@@ -325,7 +326,6 @@ def test_on_mt_bench_pairs_the_guard_keeps_every_shared_answer_in_one_part() -> 
     import statistics
 
     from calibration.align_pair_split import pair_identity
-    from tests.calibration.public_data import data_file
 
     rows = json.loads(data_file("llmbar/Processed__MT-Bench.json").read_text("utf-8"))
     found = []

@@ -10,7 +10,7 @@ import csv
 import json
 from collections import Counter
 from collections.abc import Callable, Iterator
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -26,82 +26,26 @@ from calibration.status import latest_calibration
 from judgecards.cards import load_card
 from judgecards.results import JudgeResult
 from judgecards.store import Store
+from tests.builders import (
+    MODEL,
+    SCORES,
+    T0,
+    TRUTH,
+    VERDICTS,
+    fill_sheet,
+    labelled_audit,
+    read_sheet,
+    save_results,
+    truthful,
+)
 from tests.fakes.http import Script, openai_chat, reference_judgment
 from tests.fakes.server import tagged
 
-MODEL = "openai:gpt-4o"
-VERDICTS = ("match", "partial_match", "mismatch")
 # What a correct judge of the reference card says about each kind of answer, and the verdict
 # its rule then decides: (correctness, completeness) -> verdict.
-SCORES = {"match": (5, 5), "partial_match": (3, 3), "mismatch": (1, 1)}
-KIND = {"match": "right", "partial_match": "partly", "mismatch": "wrong"}
-TRUTH = {kind: verdict for verdict, kind in KIND.items()}
-T0 = datetime(2025, 5, 1, tzinfo=timezone.utc)
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def save_results(
-    store: Store,
-    verdicts: list[str],
-    *,
-    model: str = MODEL,
-    prefix: str = "i",
-    created_at: datetime = T0,
-    order: list[int] | None = None,
-) -> list[JudgeResult]:
-    """Judged ``reference`` results with these verdicts, written through the real store.
-
-    Item ``i``'s answer is ``"<right|partly|wrong>: answer i"``, the kind that matches its
-    verdict, so a fake judge (and a fake human) can tell the truth from the inputs.
-    """
-    card = load_card("reference@1")
-    results = []
-    for i in order if order is not None else range(len(verdicts)):
-        verdict = verdicts[i]
-        correctness, completeness = SCORES[verdict]
-        result = JudgeResult(
-            id=f"{prefix}{i:03d}", item_id=f"{prefix}{i}", status="ok", verdict=verdict, model_verdict=verdict,
-            scores={"correctness": correctness, "completeness": completeness, "style_fidelity": 5},
-            card=card.ref, card_hash=card.hash, model=model, created_at=created_at + timedelta(seconds=i),
-        )  # fmt: skip
-        inputs = {
-            "question": f"Question {i}?",
-            "gold_answer": f"Gold {i}",
-            "model_output": f"{KIND[verdict]}: answer {i}",
-        }
-        store.save(result, inputs=inputs, params={})
-        results.append(result)
-    return results
-
-
-def read_sheet(path: Path) -> list[dict[str, str]]:
-    with path.open(newline="", encoding="utf-8") as handle:
-        return list(csv.DictReader(handle))
-
-
-def fill_sheet(path: Path, label: Callable[[dict[str, str]], dict[str, Any]]) -> None:
-    """Fill a CSV sheet as a human would: ``label(row)`` gives the cells to fill in."""
-    rows = read_sheet(path)
-    for row in rows:
-        row.update({key: str(value) for key, value in label(row).items()})
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]), lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
-
-
-def truthful(row: dict[str, str]) -> dict[str, Any]:
-    """A careful human: labels the answer by what it is."""
-    verdict = TRUTH[row["model_output"].split(":")[0]]
-    correctness, completeness = SCORES[verdict]
-    return {
-        "verdict": verdict,
-        "correctness": correctness,
-        "completeness": completeness,
-        "style_fidelity": 5,
-    }
 
 
 def judge_script(kind_seen_as: Callable[[str, str], str] = lambda kind, answer: kind) -> Script:
@@ -130,24 +74,6 @@ def audit(tmp_path: Path) -> Iterator[Audit]:
     api = Audit(tmp_path / "audit.db", n_resamples=400)
     yield api
     api.close()
-
-
-def labelled_audit(api: Audit, tmp_path: Path, verdicts: list[str], human: dict[str, str], *, prefix: str,
-                   created_at: datetime, labeler: str = "alice") -> int:  # fmt: skip
-    """Store results, sample all of them, and ingest a sheet with these human verdicts."""
-    save_results(api.store, verdicts, prefix=prefix, created_at=created_at)
-    drawn = api.sample(card="reference@1", model=MODEL, n=len(verdicts), seed=1, since=created_at,
-                       sheet=tmp_path / f"{prefix}-{labeler}.csv")  # fmt: skip
-    assert drawn.sheet is not None
-
-    def label(row: dict[str, str]) -> dict[str, Any]:
-        verdict = human[row["result_id"]]
-        correctness, completeness = SCORES[verdict]
-        return {"verdict": verdict, "correctness": correctness, "completeness": completeness}
-
-    fill_sheet(drawn.sheet, label)
-    api.ingest(drawn.sheet, labeler=labeler)
-    return drawn.audit.id
 
 
 # --------------------------------------------------------------------------- sampling

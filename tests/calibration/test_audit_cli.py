@@ -19,15 +19,7 @@ from click.testing import CliRunner, Result
 
 from judgecards.cli import cli
 from judgecards.errors import UncalibratedJudgeWarning
-from tests.calibration.test_audit import (
-    KIND,
-    MODEL,
-    SCORES,
-    TRUTH,
-    fill_sheet,
-    read_sheet,
-    truthful,
-)
+from tests.builders import KIND, MODEL, SCORES, TRUTH, fill_sheet, read_sheet, truthful, write_jsonl
 from tests.fakes.http import reference_judgment
 from tests.fakes.server import FakeServer, tagged
 
@@ -67,20 +59,18 @@ class Cli:
         return self.runner.invoke(cli, [*map(str, args), "--db", str(self.db)])
 
 
-def write_items(path: Path, n: int = 60) -> Path:
+def audit_items(n: int = 60) -> list[dict[str, str]]:
     kinds = list(KIND.values())
-    lines = [
-        json.dumps({"id": f"q{i}", "question": f"Question {i}?", "gold_answer": f"Gold {i}",
-                    "model_output": f"{kinds[i % 3]}: answer {i}"})
+    return [
+        {"id": f"q{i}", "question": f"Question {i}?", "gold_answer": f"Gold {i}",
+         "model_output": f"{kinds[i % 3]}: answer {i}"}
         for i in range(n)
     ]  # fmt: skip
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
 
 
 def test_a_whole_audit_cycle_gates_on_judge_drift(tmp_path: Path, server: FakeServer) -> None:
     run = Cli(tmp_path / "cycle.db")
-    items = write_items(tmp_path / "items.jsonl")
+    items = write_jsonl(tmp_path / "items.jsonl", audit_items())
     score = ["score", "--card", "reference@1", "--model", MODEL, "--input", items,
              "--output", tmp_path / "out.jsonl", "--base-url", server.base_url]  # fmt: skip
 
@@ -189,7 +179,7 @@ def test_a_whole_audit_cycle_gates_on_judge_drift(tmp_path: Path, server: FakeSe
 
 def test_anchor_set_reruns_catch_a_silent_model_update(tmp_path: Path, server: FakeServer) -> None:
     run = Cli(tmp_path / "anchor.db")
-    items = write_items(tmp_path / "items.jsonl", 30)
+    items = write_jsonl(tmp_path / "items.jsonl", audit_items(30))
     with pytest.warns(UncalibratedJudgeWarning):
         result = run("score", "--card", "reference@1", "--model", MODEL, "--input", items,
                      "--output", tmp_path / "out.jsonl", "--base-url", server.base_url)  # fmt: skip
@@ -261,7 +251,7 @@ def test_cli_errors_name_the_place_and_exit_2(tmp_path: Path, server: FakeServer
         assert result.exit_code == 2 and "errors.db: no such file" in result.output
     assert not (tmp_path / "errors.db").exists()
 
-    items = write_items(tmp_path / "items.jsonl", 6)
+    items = write_jsonl(tmp_path / "items.jsonl", audit_items(6))
     with pytest.warns(UncalibratedJudgeWarning):
         run("score", "--card", "reference@1", "--model", MODEL, "--input", items,
             "--output", tmp_path / "out.jsonl", "--base-url", server.base_url)  # fmt: skip

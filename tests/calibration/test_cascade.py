@@ -8,13 +8,10 @@ on the rating token), so the G-Eval confidence each judge reports is known.
 from __future__ import annotations
 
 import json
-import math
-import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx2
 import numpy as np
 import pytest
 from click.testing import CliRunner, Result
@@ -23,90 +20,30 @@ from numpy.typing import NDArray
 from calibration import (
     Audit,
     cascade_thresholds,
-    import_labels,
     latest_calibration,
 )
 from calibration.cascade import Cascade, minimum_labels
 from calibration.cascade_repository import cascade_result_decisions
 from calibration.confidence import judgment_confidence, order_consistency, sample_agreement
-from judgecards import Judge
 from judgecards.cli import cli
 from judgecards.errors import AuditError
-from judgecards.results import JudgeResult
 from judgecards.store import Store
-from tests.calibration.public_data import llmbar
-from tests.fakes.http import Script, openai_chat, token_logprobs
+from tests.builders import CASCADE_HUMAN as HUMAN
+from tests.builders import cascade_calibrated as calibrated
+from tests.builders import cascade_calibration_items as calibration_items
+from tests.builders import cascade_item as item
+from tests.builders import cascade_judges as judges
+from tests.builders import cascade_label as label
+from tests.builders import llmbar
+from tests.fakes.http import Script
 from tests.fakes.judges import openai_judge
 from tests.fakes.server import FakeServer
-
-HUMAN = 5  # every item's human rating
-
-
-def reply_for(model: str) -> Any:
-    """A reply function: the rating and its probability this model gives, read from the item."""
-
-    def reply(request: httpx2.Request) -> httpx2.Response:
-        prompt = json.loads(request.content)["messages"][-1]["content"]
-        match = re.search(rf"{model}=(\d)@([0-9.]+)", prompt)
-        assert match, prompt
-        rating, p = match.group(1), float(match.group(2))
-        text = f"Fine.\nRating: [[{rating}]]"
-        other = "3" if rating != "3" else "4"
-        alternatives = {text.index(rating, 8): [(rating, math.log(p)), (other, math.log(1 - p))]}
-        return openai_chat(text, logprobs=token_logprobs(text, alternatives))
-
-    return reply
-
-
-def item(item_id: str, **said: tuple[int, float]) -> dict[str, Any]:
-    # The id in the text keeps the prompts apart (identical prompts share one cached reply).
-    answer = " ".join([item_id, *(f"{model}={rating}@{p}" for model, (rating, p) in said.items())])
-    return {"id": item_id, "question": "Rate it.", "answer": answer}
 
 
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[Store]:
     with Store(tmp_path / "cascade.db") as opened:
         yield opened
-
-
-def judges(store: Store) -> tuple[Judge, Judge, Script, Script]:
-    cheap_script, strong_script = (
-        Script(default=reply_for("cheap")),
-        Script(default=reply_for("strong")),
-    )
-    cheap = openai_judge(cheap_script, "single@1", model="cheap", db=store, top_logprobs=5)
-    strong = openai_judge(strong_script, "single@1", model="strong", db=store, top_logprobs=5)
-    return cheap, strong, cheap_script, strong_script
-
-
-def calibration_items() -> list[dict[str, Any]]:
-    """60 items. cheap: right and sure (0.95) on 25, wrong and unsure (0.55) on 35.
-    strong: right and sure (0.99) on 55; wrong and unsure (0.6) on 5."""
-    items = []
-    for i in range(60):
-        cheap = (HUMAN, 0.95) if i < 25 else (HUMAN + 1, 0.55)
-        strong = (HUMAN, 0.99) if i < 55 else (HUMAN + 1, 0.6)
-        items.append(item(f"c{i}", cheap=cheap, strong=strong))
-    return items
-
-
-def label(store: Store, tmp_path: Path, results: list[JudgeResult], name: str) -> None:
-    """Import a human rating for each result, as a labels file would bring them in."""
-    path = tmp_path / f"{name}.jsonl"
-    path.write_text(
-        "".join(json.dumps({"result_id": r.id, "rating": HUMAN}) + "\n" for r in results)
-    )
-    report = import_labels(path, labeler="ann", db=store)
-    assert report.labels_written == len(results)
-
-
-def calibrated(store: Store, tmp_path: Path) -> tuple[Judge, Judge, Script, Script]:
-    cheap, strong, cheap_script, strong_script = judges(store)
-    items = calibration_items()
-    label(store, tmp_path, cheap.score_many(items), "cheap")
-    label(store, tmp_path, strong.score_many(items), "strong")
-    return cheap, strong, cheap_script, strong_script
 
 
 # ---------------------------------------------------------------- confidence

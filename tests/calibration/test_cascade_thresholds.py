@@ -10,7 +10,7 @@ from numpy.typing import NDArray
 
 from calibration import cascade_thresholds, selective_threshold
 from calibration.selective import cascade_stage_thresholds
-from tests.calibration.public_data import llmbar_set
+from tests.builders import llmbar_set
 
 
 def test_a_later_judge_is_calibrated_only_on_items_the_earlier_ones_do_not_trust() -> None:

@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 
 from calibration import judge_rates, rogan_gladen
-from tests.calibration.public_data import LLMBAR_SUBSETS, llmbar_set
+from tests.builders import LLMBAR_SUBSETS, llmbar_set
 
 
 def _wilson(k: int, n: int, z: float = stats.norm.ppf(0.975)) -> tuple[float, float]:

@@ -31,56 +31,12 @@ from judgecards.cards import load_card
 from judgecards.cli import cli
 from judgecards.errors import EstimateError, JudgecardsError, UncalibratedJudgeWarning
 from judgecards.results import JudgeResult
+from tests.builders import MODEL, SCORES, TRUTH, judged_db, write_labels
+from tests.builders import kind_items as items
+from tests.builders import true_verdict as truth
 from tests.fakes.http import Script, openai_chat, reference_judgment
 from tests.fakes.judges import openai_judge
 from tests.fakes.server import FakeServer, tagged
-
-MODEL = "openai:gpt-4o"
-KINDS = ("right", "partly", "wrong")
-TRUTH = {"right": "match", "partly": "partial_match", "wrong": "mismatch"}
-SCORES = {"match": (5, 5), "partial_match": (3, 3), "mismatch": (1, 1)}
-
-
-def lenient(request: httpx2.Request) -> httpx2.Response:
-    """A biased judge: it reads a partly right answer as right (a match, 5/5)."""
-    prompt = "\n".join(str(m["content"]) for m in json.loads(request.content)["messages"])
-    kind = (tagged(prompt, "model_output") or "").split(":")[0]
-    verdict = TRUTH["right" if kind == "partly" else kind]
-    return openai_chat(reference_judgment(*SCORES[verdict], verdict=verdict))
-
-
-def items(n: int) -> list[dict[str, Any]]:
-    return [
-        {"id": f"q{i}", "question": f"Question {i}?", "gold_answer": f"Gold {i}",
-         "model_output": f"{KINDS[i % 3]}: answer {i}"}
-        for i in range(n)
-    ]  # fmt: skip
-
-
-def truth(item_id: str) -> str:
-    return TRUTH[KINDS[int(item_id[1:]) % 3]]
-
-
-def write_labels(path: Path, item_ids: list[str]) -> Path:
-    """A labels CSV as a careful human fills it: true verdict and correctness, by item id."""
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["item_id", "card", "model", "verdict", "correctness"])
-        for item_id in item_ids:
-            writer.writerow(
-                [item_id, "reference@1", MODEL, truth(item_id), SCORES[truth(item_id)][0]]
-            )
-    return path
-
-
-def judged_db(tmp_path: Path, n: int = 90) -> tuple[Path, list[str]]:
-    """Judge ``n`` items with the lenient judge; the store's order of item ids."""
-    judge = openai_judge(Script(default=lenient))
-    judge.score_many(items(n), concurrency=4)
-    db = Path(judge.store.path)
-    with Store(db, read_only=True) as store:
-        order = [r.item_id or "" for r, _ in store.results(card="reference@1", model=MODEL)]
-    return db, order
 
 
 def row(report: EstimatesReport, name: str) -> Any:
@@ -141,7 +97,7 @@ def test_stored_estimates_are_the_array_estimates_on_the_stored_arrays(tmp_path:
     args = ["estimate", "--card", "reference@1", "--model", MODEL, "--db", str(db)]
     as_json = runner.invoke(cli, [*args, "--json"])
     assert as_json.exit_code == 0, as_json.output
-    data = json.loads(as_json.output)
+    data = json.loads(as_json.stdout)
     by_name = {e["name"]: e for e in data["estimates"]}
     assert by_name["mean correctness"]["corrected"]["value"] == mean.corrected.value
     assert by_name["mean correctness"]["judge_only"]["n"] == 90
@@ -407,7 +363,7 @@ def test_one_audits_labels_keep_its_design_when_other_labels_have_none(tmp_path:
          "--json", "--db", str(db)],
     )  # fmt: skip
     assert result.exit_code == 0, result.output
-    assert json.loads(result.output)["n_labeled"] == 40
+    assert json.loads(result.stdout)["n_labeled"] == 40
     with pytest.raises(EstimateError, match=r"no human labels of reference@1 .* in audit #99"):
         calibration.estimate(db, card="reference", model=MODEL, audit=99)
 

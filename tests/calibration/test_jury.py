@@ -9,7 +9,7 @@ import pytest
 
 from calibration.dawid_skene_model import dawid_skene
 from calibration.jury import evaluate_jury, fit_jury, majority_vote
-from tests.calibration.public_data import llmbar
+from tests.builders import llmbar
 
 
 def _llmbar_matrix() -> tuple[np.ndarray, list[str], np.ndarray]:

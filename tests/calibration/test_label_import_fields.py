@@ -16,7 +16,7 @@ import pytest
 from calibration.labels import import_labels, read_labels
 from judgecards.cards import load_card
 from judgecards.store import Store
-from tests.calibration.test_labels import stored_results
+from tests.builders import stored_results
 
 
 def test_a_file_of_many_rows_renders_the_cards_schema_once(

@@ -22,12 +22,12 @@ from calibration.migrations import open_store
 from judgecards.cards import load_card
 from judgecards.results import JudgeResult
 from judgecards.store import Store
+from tests.builders import REPO, SECRET_REASON, pairwise_results
 
 MODEL = "openai:gpt-4o"
 T0 = datetime(2025, 5, 1, tzinfo=timezone.utc)
 SCORES = {"match": (5, 5), "partial_match": (3, 3), "mismatch": (1, 1)}
 # A verdict and reason text no labeler may ever be sent.
-SECRET_REASON = "JUDGE-REASON-7f3a"
 
 
 class Clock:
@@ -50,18 +50,6 @@ def reference_results(store: Store, verdicts: list[str]) -> None:
             created_at=T0 + timedelta(seconds=i),
         )  # fmt: skip
         inputs = {"question": f"Q{i}?", "gold_answer": f"G{i}", "model_output": f"answer {i}"}
-        store.save(result, inputs=inputs, params={})
-
-
-def pairwise_results(store: Store, winners: list[str]) -> None:
-    card = load_card("pairwise@1")
-    for i, winner in enumerate(winners):
-        result = JudgeResult(
-            id=f"p{i:03d}", item_id=f"pair{i}", status="ok", verdict=winner, model_verdict=winner,
-            output={"winner": winner}, card=card.ref, card_hash=card.hash, model=MODEL,
-            created_at=T0 + timedelta(seconds=i),
-        )  # fmt: skip
-        inputs = {"question": f"Q{i}?", "answer_a": f"left {i}", "answer_b": f"right {i}"}
         store.save(result, inputs=inputs, params={})
 
 
@@ -413,7 +401,7 @@ def test_a_rubric_item_is_labelled_on_its_own_criteria(tmp_path: Path) -> None:
 def test_an_audit_whose_card_is_gone_is_refused_not_crashed(tmp_path: Path) -> None:
     cards = tmp_path / "cards"
     (cards / "mine").mkdir(parents=True)
-    source = Path(__file__).resolve().parents[2] / "prompts" / "reference" / "v1.md.j2"
+    source = REPO / "prompts" / "reference" / "v1.md.j2"
     text = source.read_text(encoding="utf-8").replace("name: reference", "name: mine", 1)
     (cards / "mine" / "v1.md.j2").write_text(text, encoding="utf-8")
     card = load_card("mine@1", cards_dir=cards)

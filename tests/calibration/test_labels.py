@@ -25,29 +25,9 @@ from judgecards.cards import load_card
 from judgecards.cli import cli
 from judgecards.results import JudgeResult
 from judgecards.store import Store
+from tests.builders import stored_results, write_jsonl
 
 MODEL = "openai:gpt-4o"
-
-
-def stored_results(
-    store: Store, n: int = 6, *, model: str = MODEL, prefix: str = "q"
-) -> list[JudgeResult]:
-    """``n`` judged ``reference`` results written through the real store (ids r0, r1, ...)."""
-    card = load_card("reference@1")
-    results = []
-    for i in range(n):
-        result = JudgeResult(
-            id=f"{prefix}-r{i}", item_id=f"{prefix}{i}", status="ok", verdict="match",
-            scores={"correctness": 5, "completeness": 4, "style_fidelity": 5},
-            card=card.ref, card_hash=card.hash, model=model,
-        )  # fmt: skip
-        store.save(
-            result,
-            inputs={"question": f"Q{i}?", "gold_answer": f"G{i}", "model_output": f"A{i}"},
-            params={},
-        )
-        results.append(result)
-    return results
 
 
 def write_csv(path: Path, rows: list[dict[str, Any]]) -> Path:
@@ -56,11 +36,6 @@ def write_csv(path: Path, rows: list[dict[str, Any]]) -> Path:
         writer = csv.DictWriter(handle, fieldnames=columns, lineterminator="\n")
         writer.writeheader()
         writer.writerows(rows)
-    return path
-
-
-def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     return path
 
 

@@ -11,112 +11,39 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx2
 import numpy as np
 import pytest
 from click.testing import CliRunner, Result
 
-from calibration import Audit, import_labels, selective_threshold
+from calibration import Audit, selective_threshold
 from calibration.cascade_repository import cascade_decisions
 from calibration.pairwise_cascade import PairwiseCascade, comparison_confidence
-from judgecards import Judge, compare_many
+from judgecards import compare_many
 from judgecards.cli import cli
 from judgecards.errors import AuditError, WrongCardKind
-from judgecards.pairwise.compare import ComparisonResult
 from judgecards.store import Store
-from tests.calibration.public_data import mt_bench
-from tests.fakes.http import Script, openai_chat
+from tests.builders import PAIR_CASCADE_CARD as CARD
+from tests.builders import cascade_pair as pair
+from tests.builders import mt_bench
+from tests.builders import pair_cascade_calibrated as calibrated
+from tests.builders import pair_cascade_calibration_pairs as calibration_pairs
+from tests.builders import pair_cascade_judges as judges
+from tests.builders import pair_cascade_label as label
+from tests.builders import pair_cascade_position_verdict as position_verdict
+from tests.builders import pair_cascade_verdict as verdict
+from tests.fakes.http import Script
 from tests.fakes.judges import openai_judge
-from tests.fakes.server import FakeRequest, FakeServer, tagged
-
-CARD = "pairwise@2"
-_SWAP = {"A": "B", "B": "A", "tie": "tie"}
-
-
-def position_verdict(prompt: str, model: str) -> str:
-    """The position this model names for the rendered prompt (see the module docstring)."""
-    question = tagged(prompt, "question") or ""
-    match = re.search(rf"{model}=([AB])([AB])", question)
-    assert match, question
-    a_first = (tagged(prompt, "answer_a") or "").startswith("left")
-    said = match.group(1) if a_first else match.group(2)  # in A/B naming
-    return said if a_first else _SWAP[said]  # with B shown first, B is in position A
-
-
-def verdict(winner: str) -> str:
-    return json.dumps({"reasoning": "Compared both answers.", "winner": winner})
-
-
-def reply_for(model: str) -> Callable[[httpx2.Request], httpx2.Response]:
-    def reply(request: httpx2.Request) -> httpx2.Response:
-        prompt = json.loads(request.content)["messages"][-1]["content"]
-        return openai_chat(verdict(position_verdict(prompt, model)))
-
-    return reply
-
-
-def pair(pair_id: str, **said: str) -> dict[str, Any]:
-    spec = " ".join(f"{model}={orders}" for model, orders in said.items())
-    return {
-        "id": pair_id,
-        "question": f"Which is better? ({pair_id}) {spec}",
-        "answer_a": f"left answer of {pair_id}",
-        "answer_b": f"right answer of {pair_id}",
-    }
+from tests.fakes.server import FakeRequest, FakeServer
 
 
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[Store]:
     with Store(tmp_path / "pairs.db") as opened:
         yield opened
-
-
-def judges(store: Store) -> tuple[Judge, Judge, Script, Script]:
-    cheap_script, strong_script = (
-        Script(default=reply_for("cheap")),
-        Script(default=reply_for("strong")),
-    )
-    cheap = openai_judge(cheap_script, CARD, model="cheap", db=store)
-    strong = openai_judge(strong_script, CARD, model="strong", db=store)
-    return cheap, strong, cheap_script, strong_script
-
-
-def calibration_pairs() -> list[dict[str, Any]]:
-    """60 pairs, people prefer A on all. cheap: consistent and right on 25, inconsistent (a
-    tie, wrong) on 35. strong: consistent and right on 55, inconsistent on 5."""
-    return [
-        pair(f"c{i}", cheap="AA" if i < 25 else "AB", strong="AA" if i < 55 else "BA")
-        for i in range(60)
-    ]
-
-
-def label(
-    store: Store, tmp_path: Path, comparisons: list[ComparisonResult], name: str, *, order: int
-) -> None:
-    """People prefer A; labelled on the A-first results (``order`` 0) or on the B-first ones
-    (1), where A is shown second, so they name position B."""
-    path = tmp_path / f"{name}.jsonl"
-    rows = [
-        {"result_id": c.first_order.result_id, "winner": "A"}
-        if order == 0
-        else {"result_id": c.second_order.result_id, "winner": "B"}
-        for c in comparisons
-    ]
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    assert import_labels(path, labeler="ann", db=store).labels_written == len(rows)
-
-
-def calibrated(store: Store, tmp_path: Path) -> tuple[Judge, Judge, Script, Script]:
-    cheap, strong, cheap_script, strong_script = judges(store)
-    items = calibration_pairs()
-    label(store, tmp_path, compare_many(cheap, items), "cheap", order=0)
-    label(store, tmp_path, compare_many(strong, items), "strong", order=1)
-    return cheap, strong, cheap_script, strong_script
 
 
 # ---------------------------------------------------------------- confidence

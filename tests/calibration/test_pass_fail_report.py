@@ -7,11 +7,8 @@ answer's text says what the judge replies and what people say, so every rate is 
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
-from typing import Any
 
-import httpx2
 import pytest
 from click.testing import CliRunner
 
@@ -19,40 +16,7 @@ from calibration import Audit, judge_rates, rogan_gladen
 from calibration.pass_fail import NOT_MATCH, binary_labels
 from judgecards.cli import cli
 from judgecards.store import Store
-from tests.fakes.http import Script, openai_chat
-from tests.fakes.judges import openai_judge
-
-
-def reply(request: httpx2.Request) -> httpx2.Response:
-    prompt = json.loads(request.content)["messages"][-1]["content"]
-    match = re.search(r"judge=(pass|fail)", prompt)
-    assert match, prompt
-    verdict = match.group(1)
-    return openai_chat(json.dumps({"critique": "Checked.", "verdict": verdict}))
-
-
-def answers() -> list[dict[str, Any]]:
-    """200 answers; people fail 60. The judge fails 51 of those (TPR 0.85) and 14 of the 140
-    people pass (TNR 0.9)."""
-    rows = []
-    for i in range(200):
-        human = "fail" if i < 60 else "pass"
-        judge = ("fail" if i < 51 else "pass") if i < 60 else ("fail" if i < 74 else "pass")
-        rows.append({
-            "id": f"a{i}", "criterion": "No made-up citations.", "question": f"Q{i}?",
-            "answer": f"Answer {i} human={human} judge={judge}",
-        })  # fmt: skip
-    return rows
-
-
-def judged(tmp_path: Path) -> tuple[Path, dict[str, str]]:
-    """The database with the 200 judgments, and people's verdict per result id."""
-    db = tmp_path / "pf.db"
-    people = {a["id"]: "fail" if "human=fail" in a["answer"] else "pass" for a in answers()}
-    with Store(db) as store:
-        judge = openai_judge(Script(default=reply), "pass-fail@1", model="judge", db=store)
-        results = judge.score_many(answers())
-    return db, {r.id: people[str(r.item_id)] for r in results}
+from tests.builders import pass_fail_judged as judged
 
 
 def test_audit_report_shows_tpr_tnr_readiness_and_the_corrected_share(tmp_path: Path) -> None:

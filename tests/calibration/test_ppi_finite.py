@@ -17,7 +17,7 @@ import calibration
 from calibration._ppi_core import fit_ppi
 from calibration.ppi import corrected_estimate, corrected_mean, corrected_rate
 from calibration.ppi_stratified import stratified_corrected_mean
-from tests.calibration.public_data import summeval
+from tests.builders import summeval
 
 
 def _t95(df: int) -> float:

@@ -15,7 +15,7 @@ import pytest
 from calibration import SmallSampleWarning
 from calibration._ppi_core import choose_interval
 from calibration.ppi import corrected_estimate
-from tests.calibration.public_data import mt_bench, summeval
+from tests.builders import data_file, mt_bench, summeval
 
 
 @pytest.fixture(autouse=True)
@@ -98,8 +98,6 @@ def _two_experts(dimension: str) -> tuple[np.ndarray, np.ndarray]:
     """SummEval: the mean of the first two experts per summary, and GPT-4's score, matched."""
     import json
     import re
-
-    from tests.calibration.public_data import data_file
 
     with data_file("summeval/annotations_abstractive_12systems.jsonl").open() as handle:
         experts = {

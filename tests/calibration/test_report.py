@@ -13,7 +13,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from calibration import SmallSampleWarning, calibrate
 from calibration.report import AgreementReport
-from tests.calibration.confusion import from_confusion
+from tests.builders import from_confusion
 
 # Same table as in test_agreement.py (rows = human, columns = judge), each cell x3 (n = 30):
 #            j1  j2  j3 | human

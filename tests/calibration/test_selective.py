@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 
 from calibration.selective import selective_threshold
-from tests.calibration.public_data import llmbar, mt_bench
+from tests.builders import llmbar, mt_bench
 
 
 def _one_sided_upper(k: int, n: int, delta: float) -> float:

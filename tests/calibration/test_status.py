@@ -18,9 +18,7 @@ from judgecards.cli import cli
 from judgecards.errors import UncalibratedJudgeWarning
 from judgecards.judge import Judge
 from judgecards.store import Store
-from tests.calibration.test_audit import MODEL, T0, VERDICTS, labelled_audit
-
-REPO = Path(__file__).resolve().parents[2]
+from tests.builders import MODEL, REPO, T0, VERDICTS, labelled_audit
 
 
 def test_a_database_without_calibration_tables_is_simply_uncalibrated(tmp_path: Path) -> None:

@@ -33,7 +33,7 @@ from calibration.uncertainty_sampling import draw_pps, inclusion_probabilities
 from judgecards.cards import load_card
 from judgecards.results import JudgeResult
 from judgecards.store import Store
-from tests.calibration.public_data import mt_bench
+from tests.builders import mt_bench
 
 
 def test_probabilities_sum_to_n_favour_unsure_items_and_keep_a_floor() -> None:

@@ -1,7 +1,7 @@
 """Reports on the server and in the browser: /reports, /reports/{card}/{model},
 GET /v1/audits/{id}/report, and the saved file opened in Chromium with the network blocked.
 
-The database is `tests.report.data`'s (judged through the real SDK over a scripted transport,
+The database is `tests.builders.report_database` (judged through the real SDK over a scripted transport,
 audits ingested, winners imported); the expected numbers are ``audit report --json`` and
 ``estimate --json`` on it. Screenshots go to tests/serve/screenshots/ (gitignored).
 """
@@ -21,8 +21,8 @@ from click.testing import CliRunner
 from calibration.status import calibrations
 from judgecards.cli import cli
 from judgecards.serve.reports import report_link
-from tests.report.data import HOSTILE_MODEL, MODEL, build
-from tests.serve.conftest import ServedApp, start_server
+from tests.builders import HOSTILE_MODEL, MODEL, ServedApp, fill_sheet, report_judged, start_server
+from tests.builders import report_database as build
 
 RESAMPLES = 300
 
@@ -237,10 +237,8 @@ def _contrarian(row: dict[str, str]) -> dict[str, Any]:
 
 def _negative_kappa_db(db: Path, work: Path) -> None:
     from calibration.audit import Audit
-    from tests.calibration.test_audit import fill_sheet
-    from tests.report.data import judged
 
-    judged(db, n=45)
+    report_judged(db, n=45)
     with Audit(db, n_resamples=200) as audit:
         sheet = work / "contrarian.csv"
         audit.sample(card="reference@1", model=MODEL, n=30, seed=4, sheet=sheet)

@@ -13,13 +13,9 @@ against what the server acknowledged: none lost, none twice.
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
-import socket
 import sqlite3
 import statistics
-import subprocess
-import sys
 import time
 from collections import Counter
 from contextlib import closing
@@ -28,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+
+from tests.builders import ServeProcess
 
 CARD = "reference@1"
 MODEL = "mock:judge"
@@ -43,12 +41,6 @@ def item(key: str) -> dict[str, str]:
     }
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def create_token(db: Path, role: str, name: str) -> str:
     """A token made the way people make them (the CLI), before the server starts."""
     from judgecards.serve.tokens import Tokens
@@ -56,47 +48,6 @@ def create_token(db: Path, role: str, name: str) -> str:
 
     with Store(db) as store:
         return Tokens(store).create(role, name).secret
-
-
-class ServeProcess:
-    """``python -m judgecards serve`` on a free loopback port; its log goes to ``log``."""
-
-    def __init__(self, db: Path, log: Path) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log = log
-        self._log_file = log.open("w")
-        command = [sys.executable, "-m", "judgecards", "serve", "--db", str(db)]
-        self.process = subprocess.Popen(
-            [*command, "--port", str(self.port), "--max-items", "100"],
-            stdout=self._log_file,
-            stderr=subprocess.STDOUT,
-            # faulthandler: SIGABRT dumps every thread's stack into the log (a hung server).
-            env={**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONFAULTHANDLER": "1"},
-        )
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                httpx.get(self.url + "/login", timeout=2)
-                return
-            except httpx.TransportError:
-                if self.process.poll() is not None or time.monotonic() > deadline:
-                    self.stop()
-                    raise RuntimeError(
-                        f"judgecards serve did not start: {log.read_text()}"
-                    ) from None
-                time.sleep(0.05)
-
-    def stop(self) -> int:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self._log_file.close()
-        return int(self.process.returncode)
 
 
 def prepare(url: str, admin: str, *, items: int, labels_wanted: int) -> int:
@@ -300,7 +251,7 @@ def run_load(
     tokens = {
         f"labeler-{n:02d}": create_token(db, "labeler", f"labeler-{n:02d}") for n in range(labelers)
     }
-    server = ServeProcess(db, workdir / "serve.log")
+    server = ServeProcess(db, workdir / "serve.log", "--max-items", "100")
     try:
         audit_id = prepare(server.url, admin, items=items, labels_wanted=labels_wanted)
         load = _run(
