@@ -334,12 +334,12 @@ def imports_beyond_helpers(source: str) -> list[str]:
 def test_a_test_importing_another_test_module_is_found() -> None:
     source = (
         "from tests.builders import run_cli\nfrom tests.fakes.http import Script\n"
-        "from tests import fakes\nfrom tests.calibration.test_audit import MODEL\n"
+        "from tests import fakes\nfrom tests.calibration.audits.test_audit import MODEL\n"
         "def f():\n    from tests.serve import conftest\n    import tests.conftest\n"
         "from .test_cli import run\n"
     )
     assert imports_beyond_helpers(source) == [
-        "4: tests.calibration.test_audit.MODEL",
+        "4: tests.calibration.audits.test_audit.MODEL",
         "6: tests.serve.conftest",
         "7: tests.conftest",
         "8: tests.<relative>",

@@ -236,20 +236,20 @@ class Answer(BaseModel):
 def test_schema_as_a_pydantic_model_or_its_import_path(monkeypatch: pytest.MonkeyPatch) -> None:
     # A module of this checkout is not an installed package: refused unless trusted by name
     # (judgecards.schema_import), the rule a card's output.schema follows.
-    with pytest.raises(ValueError, match=r"refusing to import 'tests\.test_tiers'"):
-        JsonCheck("out", schema="tests.test_tiers:Answer")
-    monkeypatch.setenv("JUDGECARDS_SCHEMA_MODULES", "tests.test_tiers")
-    for schema in (Answer, "tests.test_tiers:Answer"):
+    with pytest.raises(ValueError, match=r"refusing to import 'tests\.tiered\.test_tiers'"):
+        JsonCheck("out", schema="tests.tiered.test_tiers:Answer")
+    monkeypatch.setenv("JUDGECARDS_SCHEMA_MODULES", "tests.tiered.test_tiers")
+    for schema in (Answer, "tests.tiered.test_tiers:Answer"):
         check = JsonCheck("out", schema=schema)
         assert check.check({"out": '{"answer": "x", "rating": 2}'}).status == "pass"
         reason = check.check({"out": '{"answer": "x", "rating": "2", "more": 1}'}).reason
         assert reason == (
             "out fails the schema: $.rating: Input should be a valid integer; $.more: Extra inputs are not permitted"
         )
-    with pytest.raises(ValueError, match=r"cannot import 'tests.test_tiers:Nope'"):
-        JsonCheck("out", schema="tests.test_tiers:Nope")
+    with pytest.raises(ValueError, match=r"cannot import 'tests.tiered.test_tiers:Nope'"):
+        JsonCheck("out", schema="tests.tiered.test_tiers:Nope")
     with pytest.raises(ValueError, match="is not a pydantic model"):
-        JsonCheck("out", schema="tests.test_tiers:schema_problems")
+        JsonCheck("out", schema="tests.tiered.test_tiers:schema_problems")
 
 
 # ---------------------------------------------------------------- tier 2: MetricCheck

@@ -58,7 +58,7 @@ inputs:
   answer: {description: The answer judged.}
 output:
   format: json
-  schema: tests.test_structured_output:Verdict
+  schema: tests.replies.test_structured_output:Verdict
 verdict: {field: verdict}
 ---
 Is the answer in <answer> good?
@@ -531,7 +531,7 @@ def test_a_native_reask_names_the_required_schema_and_its_fallback_the_one_shown
 def test_a_null_for_an_optional_field_takes_its_default(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("JUDGECARDS_SCHEMA_MODULES", "tests.test_structured_output")
+    monkeypatch.setenv("JUDGECARDS_SCHEMA_MODULES", "tests.replies.test_structured_output")
     directory = tmp_path / "cards" / "verdict"
     directory.mkdir(parents=True)
     (directory / "v1.md.j2").write_text(VERDICT_CARD, "utf-8")

@@ -310,7 +310,7 @@ def test_summeval_means_are_covered_and_narrower(n: int) -> None:
     items the judge has little to add, and the skew removal widens. No interval from 25–50
     labels of an almost constant score keeps 95%, so the per-system claim is not made for these
     intervals; with a finite population and the scale known (``bounds``) the betting interval
-    covers there (tests/calibration/test_ppi_finite.py).
+    covers there (tests/calibration/stats/test_ppi_finite.py).
 
     Consistency and fluency are skewed (most summaries score 5): with 50 labels the normal
     interval covered 91% (the human-only one 90–92%); Hall's skew removal brings it to ≥ 93%.

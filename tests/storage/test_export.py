@@ -440,7 +440,7 @@ def test_error_kinds_per_run_finds_the_error_record(filled: dict[str, Any]) -> N
 def test_costliest_items_come_first_by_cost_then_tokens(filled: dict[str, Any]) -> None:
     rows = query(filled["db"], "costliest_items")
     stored = stored_results(filled["db"])
-    # Mock judgments cost 0.0, so here tokens decide (priced orderings: tests/test_cost_cli.py).
+    # Mock judgments cost 0.0, so here tokens decide (priced orderings: tests/cli/test_cost.py).
     expected = sorted(
         (
             (r.cost_usd, (r.usage.input_tokens or 0) + (r.usage.output_tokens or 0))
