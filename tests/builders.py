@@ -88,11 +88,14 @@ def run_cli(
     )
 
 
-def cli_json(*args: object, env: dict[str, str | None] | None = None) -> Any:
-    """Run ``judgecards ARGS`` (which should include ``--json``), require exit 0, and parse stdout
-    only: warnings and progress on stderr must not break the document."""
+def cli_json(
+    *args: object, env: dict[str, str | None] | None = None, exit_codes: tuple[int, ...] = (0,)
+) -> Any:
+    """Run ``judgecards ARGS`` (which should include ``--json``), require one of ``exit_codes``
+    (a gate that fails exits 1 with its report), and parse stdout only: warnings and progress on
+    stderr must not break the document."""
     result = run_cli(*args, env=env)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code in exit_codes, result.output
     return json.loads(result.stdout)
 
 

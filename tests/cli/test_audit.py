@@ -15,11 +15,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
-from judgecards.cli import cli
 from judgecards.errors import UncalibratedJudgeWarning
-from tests.builders import KIND, MODEL, SCORES, TRUTH, fill_sheet, read_sheet, truthful, write_jsonl
+from tests.builders import (
+    KIND,
+    MODEL,
+    SCORES,
+    TRUTH,
+    fill_sheet,
+    read_sheet,
+    run_cli,
+    truthful,
+    write_jsonl,
+)
 from tests.fakes.http import reference_judgment
 from tests.fakes.server import FakeServer, tagged
 
@@ -53,10 +62,9 @@ class Cli:
 
     def __init__(self, db: Path) -> None:
         self.db = db
-        self.runner = CliRunner()
 
     def __call__(self, *args: Any) -> Result:
-        return self.runner.invoke(cli, [*map(str, args), "--db", str(self.db)])
+        return run_cli(*args, "--db", self.db)
 
 
 def audit_items(n: int = 60) -> list[dict[str, str]]:

@@ -29,7 +29,7 @@ from judgecards.cli._ci_output import (
     junit_xml,
     markdown_summary,
 )
-from tests.builders import MODEL, T0, VERDICTS, labelled_audit, save_results, write_jsonl
+from tests.builders import MODEL, T0, VERDICTS, labelled_audit, run_cli, save_results, write_jsonl
 from tests.fakes.server import FakeServer, card_reply
 
 # A judge reply no card can use, written to break XML, Markdown and workflow commands.
@@ -51,7 +51,7 @@ def server(serve: Callable[..., FakeServer]) -> FakeServer:
 
 def invoke(server: FakeServer, *args: Any) -> Result:
     env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test"}
-    return CliRunner(env=env).invoke(cli, [str(a) for a in args], catch_exceptions=False)
+    return run_cli(*args, env=env)
 
 
 def items(ids: list[str], bad: set[str] = frozenset()) -> list[dict[str, str]]:  # type: ignore[assignment]

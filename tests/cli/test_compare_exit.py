@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from judgecards.cli import cli
+from tests.builders import run_cli
 from tests.fakes.server import FakeServer, card_reply
 
 
@@ -35,13 +36,23 @@ def fake(serve: Callable[..., FakeServer]) -> FakeServer:
 
 def compare(fake: FakeServer, tmp_path: Path, a: Path, b: Path, *extra: str) -> Result:
     env = {"OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": "sk-test"}
-    return CliRunner(env=env).invoke(
-        cli,
-        ["compare", "--model", "openai:judge", "--a", str(a), "--b", str(b),
-         "--output", str(tmp_path / "out.jsonl"), "--db", str(tmp_path / "c.db"),
-         "--max-attempts", "1", *extra],
-        catch_exceptions=False,
-    )  # fmt: skip
+    return run_cli(
+        "compare",
+        "--model",
+        "openai:judge",
+        "--a",
+        a,
+        "--b",
+        b,
+        "--output",
+        tmp_path / "out.jsonl",
+        "--db",
+        tmp_path / "c.db",
+        "--max-attempts",
+        "1",
+        *extra,
+        env=env,
+    )
 
 
 def test_failed_pairs_exit_1_unless_tolerated(fake: FakeServer, tmp_path: Path) -> None:

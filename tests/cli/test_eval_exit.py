@@ -7,9 +7,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
-from judgecards.cli import cli
+from tests.builders import run_cli
 from tests.fakes.server import DEFAULT_REPLY, FakeServer
 
 CONFIG = """\
@@ -49,9 +49,7 @@ def fake(serve: Callable[..., FakeServer]) -> FakeServer:
 
 def evaluate(fake: FakeServer, tmp_path: Path, config: Path, *extra: str) -> Result:
     env = {"OPENAI_BASE_URL": fake.base_url, "OPENAI_API_KEY": "sk-test"}
-    return CliRunner(env=env).invoke(
-        cli, ["eval", str(config), "--db", str(tmp_path / "e.db"), *extra], catch_exceptions=False
-    )
+    return run_cli("eval", config, "--db", tmp_path / "e.db", *extra, env=env)
 
 
 def test_a_judge_error_exits_1_and_a_failed_tier_does_not(fake: FakeServer, tmp_path: Path) -> None:

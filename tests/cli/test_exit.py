@@ -22,7 +22,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from judgecards.cli import cli
-from tests.builders import REPO, wait_for, write_jsonl
+from tests.builders import REPO, run_cli, wait_for, write_jsonl
 from tests.fakes.server import DEFAULT_REPLY, FakeServer
 
 
@@ -50,12 +50,17 @@ def server(serve: Callable[..., FakeServer]) -> FakeServer:
 
 def score(server: FakeServer, *args: str | Path) -> Result:
     env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test"}
-    return CliRunner(env=env).invoke(
-        cli,
-        ["score", "--card", "reference@1", "--model", "openai:local-judge", "--max-attempts", "1",
-         *map(str, args)],
-        catch_exceptions=False,
-    )  # fmt: skip
+    return run_cli(
+        "score",
+        "--card",
+        "reference@1",
+        "--model",
+        "openai:local-judge",
+        "--max-attempts",
+        "1",
+        *args,
+        env=env,
+    )
 
 
 def ok_rows(db: Path) -> int:

@@ -5,15 +5,13 @@ whatever the run does, since tests and programs call the CLI inside their own pr
 from __future__ import annotations
 
 import gc
-import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from judgecards.cli import cli
+from tests.builders import run_cli, write_jsonl
 from tests.fakes.server import FakeRequest, FakeServer
 
 ITEM = {"id": "a", "question": "Capital of Peru?", "gold_answer": "Lima.", "model_output": "Lima."}
@@ -30,13 +28,21 @@ def collector() -> Iterator[None]:
 
 
 def score(tmp_path: Path, *model: str, env: dict[str, Any] | None = None) -> int:
-    items = tmp_path / "items.jsonl"
-    items.write_text(json.dumps(ITEM) + "\n")
-    result = CliRunner(env=env).invoke(
-        cli,
-        ["score", "--card", "reference", "--model", *model, "--input", str(items),
-         "--output", str(tmp_path / "out.jsonl"), "--db", str(tmp_path / "run.db")],
-    )  # fmt: skip
+    items = write_jsonl(tmp_path / "items.jsonl", [ITEM])
+    result = run_cli(
+        "score",
+        "--card",
+        "reference",
+        "--model",
+        *model,
+        "--input",
+        items,
+        "--output",
+        tmp_path / "out.jsonl",
+        "--db",
+        tmp_path / "run.db",
+        env=env,
+    )
     return result.exit_code
 
 

@@ -18,7 +18,7 @@ import pytest
 
 from judgecards import Judge, TransportError
 from judgecards.judge_pool import LOOKUP_CHUNK, window_for
-from tests.builders import REPO, write_jsonl
+from tests.builders import REPO, run_cli, write_jsonl
 from tests.fakes.http import Script, openai_chat, reference_judgment, unauthorized
 from tests.fakes.judges import openai_judge
 
@@ -195,11 +195,7 @@ def varied(i: int) -> dict[str, Any]:
 
 
 def score(*args: str | Path) -> Any:
-    from click.testing import CliRunner
-
-    from judgecards.cli import cli
-
-    return CliRunner().invoke(cli, ["score", *map(str, args)], catch_exceptions=False)
+    return run_cli("score", *args)
 
 
 def test_score_writes_every_result_in_input_order_with_the_same_summary(tmp_path: Path) -> None:

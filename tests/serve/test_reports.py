@@ -8,7 +8,6 @@ audits ingested, winners imported); the expected numbers are ``audit report --js
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -21,7 +20,15 @@ from click.testing import CliRunner
 from calibration.status import calibrations
 from judgecards.cli import cli
 from judgecards.serve.reports import report_link
-from tests.builders import HOSTILE_MODEL, MODEL, ServedApp, fill_sheet, report_judged, start_server
+from tests.builders import (
+    HOSTILE_MODEL,
+    MODEL,
+    ServedApp,
+    cli_json,
+    fill_sheet,
+    report_judged,
+    start_server,
+)
 from tests.builders import report_database as build
 
 RESAMPLES = 300
@@ -40,10 +47,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedApp]:
         app.stop()
 
 
-def cli_json(*args: Any) -> Any:
-    result = CliRunner().invoke(cli, [str(a) for a in args] + ["--json"])
-    assert result.exit_code in (0, 1), result.output
-    return json.loads(result.stdout)
+def report_json(*args: Any) -> Any:
+    """A command's ``--json`` report (exit 1 is a failed gate, still a report)."""
+    return cli_json(*args, "--json", exit_codes=(0, 1))
 
 
 def test_reports_are_for_admins_only(served: ServedApp) -> None:
@@ -66,9 +72,9 @@ def test_reports_are_for_admins_only(served: ServedApp) -> None:
 
 def test_audit_report_json_is_audit_reports(served: ServedApp) -> None:
     admin = served.headers(served.token("admin", "ann"))
-    expected = cli_json("audit", "report", "--card", "reference@1", "--model", MODEL,
+    expected = report_json("audit", "report", "--card", "reference@1", "--model", MODEL,
                         "--db", served.db_path, "--resamples", RESAMPLES)["audits"]  # fmt: skip
-    corrected = cli_json(
+    corrected = report_json(
         "estimate", "--card", "reference@1", "--model", MODEL, "--db", served.db_path
     )
     with httpx.Client(base_url=served.url, timeout=60) as client:
@@ -270,7 +276,7 @@ def test_plots_show_a_negative_kappa_and_keep_scales_apart_at_1280px(
     db = tmp_path / "negative.db"
     with ThreadPoolExecutor(1) as pool:
         pool.submit(_negative_kappa_db, db, tmp_path).result()
-    [audit] = cli_json("audit", "report", "--db", db, "--resamples", 200)["audits"]
+    [audit] = report_json("audit", "report", "--db", db, "--resamples", 200)["audits"]
     assert audit["kappa"]["value"] < -0.3
     output = tmp_path / "report.html"
     made = CliRunner().invoke(

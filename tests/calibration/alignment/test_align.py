@@ -24,6 +24,7 @@ from judgecards.cards import load_card
 from judgecards.cli import cli
 from judgecards.errors import AlignmentError
 from judgecards.render import render
+from tests.builders import run_cli
 from tests.fakes.http import reference_judgment
 from tests.fakes.server import FakeRequest, FakeServer
 
@@ -121,7 +122,7 @@ def labelled_db(db: Path, server: FakeServer, n: int = 60) -> list[dict[str, str
 def align_cli(db: Path, cards: Path, server: FakeServer, *extra: Any) -> Result:
     args = ["align", "--card", "reference@1", "--model", MODEL, "--db", db, "--cards-dir", cards,
             "--base-url", server.base_url, "--resamples", "200", *extra]  # fmt: skip
-    return CliRunner().invoke(cli, [str(a) for a in args])
+    return run_cli(*args)
 
 
 def test_align_writes_the_better_card_as_a_new_version_and_stores_the_run(

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
 import calibration
 from calibration.align_pair_split import ANSWERS, AlignPair, PairSplit, labelled_pairs, split_pairs
@@ -28,10 +28,9 @@ from calibration.migrations import open_store
 from calibration.repository import CalibrationRepository
 from judgecards import Judge, compare_many
 from judgecards.cards import load_card, lock_lines
-from judgecards.cli import cli
 from judgecards.errors import AlignmentError, CardLockMismatch
 from judgecards.render import render
-from tests.builders import data_file
+from tests.builders import data_file, run_cli
 from tests.fakes.server import FakeRequest, FakeServer
 
 MODEL = "openai:gpt-4o"
@@ -125,7 +124,7 @@ def labelled_db(
 def align_cli(db: Path, cards: Path, server: FakeServer, *extra: Any) -> Result:
     args = ["align", "--card", "pairwise", "--model", MODEL, "--db", db, "--cards-dir", cards,
             "--base-url", server.base_url, "--resamples", "200", *extra]  # fmt: skip
-    return CliRunner().invoke(cli, [str(a) for a in args])
+    return run_cli(*args)
 
 
 def example_units(system: str) -> set[tuple[str, str]]:
