@@ -5,7 +5,7 @@ Each run starts ``python -m judgecards serve`` on a fresh database, judges ``--i
 opens an audit of them (``--labels-wanted`` labels per item), then for ``--seconds`` runs the
 labelers (each: next item -> ``--think`` seconds -> POST /v1/labels) and open-loop one-item
 /v1/score requests at ``--rate`` per second; then stops the server with SIGTERM and compares
-the labels table with every label the server acknowledged (tests/serve/load.py).
+the labels table with every label the server acknowledged (tests/fakes/load.py).
 
 Prints, as the median [min – max] of ``--runs`` runs (default 3): requests served and per second,
 p50/p95 latency (all requests, scores, label posts), errors, "database is locked" seen, labels
@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench._runs import Measure, repeat, table  # noqa: E402
-from tests.serve.load import run_load  # noqa: E402
+from tests.fakes.load import run_load  # noqa: E402
 
 
 def main() -> None:

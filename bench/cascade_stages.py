@@ -29,7 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from calibration.selective import cascade_stage_thresholds, selective_threshold
-from tests.calibration.public_data import LLMBAR_SUBSETS, llmbar_set
+from tests.builders import LLMBAR_SUBSETS, llmbar_set
 
 Bools = NDArray[np.bool_]
 Floats = NDArray[np.float64]

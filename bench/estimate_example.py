@@ -1,6 +1,6 @@
 """The README's `judgecards estimate` example: a biased fake judge, 300 items, 60 labelled.
 
-The fake judge (tests/calibration/test_estimates.py's ``lenient``: it calls a partly right answer
+The fake judge (tests/builders.py's ``lenient``: it calls a partly right answer
 right) judges 300 items, a third of each kind, through the real OpenAI SDK over a scripted
 transport; 60 items drawn at random (seed 0) get their true labels; the table is
 ``calibration.estimate``'s.
@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 import calibration
-from tests.calibration.test_estimates import MODEL, judged_db, write_labels
+from tests.builders import MODEL, judged_db, write_labels
 
 
 def main() -> None:

@@ -30,7 +30,7 @@ from scipy.stats import t as student_t
 from calibration import SmallSampleWarning
 from calibration.ppi import corrected_estimate, corrected_mean
 from judgecards.metrics.stats import Estimate
-from tests.calibration.public_data import SUMMEVAL_DIMENSIONS, summeval
+from tests.builders import SUMMEVAL_DIMENSIONS, summeval
 
 Floats = NDArray[np.float64]
 Method = Callable[[Floats, Floats, Floats], Estimate]

@@ -56,7 +56,7 @@ from scipy.stats import t as student_t
 
 from calibration import SmallSampleWarning
 from calibration.ppi import corrected_estimate
-from tests.calibration.public_data import SUMMEVAL_DIMENSIONS, mt_bench, summeval
+from tests.builders import SUMMEVAL_DIMENSIONS, mt_bench, summeval
 
 Floats = NDArray[np.float64]
 

@@ -47,7 +47,7 @@ from numpy.typing import NDArray
 from scipy.stats import t as student_t
 
 from calibration._ppi_bounded import betting_interval
-from tests.calibration.public_data import SUMMEVAL_DIMENSIONS, summeval
+from tests.builders import SUMMEVAL_DIMENSIONS, summeval
 
 Floats = NDArray[np.float64]
 Ints = NDArray[np.intp]

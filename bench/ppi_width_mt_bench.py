@@ -20,7 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from calibration import SmallSampleWarning, corrected_estimate
-from tests.calibration.public_data import mt_bench
+from tests.builders import mt_bench
 
 Floats = NDArray[np.float64]
 

@@ -21,7 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from calibration import judge_rates, rogan_gladen
-from tests.calibration.public_data import LLMBAR_SUBSETS, llmbar_set
+from tests.builders import LLMBAR_SUBSETS, llmbar_set
 
 CASES: tuple[tuple[str, tuple[str, ...], str, tuple[str, ...]], ...] = (
     ("LLMBar Natural+Adversarial", LLMBAR_SUBSETS, "Vanilla", ("GPT-4", "ChatGPT", "PaLM2")),

@@ -4,6 +4,7 @@ the loopback fake server (`tests.fakes.server`)."""
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -11,22 +12,13 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
+from tests.builders import PRICED_MODEL, shared_data_dir
 from tests.fakes.server import FakeServer
 
 # Hypothesis' default 200 ms per-example deadline is a wall-clock test: on a loaded 2-core
 # machine it fails examples that are correct but slow. Properties here assert values, not speed.
 settings.register_profile("judgecards", deadline=None)
 settings.load_profile("judgecards")
-
-REPO = Path(__file__).resolve().parents[1]
-
-PRICED_MODEL = "openai:fake-judge"
-"""A model the `prices` fixture gives a price: the fake server answers for any model name."""
-
-
-def _shared_data_dir() -> Path:
-    configured = os.environ.get("JUDGECARDS_SHARED_DATA")
-    return Path(configured) if configured else REPO.parent / "shared" / "data"
 
 
 @pytest.fixture(scope="session")
@@ -36,7 +28,7 @@ def shared_data() -> Path:
     A user's clone may not have it, so tests that need it skip there; CI always has it, so under
     CI a missing folder is a failure, never a skip.
     """
-    path = _shared_data_dir()
+    path = shared_data_dir()
     if not path.is_dir():
         if os.environ.get("CI"):
             pytest.fail(f"shared data folder {path} is missing in CI")
@@ -95,3 +87,61 @@ def server() -> Iterator[FakeServer]:
     fake = FakeServer().serve_in_thread()
     yield fake
     fake.stop()
+
+
+# ---------------------------------------------------------------- headless Chromium
+# Here, not in tests/serve/conftest.py, because the demo's report test (a CLI test) drives it too.
+
+SCREENSHOTS = Path(__file__).parent / "serve" / "screenshots"
+
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def chromium_path() -> str | None:
+    for candidate in (
+        "/usr/bin/chromium",
+        shutil.which("chromium"),
+        shutil.which("chromium-browser"),
+    ):
+        if candidate and Path(candidate).exists():
+            return candidate
+    return None
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    """Headless Chromium from Debian's package, started for one test.
+
+    Not shared across tests: Playwright's sync API keeps an asyncio loop running on the main
+    thread while it is open, and every later test calling `Judge.score_many` (which refuses to
+    run inside a loop) would fail.
+    """
+    executable = chromium_path()
+    if executable is None:
+        if os.environ.get("CI"):
+            pytest.fail("no chromium executable in CI (apt-get install -y chromium)")
+        pytest.skip("no chromium executable (apt-get install -y chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture
+def screenshot_dir() -> Path:
+    """Where browser tests write screenshots for a person to look at (gitignored)."""
+    SCREENSHOTS.mkdir(exist_ok=True)
+    return SCREENSHOTS

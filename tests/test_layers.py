@@ -301,3 +301,56 @@ def test_nothing_below_the_user_facing_layers_imports_them() -> None:
         and any(_within(entry.target, top) for top in USER_FACING)
     ]
     assert upward == []
+
+
+# ---------------------------------------------------------------- tests/: helpers live in one place
+
+TEST_HELPERS = ("tests.builders", "tests.fakes", "tests.docs.examples")
+"""What a test may import from tests/: the builders, the fakes, and the docs tests' reader of the
+docs pages. Fixtures come from conftest.py files through pytest, never by import."""
+
+
+def imports_beyond_helpers(source: str) -> list[str]:
+    """``line: module`` for every import of a module under tests/ other than `TEST_HELPERS`,
+    anywhere in ``source`` (inside functions too): one test module importing another (or a
+    conftest) makes a helper live in two places and ties the tests' layout to it."""
+    found: list[str] = []
+    for node in ast.walk(ast.parse(source)):
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            targets = [f"{node.module}.{alias.name}" for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level:
+            targets = ["tests.<relative>"]
+        for target in targets:
+            if (target == "tests" or target.startswith("tests.")) and not any(
+                target == allowed or target.startswith(allowed + ".") for allowed in TEST_HELPERS
+            ):
+                found.append(f"{node.lineno}: {target}")
+    return sorted(found, key=lambda entry: int(entry.split(":")[0]))
+
+
+def test_a_test_importing_another_test_module_is_found() -> None:
+    source = (
+        "from tests.builders import run_cli\nfrom tests.fakes.http import Script\n"
+        "from tests import fakes\nfrom tests.calibration.audits.test_audit import MODEL\n"
+        "def f():\n    from tests.serve import conftest\n    import tests.conftest\n"
+        "from .test_cli import run\n"
+    )
+    assert imports_beyond_helpers(source) == [
+        "4: tests.calibration.audits.test_audit.MODEL",
+        "6: tests.serve.conftest",
+        "7: tests.conftest",
+        "8: tests.<relative>",
+    ]
+
+
+def test_no_test_module_imports_another_test_module() -> None:
+    bad = [
+        f"{path.relative_to(ROOT)}:{problem}"
+        for path in sorted((ROOT / "tests").rglob("*.py"))
+        if path.name != "builders.py" and "fakes" not in path.relative_to(ROOT).parts
+        for problem in imports_beyond_helpers(path.read_text(encoding="utf-8"))
+    ]
+    assert bad == [], "import it from tests.builders (or tests.fakes) instead"

@@ -12,18 +12,8 @@ import pytest
 from judgecards._yaml import MAX_ALIAS_NODES, load_yaml
 from judgecards.cards import parse_card_file
 from judgecards.errors import CardValidationError, InputError
+from tests.builders import YAML_BOMB as BOMB
 
-BOMB = """laughs:
-  a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]
-  b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]
-  c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]
-  d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]
-  e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d]
-  f: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e]
-  g: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f]
-  h: &h [*g, *g, *g, *g, *g, *g, *g, *g, *g]
-  i: &i [*h, *h, *h, *h, *h, *h, *h, *h, *h]
-"""
 # Nodes added by aliases (a sequence counts itself and its items): b adds 9 * 10 = 90, c adds
 # 9 * 91 = 819, d adds 9 * 820 = 7,380, 8,289 in all; the first alias on line 6 (e: *d, 7,381
 # nodes) takes the total to 15,670, over 10,000.

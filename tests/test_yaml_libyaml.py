@@ -13,11 +13,11 @@ import yaml
 from judgecards import _yaml
 from judgecards.cards import CARD_SUFFIX, builtin_cards_dir
 from judgecards.errors import InputError
-from tests.test_yaml_bounds import BOMB
+from tests.builders import REPO
+from tests.builders import YAML_BOMB as BOMB
 
 pytestmark = pytest.mark.skipif(_yaml._CParser is None, reason="PyYAML built without libyaml")
 
-REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "judgecards"
 
 

@@ -1,7 +1,7 @@
 """The report states the guarantee a cascade put in force, from the decisions the cascade stored.
 
 Both cascades run end to end on real `Judge` objects over scripted transports (the judges and
-labels of tests/calibration/test_cascade.py and test_pairwise_cascade.py); the report's runs are
+labels of tests/builders.py, shared with the cascade tests); the report's runs are
 then checked against the stored decision rows and the runs' own outcome.
 """
 
@@ -17,8 +17,14 @@ from calibration.pairwise_cascade import PairwiseCascade
 from judgecards.report import build_report, render_html
 from judgecards.report.model import JudgeReport, Report
 from judgecards.store import Store
-from tests.calibration import test_cascade as single
-from tests.calibration import test_pairwise_cascade as pairwise
+from tests.builders import (
+    CASCADE_HUMAN,
+    PAIR_CASCADE_CARD,
+    cascade_calibrated,
+    cascade_item,
+    cascade_pair,
+    pair_cascade_calibrated,
+)
 
 RESAMPLES = 200
 
@@ -32,20 +38,20 @@ def test_a_single_item_cascade_states_its_guarantee_from_the_stored_decisions(
     tmp_path: Path,
 ) -> None:
     with Store(tmp_path / "single.db") as store:
-        cheap, strong, _, _ = single.calibrated(store, tmp_path)
+        cheap, strong, _, _ = cascade_calibrated(store, tmp_path)
         before = build_report(store, n_resamples=RESAMPLES)
         assert all(not j.cascades for j in before.judges)
         assert (
             "No agreement guarantee is in force"
             in section(before, "single@1", "openai:cheap").guarantee
         )
-        h = single.HUMAN
+        h = CASCADE_HUMAN
         run = Cascade([cheap, strong], target=0.85, delta=0.1).run(
             [
-                single.item("t1", cheap=(h, 0.95), strong=(h, 0.99)),
-                single.item("t2", cheap=(h + 1, 0.55), strong=(h, 0.99)),
-                single.item("t3", cheap=(h + 1, 0.55), strong=(h + 2, 0.6)),
-                single.item("t4", cheap=(h, 0.95), strong=(h, 0.99)),
+                cascade_item("t1", cheap=(h, 0.95), strong=(h, 0.99)),
+                cascade_item("t2", cheap=(h + 1, 0.55), strong=(h, 0.99)),
+                cascade_item("t3", cheap=(h + 1, 0.55), strong=(h + 2, 0.6)),
+                cascade_item("t4", cheap=(h, 0.95), strong=(h, 0.99)),
             ]
         )  # fmt: skip
         rows = cascade_result_decisions(store, card="single@1")
@@ -83,20 +89,20 @@ def test_a_pairwise_cascade_states_its_guarantee_and_a_rerun_replaces_the_older_
     tmp_path: Path,
 ) -> None:
     with Store(tmp_path / "pairs.db") as store:
-        cheap, strong, _, _ = pairwise.calibrated(store, tmp_path)
+        cheap, strong, _, _ = pair_cascade_calibrated(store, tmp_path)
         pairs = [
-            pairwise.pair("t1", cheap="AA", strong="AA"),
-            pairwise.pair("t2", cheap="AB", strong="BB"),
-            pairwise.pair("t3", cheap="BA", strong="AB"),
+            cascade_pair("t1", cheap="AA", strong="AA"),
+            cascade_pair("t2", cheap="AB", strong="BB"),
+            cascade_pair("t3", cheap="BA", strong="AB"),
         ]
         cascade = PairwiseCascade([cheap, strong], target=0.85, delta=0.1)
         first = cascade.run(pairs)
         # Again, stricter: every comparison's row now belongs to the newer run.
         again = PairwiseCascade([cheap, strong], target=0.8, delta=0.05).run(pairs)
-        rows = cascade_decisions(store, card=pairwise.CARD)
+        rows = cascade_decisions(store, card=PAIR_CASCADE_CARD)
         report = build_report(store, n_resamples=RESAMPLES)
     assert {r["target"] for r in rows} == {0.8}
-    judge = section(report, pairwise.CARD, "openai:strong")
+    judge = section(report, PAIR_CASCADE_CARD, "openai:strong")
     (stored,) = judge.cascades
     assert (stored.kind, stored.target, stored.delta) == ("pairs", 0.8, 0.05)
     assert stored.n == 3 and stored.escalated == again.escalated == 1

@@ -8,7 +8,7 @@ from pathlib import Path
 from calibration import Audit
 from judgecards.report import build_report, render_html
 from judgecards.store import Store
-from tests.calibration.test_pass_fail_report import judged
+from tests.builders import pass_fail_judged as judged
 
 
 def test_the_report_has_a_pass_fail_section(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """``judgecards report`` and `judgecards.report`: the commands' numbers, one inert offline file.
 
-The database is built as a user builds one (`tests.report.data`: judged through the real OpenAI
+The database is built as a user builds one (`tests.builders.report_database`: judged through the real OpenAI
 SDK over a scripted transport, audits sampled and ingested, winners imported). The expected
 numbers are what ``audit report``, ``estimate``, ``rank`` and ``cost`` print as JSON on the same
 database, so a report that computed anything its own way would differ.
@@ -15,14 +15,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
 
-from judgecards.cli import cli
 from judgecards.report import Report, build_report, render_html
 from judgecards.report.svg import UnsafeSvg, inline_svg
 from judgecards.report.views import judge_views, plot_count
 from judgecards.store import Store
-from tests.report.data import HOSTILE, HOSTILE_MODEL, MODEL, build, judged
+from tests.builders import HOSTILE_MODEL, MODEL, run_cli
+from tests.builders import REPORT_HOSTILE as HOSTILE
+from tests.builders import report_database as build
+from tests.builders import report_judged as judged
 
 RESAMPLES = 300
 
@@ -37,12 +38,8 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Report, str]:
     return db, report, render_html(report)
 
 
-def run(*args: Any) -> Result:
-    return CliRunner().invoke(cli, [str(a) for a in args])
-
-
 def as_json(*args: Any) -> Any:
-    result = run(*args, "--json")
+    result = run_cli(*args, "--json")
     assert result.exit_code in (0, 1), result.output
     return json.loads(result.stdout)
 
@@ -156,7 +153,7 @@ def test_the_file_refers_to_nothing_outside_itself(
 ) -> None:
     db, report, _ = built
     output = tmp_path / "report.html"
-    result = run("report", "--output", output, "--db", db, "--resamples", RESAMPLES)
+    result = run_cli("report", "--output", output, "--db", db, "--resamples", RESAMPLES)
     assert result.exit_code == 0, result.output
     assert f"Wrote {output}: 2 card versions" in result.stderr
     # It says what it is doing while it works (issue 22 item 23: nothing for 16-55 s).
@@ -204,7 +201,7 @@ def test_empty_states_say_so(tmp_path: Path) -> None:
     db = tmp_path / "plain.db"
     judged(db, n=9)
     output = tmp_path / "plain.html"
-    result = run("report", "-o", output, "--db", db, "--resamples", 100)
+    result = run_cli("report", "-o", output, "--db", db, "--resamples", 100)
     assert result.exit_code == 0, result.output
     html = output.read_text(encoding="utf-8")
     assert "No corrected estimates: no human labels" in html
@@ -224,11 +221,11 @@ def test_errors_exit_2_and_write_nothing(tmp_path: Path) -> None:
         (["--db", db, "--card", "nosuchcard"], "no stored results of nosuchcard"),
         (["--db", db, "--model", "openai:other"], "no stored results of openai:other"),
     ]:
-        result = run("report", "--output", output, *args)
+        result = run_cli("report", "--output", output, *args)
         assert result.exit_code == 2, result.output
         assert message in result.stderr
         assert not output.exists()
-    result = run("report", "--output", tmp_path / "no" / "dir.html", "--db", db)
+    result = run_cli("report", "--output", tmp_path / "no" / "dir.html", "--db", db)
     assert result.exit_code == 2 and "does not exist" in result.stderr
     assert not (tmp_path / "missing.db").exists()
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
-import time
+from contextlib import closing
 from datetime import datetime, timedelta, timezone
 from email.utils import parsedate_to_datetime
 
@@ -12,7 +12,7 @@ import pytest
 
 from judgecards.serve.tokens import TokenError, Tokens, expired, token_hash
 from judgecards.store import Store
-from tests.serve.conftest import ServedApp
+from tests.builders import ServedApp
 
 
 def test_a_token_is_stored_as_its_hash_only(served_app: ServedApp) -> None:
@@ -78,7 +78,7 @@ def test_login_sets_a_strict_httponly_cookie_and_refuses_other_origins(
 def test_an_expired_token_is_refused_by_bearer_cookie_and_login(served_app: ServedApp) -> None:
     tokens: Tokens = served_app.app.state.tokens
     lasting = tokens.create("labeler", "bob").secret
-    brief = tokens.create("labeler", "cy", expires_in=timedelta(seconds=3))
+    brief = tokens.create("labeler", "cy", expires_in=timedelta(hours=1))
     assert brief.expires_at is not None
     with httpx.Client(base_url=served_app.url) as client:
         assert client.get("/", headers=served_app.headers(brief.secret)).status_code == 200
@@ -88,7 +88,17 @@ def test_an_expired_token_is_refused_by_bearer_cookie_and_login(served_app: Serv
         stated = login.headers["set-cookie"].split("expires=")[1].split(";")[0]
         assert parsedate_to_datetime(stated) == brief.expires_at
         assert client.get("/").status_code == 200
-        time.sleep(max(0.0, (brief.expires_at - datetime.now(timezone.utc)).total_seconds()) + 0.2)
+        # The hour passes: the stored expiry (the token's and its session's) moves into the
+        # past, as the clock would move past it; no test waits on a real clock. The client
+        # still holds a cookie it thinks is valid for an hour.
+        ended = (datetime.now(timezone.utc) - timedelta(seconds=1)).isoformat(timespec="seconds")
+        with closing(sqlite3.connect(served_app.db_path)) as connection, connection:
+            connection.execute("UPDATE serve_tokens SET expires_at = ? WHERE name = 'cy'", [ended])
+            connection.execute(
+                "UPDATE serve_sessions SET expires_at = ? WHERE token_id IN "
+                "(SELECT id FROM serve_tokens WHERE name = 'cy')",
+                [ended],
+            )
         assert client.get("/").status_code == 401  # the cookie: the server refuses it
     with httpx.Client(base_url=served_app.url) as client:
         assert client.get("/", headers=served_app.headers(brief.secret)).status_code == 401
@@ -96,7 +106,8 @@ def test_an_expired_token_is_refused_by_bearer_cookie_and_login(served_app: Serv
         assert client.get("/", headers=served_app.headers(lasting)).status_code == 200
     assert tokens.any_live()  # bob's never expires
     [row] = [row for row in tokens.list() if row.name == "cy"]
-    assert expired(row) and not expired(row, now=brief.expires_at - timedelta(seconds=1))
+    ends = datetime.fromisoformat(ended)
+    assert expired(row) and not expired(row, now=ends - timedelta(seconds=1))
     with pytest.raises(TokenError, match="positive"):
         tokens.create("labeler", "dee", expires_in=timedelta(0))
 

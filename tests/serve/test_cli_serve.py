@@ -4,15 +4,8 @@ stopping cleanly on SIGTERM with everything answered stored; ``serve token`` com
 from __future__ import annotations
 
 import json
-import os
-import queue
-import signal
-import socket
 import sqlite3
-import subprocess
-import sys
 import threading
-import time
 from contextlib import closing
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -23,14 +16,9 @@ import pytest
 from click.testing import CliRunner
 
 from judgecards.cli import cli
+from tests.builders import SAFETY_CAP, ServeProcess, wait_for
 
 ITEM = {"question": "Capital of France?", "gold_answer": "Paris", "model_output": "Paris."}
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _token(db: Path, role: str, name: str) -> str:
@@ -121,25 +109,11 @@ def test_sigterm_stops_the_server_cleanly_after_answering_what_it_was_doing(
 ) -> None:
     db = tmp_path / "served.db"
     admin = _token(db, "admin", "ann")
-    port = _free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "judgecards", "serve", "--db", str(db), "--port", str(port)],
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
+    server = ServeProcess(db, tmp_path / "serve.log")
     try:
-        banner = process.stderr.readline() if process.stderr else ""
-        assert "loopback only" in banner and f"127.0.0.1:{port}" in banner
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                httpx.get(url + "/login", timeout=1)
-                break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline, "the server did not come up"
-                time.sleep(0.05)
+        banner = server.output.splitlines()[0]
+        assert "loopback only" in banner and "127.0.0.1:0" in banner
+        url = server.url
         headers = {"Authorization": f"Bearer {admin}"}
         warm = {"card": "reference@1", "model": "mock:judge", "items": [ITEM]}
         assert httpx.post(url + "/v1/score", json=warm, headers=headers).status_code == 200
@@ -158,7 +132,10 @@ def test_sigterm_stops_the_server_cleanly_after_answering_what_it_was_doing(
 
         def post() -> None:
             body = {"card": "reference@1", "model": "mock:judge", "items": items}
-            answered.append(httpx.post(url + "/v1/score", json=body, headers=headers, timeout=30))
+            timeout = httpx.Timeout(SAFETY_CAP)  # the server answers before it stops
+            answered.append(
+                httpx.post(url + "/v1/score", json=body, headers=headers, timeout=timeout)
+            )
 
         thread = threading.Thread(target=post)
         thread.start()
@@ -166,21 +143,18 @@ def test_sigterm_stops_the_server_cleanly_after_answering_what_it_was_doing(
         # or answered: a readiness signal, not a sleep (a fixed 0.1 s lost the race on a busy
         # machine, and the request then met a closed port).
         with closing(sqlite3.connect(db)) as watch:
-            while thread.is_alive():
-                if watch.execute("SELECT count(*) FROM results").fetchone()[0] > 1:
-                    break
-                time.sleep(0.01)
-        process.send_signal(signal.SIGTERM)
-        thread.join(timeout=30)
-        assert process.wait(timeout=30) == 0
-        rest = process.stderr.read() if process.stderr else ""
+            wait_for(
+                lambda: watch.execute("SELECT count(*) FROM results").fetchone()[0] > 1,
+                alive=thread.is_alive,
+                what="the request's first results stored",
+            )
+        code = server.stop()  # SIGTERM: the server first answers the request it is working on
+        thread.join()
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-        if process.stderr:
-            process.stderr.close()
-    assert "Stopped." in rest and admin not in banner + rest
+        server.stop()
+    rest = server.output
+    assert code == 0
+    assert "Stopped." in rest and admin not in rest
     assert answered and answered[0].status_code == 200
     with closing(sqlite3.connect(db)) as connection:
         assert connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
@@ -193,37 +167,18 @@ def test_sigterm_stops_the_server_cleanly_after_answering_what_it_was_doing(
 def test_no_token_reaches_the_server_log(tmp_path: Path) -> None:
     db = tmp_path / "log.db"
     secret = _token(db, "labeler", "bob")
-    port = _free_port()
-    log = tmp_path / "serve.log"
-    with log.open("w") as sink:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "judgecards", "serve", "--db", str(db), "--port", str(port)],
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
-        try:
-            url = f"http://127.0.0.1:{port}"
-            deadline = time.monotonic() + 20
-            while True:
-                try:
-                    httpx.get(url + "/login", timeout=1)
-                    break
-                except httpx.TransportError:
-                    assert time.monotonic() < deadline, "the server did not come up"
-                    time.sleep(0.05)
-            # The link's fragment never reaches the server; a hand-typed query string does, and
-            # is blanked in the access log; the POSTed token and the bearer header are not logged.
-            httpx.get(f"{url}/login?token={secret}")
-            assert httpx.post(url + "/login", data={"token": secret}).status_code == 303
-            httpx.get(url + "/", headers={"Authorization": f"Bearer {secret}"})
-            process.send_signal(signal.SIGTERM)
-            assert process.wait(timeout=30) == 0
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
-    text = log.read_text()
+    server = ServeProcess(db, tmp_path / "serve.log")
+    try:
+        url = server.url
+        # The link's fragment never reaches the server; a hand-typed query string does, and
+        # is blanked in the access log; the POSTed token and the bearer header are not logged.
+        httpx.get(f"{url}/login?token={secret}")
+        assert httpx.post(url + "/login", data={"token": secret}).status_code == 303
+        httpx.get(url + "/", headers={"Authorization": f"Bearer {secret}"})
+    finally:
+        code = server.stop()
+    assert code == 0
+    text = server.output
     assert "POST /login" in text and "GET /login?token=jc_[redacted]" in text
     assert secret not in text and secret[3:20] not in text
 
@@ -248,32 +203,15 @@ def test_token_links_carry_the_port_the_server_really_listens_on(tmp_path: Path)
     """Issue 22 item 22: ``token create`` printed ``:8000`` links whatever port was served."""
     db = tmp_path / "port.db"
     _token(db, "admin", "ann")  # before any server ran: the documented default, :8000
-    process = subprocess.Popen(
-        [sys.executable, "-m", "judgecards", "serve", "--db", str(db), "--port", "0"],
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    lines: queue.Queue[str] = queue.Queue()
-    reader = threading.Thread(target=lambda: [lines.put(x) for x in process.stderr or ()])
-    reader.daemon = True
-    reader.start()
+    server = ServeProcess(db, tmp_path / "serve.log")  # --port 0
     try:
-        assert process.stderr is not None
-        # uvicorn's own line says where it listens (the port --port 0 got)...
-        seen = ""
-        while "Uvicorn running on http://127.0.0.1:" not in seen:
-            seen = lines.get(timeout=60)
-        port = int(seen.split("http://127.0.0.1:")[1].split()[0])
-        # ...and the server's next line that it recorded that address (the readiness signal;
-        # the timeout only bounds a failure).
-        recorded = ""
-        while not recorded.startswith("Listening on port "):
-            try:
-                recorded = lines.get(timeout=30)
-            except queue.Empty:
-                break
-        assert port not in (0, 8000)
+        # uvicorn's own line says where it listens (the port --port 0 got); the server's
+        # "Listening on port" line (the readiness signal) comes after it recorded that address.
+        (uvicorn_line,) = [
+            line for line in server.output.splitlines() if "Uvicorn running on" in line
+        ]
+        port = int(uvicorn_line.split("http://127.0.0.1:")[1].split()[0])
+        assert port == server.port and port not in (0, 8000)
         made = CliRunner().invoke(
             cli, ["serve", "token", "create", "--role", "labeler", "--name", "bob", "--db", str(db)]
         )
@@ -299,12 +237,6 @@ def test_token_links_carry_the_port_the_server_really_listens_on(tmp_path: Path)
             ],
         )
         assert explicit.output.splitlines()[3].strip().startswith("https://label.example/login#")
-        process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=30) == 0
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-        reader.join(timeout=30)  # it ends at the closed pipe's end; then the pipe is closed
-        if process.stderr:
-            process.stderr.close()
+        code = server.stop()
+    assert code == 0

@@ -7,7 +7,6 @@ CSRF on cookie requests, and the audit's cached headline refreshed after labels.
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 import httpx
@@ -15,9 +14,9 @@ import pytest
 
 from calibration.migrations import open_store
 from calibration.status import latest_calibration
-from tests.calibration.test_label_queue import MODEL, SECRET_REASON, pairwise_results
-from tests.serve.conftest import ServedApp
-from tests.serve.test_labeling_browser import JUDGE, seed_results
+from tests.builders import LABELING_JUDGE as JUDGE
+from tests.builders import MODEL, SECRET_REASON, ServedApp, pairwise_results, wait_for
+from tests.builders import seed_labeling_results as seed_results
 
 LABEL = {"verdict": "match", "correctness": 5, "completeness": 5, "style_fidelity": 5}
 
@@ -199,14 +198,15 @@ def test_labels_refresh_the_cached_calibration(served_app: ServedApp) -> None:
                       "completeness": scores[verdict][1], "style_fidelity": 5}  # fmt: skip
             body = {"audit_id": audit_id, "position": item["position"], "values": values}
             assert client.post("/v1/labels", json=body, headers=bob).status_code == 201
-    deadline = time.monotonic() + 20
     status = None
-    while time.monotonic() < deadline:
+
+    def refreshed() -> bool:
+        nonlocal status
         with open_store(served_app.db_path) as store:
             status = latest_calibration(store, card="reference@1", model=MODEL)
-        if status is not None and status.n == 10:
-            break
-        time.sleep(0.2)
+        return status is not None and status.n == 10
+
+    wait_for(refreshed, what="the calibration refreshed from the 10 labels", poll=0.2)
     assert status is not None and status.kappa == pytest.approx(1.0)
 
 

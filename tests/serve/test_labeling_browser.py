@@ -15,7 +15,6 @@ import itertools
 import json
 import subprocess
 import sys
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -25,48 +24,17 @@ from playwright.sync_api import expect
 from sklearn.metrics import cohen_kappa_score
 
 from calibration.migrations import open_store
-from judgecards.cards import load_card
-from judgecards.results import JudgeResult
-from tests.calibration.test_label_queue import MODEL, SCORES, SECRET_REASON, T0
-from tests.serve.conftest import ServedApp
+from tests.builders import LABELING_HOSTILE as HOSTILE
+from tests.builders import LABELING_JUDGE as JUDGE
+from tests.builders import MODEL, SCORES, SECRET_REASON, ServedApp
+from tests.builders import seed_labeling_results as seed_results
 
 pytestmark = pytest.mark.browser
 
-HOSTILE = [
-    '<script>window.__pwned = 1; alert("script")</script>',
-    "<img src=x onerror=\"window.__pwned = 2; alert('img')\">",
-    "<a href=\"javascript:alert('link')\">click me</a>",
-    "</textarea><script>alert('textarea')</script><textarea>",
-    '<img src="http://evil.example/pixel.png"><link rel="stylesheet" href="http://evil.example/x.css">',
-    "<style>body { display: none }</style>" + "W" * 5000,
-]
-JUDGE = ["match", "match", "partial_match", "mismatch", "mismatch",
-         "match", "partial_match", "mismatch", "match", "partial_match"]  # fmt: skip
 # The person disagrees with the judge on items 2 and 7.
 HUMAN = ["match", "match", "mismatch", "mismatch", "mismatch",
          "match", "partial_match", "match", "match", "partial_match"]  # fmt: skip
 VERDICT_KEY = {"match": "1", "partial_match": "2", "mismatch": "3"}
-
-
-def seed_results(db: Path) -> None:
-    card = load_card("reference@1")
-    with open_store(db) as store:
-        for i, verdict in enumerate(JUDGE):
-            correctness, completeness = SCORES[verdict]
-            result = JudgeResult(
-                id=f"r{i:03d}", item_id=f"i{i}", status="ok", verdict=verdict,
-                model_verdict=verdict, raw_reply=SECRET_REASON,
-                scores={"correctness": correctness, "completeness": completeness, "style_fidelity": 5},
-                output={"delta": SECRET_REASON, "decision_basis": SECRET_REASON},
-                card=card.ref, card_hash=card.hash, model=MODEL, created_at=T0 + timedelta(seconds=i),
-            )  # fmt: skip
-            output = HOSTILE[i] if i < len(HOSTILE) else f"answer {i}"
-            inputs = {
-                "question": f"Question {i}?",
-                "gold_answer": f"Gold {i}",
-                "model_output": output,
-            }
-            store.save(result, inputs=inputs, params={})
 
 
 def record_dialog(dialogs: list[str], dialog: Any) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.serve.load import run_load
+from tests.fakes.load import run_load
 
 
 @pytest.mark.slow

@@ -1,14 +1,13 @@
 """Reports on the server and in the browser: /reports, /reports/{card}/{model},
 GET /v1/audits/{id}/report, and the saved file opened in Chromium with the network blocked.
 
-The database is `tests.report.data`'s (judged through the real SDK over a scripted transport,
+The database is `tests.builders.report_database` (judged through the real SDK over a scripted transport,
 audits ingested, winners imported); the expected numbers are ``audit report --json`` and
 ``estimate --json`` on it. Screenshots go to tests/serve/screenshots/ (gitignored).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -21,8 +20,16 @@ from click.testing import CliRunner
 from calibration.status import calibrations
 from judgecards.cli import cli
 from judgecards.serve.reports import report_link
-from tests.report.data import HOSTILE_MODEL, MODEL, build
-from tests.serve.conftest import ServedApp, start_server
+from tests.builders import (
+    HOSTILE_MODEL,
+    MODEL,
+    ServedApp,
+    cli_json,
+    fill_sheet,
+    report_judged,
+    start_server,
+)
+from tests.builders import report_database as build
 
 RESAMPLES = 300
 
@@ -40,10 +47,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServedApp]:
         app.stop()
 
 
-def cli_json(*args: Any) -> Any:
-    result = CliRunner().invoke(cli, [str(a) for a in args] + ["--json"])
-    assert result.exit_code in (0, 1), result.output
-    return json.loads(result.stdout)
+def report_json(*args: Any) -> Any:
+    """A command's ``--json`` report (exit 1 is a failed gate, still a report)."""
+    return cli_json(*args, "--json", exit_codes=(0, 1))
 
 
 def test_reports_are_for_admins_only(served: ServedApp) -> None:
@@ -66,9 +72,9 @@ def test_reports_are_for_admins_only(served: ServedApp) -> None:
 
 def test_audit_report_json_is_audit_reports(served: ServedApp) -> None:
     admin = served.headers(served.token("admin", "ann"))
-    expected = cli_json("audit", "report", "--card", "reference@1", "--model", MODEL,
+    expected = report_json("audit", "report", "--card", "reference@1", "--model", MODEL,
                         "--db", served.db_path, "--resamples", RESAMPLES)["audits"]  # fmt: skip
-    corrected = cli_json(
+    corrected = report_json(
         "estimate", "--card", "reference@1", "--model", MODEL, "--db", served.db_path
     )
     with httpx.Client(base_url=served.url, timeout=60) as client:
@@ -237,10 +243,8 @@ def _contrarian(row: dict[str, str]) -> dict[str, Any]:
 
 def _negative_kappa_db(db: Path, work: Path) -> None:
     from calibration.audit import Audit
-    from tests.calibration.test_audit import fill_sheet
-    from tests.report.data import judged
 
-    judged(db, n=45)
+    report_judged(db, n=45)
     with Audit(db, n_resamples=200) as audit:
         sheet = work / "contrarian.csv"
         audit.sample(card="reference@1", model=MODEL, n=30, seed=4, sheet=sheet)
@@ -272,7 +276,7 @@ def test_plots_show_a_negative_kappa_and_keep_scales_apart_at_1280px(
     db = tmp_path / "negative.db"
     with ThreadPoolExecutor(1) as pool:
         pool.submit(_negative_kappa_db, db, tmp_path).result()
-    [audit] = cli_json("audit", "report", "--db", db, "--resamples", 200)["audits"]
+    [audit] = report_json("audit", "report", "--db", db, "--resamples", 200)["audits"]
     assert audit["kappa"]["value"] < -0.3
     output = tmp_path / "report.html"
     made = CliRunner().invoke(

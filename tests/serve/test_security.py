@@ -17,7 +17,7 @@ from fastapi.routing import APIRoute
 from starlette.routing import Mount
 
 from judgecards.serve.app import CONTENT_SECURITY_POLICY
-from tests.serve.conftest import ServedApp
+from tests.builders import ServedApp
 
 PUBLIC = {("GET", "/login"), ("POST", "/login")}  # the login page, and /static (a Mount)
 # Judge output planted in the stored results: none of it may reach a labeler.
