@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 import pytest
+from click.testing import Result
 
 from judgecards.cli import cli
 from judgecards.store import Store
@@ -138,7 +139,7 @@ def items(tmp_path: Path) -> Path:
 def score_run(tmp_path: Path, name: str, *args: object) -> tuple[Result, str]:
     """A mock score run writing ``name``.jsonl, and what it wrote."""
     output = tmp_path / f"{name}.jsonl"
-    result = run(
+    result = run_cli(
         "score", "--card", "reference@1", "--model", "mock:judge", "--output", output,
         "--db", tmp_path / f"{name}.db", *args,
     )  # fmt: skip
@@ -228,7 +229,7 @@ def test_bad_or_doubled_spellings_exit_2_before_anything_runs(
 
 def test_old_score_batch_is_batch_submit(tmp_path: Path, items: Path) -> None:
     # A mock model has no batch API: both spellings stop at the same error, the old one warned.
-    new = run("batch", "submit", items, "--card", "reference@1", "--model", "mock:judge",
+    new = run_cli("batch", "submit", items, "--card", "reference@1", "--model", "mock:judge",
               "--db", tmp_path / "v.db")  # fmt: skip
     old, _ = score_run(tmp_path, "out", items, "--batch")
     assert new.exit_code == old.exit_code == 2 and "has none" in new.stderr
@@ -240,10 +241,10 @@ def test_old_score_batch_is_batch_submit(tmp_path: Path, items: Path) -> None:
 
 def test_old_score_guarantee_is_the_cascade_command(tmp_path: Path, items: Path) -> None:
     # Without labels both stop before any call, naming what to label.
-    new = run("cascade", items, "--card", "reference@1", "--model", "mock:judge",
+    new = run_cli("cascade", items, "--card", "reference@1", "--model", "mock:judge",
               "--model", "mock:other", "--guarantee", "0.85", "--output", tmp_path / "o.jsonl",
               "--db", tmp_path / "v.db")  # fmt: skip
-    old = run("score", items, "--card", "reference@1", "--guarantee", "0.85",
+    old = run_cli("score", items, "--card", "reference@1", "--guarantee", "0.85",
               "--cascade", "mock:judge,mock:other", "--output", tmp_path / "o.jsonl",
               "--db", tmp_path / "v.db")  # fmt: skip
     assert new.exit_code == old.exit_code == 2
@@ -258,7 +259,7 @@ def test_old_score_guarantee_is_the_cascade_command(tmp_path: Path, items: Path)
 
 
 def test_several_models_without_a_guarantee_exit_2(tmp_path: Path, items: Path) -> None:
-    result = run("compare", items, items, "--model", "mock:a", "--model", "mock:b",
+    result = run_cli("compare", items, items, "--model", "mock:a", "--model", "mock:b",
                  "--output", tmp_path / "o.jsonl", "--db", tmp_path / "v.db")  # fmt: skip
     assert result.exit_code == 2
     assert "several --model judge down a cascade: give --guarantee" in result.stderr
@@ -278,7 +279,7 @@ def rubric_run(tmp_path: Path, *args: object) -> tuple[Result, list[dict[str, ob
     items = tmp_path / "answers.jsonl"
     items.write_text(json.dumps(RUBRIC_ITEM) + "\n")
     output = tmp_path / "rubric.jsonl"
-    result = run("score", items, "--card", "rubric", "--model", "mock:judge", "--output", output,
+    result = run_cli("score", items, "--card", "rubric", "--model", "mock:judge", "--output", output,
                  "--db", tmp_path / "r.db", *args)  # fmt: skip
     rows = [json.loads(line) for line in output.read_text().splitlines()] if output.exists() else []
     return result, rows
