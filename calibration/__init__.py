@@ -79,7 +79,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from judgecards._lazy import lazy_exports, public_names
+from judgecards.faces import lazy_exports, public_names
 
 # Names are imported on first use (PEP 562): the command line imports `calibration.status` on
 # every run, and that must not pay for numpy, scipy and scikit-learn. This table is the face:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from judgecards._lazy import lazy_exports, public_names
+from judgecards.faces import lazy_exports, public_names
 
 __version__ = "0.1.0"
 

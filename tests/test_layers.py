@@ -47,7 +47,7 @@ STDLIB_OWNERS = frozenset({"sys", "os", "threading", "asyncio", "typing", "gc"})
 PRIVATE_MODULE_IMPORTS_LEFT = frozenset(
     {
         # calibration's face is built with judgecards' lazy-face helper.
-        ("calibration", "judgecards._lazy"),
+        ("calibration", "judgecards.faces"),
         # calibration reads card YAML with judgecards' loader.
         ("calibration.align_cards", "judgecards._yaml"),
         # the report reads calibration's core records.
