@@ -79,7 +79,7 @@ def test_a_moved_name_warns_once_per_use_and_names_its_new_import(face: str, nam
 
 
 def test_the_warning_points_at_the_caller() -> None:
-    # stacklevel: the warning names the line that used the old import, not judgecards/_lazy.py.
+    # stacklevel: the warning names the line that used the old import, not judgecards/faces.py.
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         from judgecards import elo  # noqa: F401
