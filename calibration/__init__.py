@@ -69,10 +69,10 @@ one exception tree under `judgecards.JudgecardsError`, and imported from there.
 
 ``__all__`` holds the functions and the classes a caller builds; the result types named in
 parentheses above are returned by them and imported, when a caller needs to name one, from the
-module that defines them (``from calibration.report import AgreementReport``). Importing one from
+module that defines them (``from calibration.stats.report import AgreementReport``). Importing one from
 ``calibration`` itself still works in this release, with a `DeprecationWarning` that names its
 module. The calibration tables' SQL is all in
-`calibration.repository`.
+`calibration.labels.repository`.
 """
 
 from __future__ import annotations
@@ -81,101 +81,101 @@ from typing import TYPE_CHECKING
 
 from judgecards.faces import lazy_exports, public_names
 
-# Names are imported on first use (PEP 562): the command line imports `calibration.status` on
+# Names are imported on first use (PEP 562): the command line imports `calibration.audits.status` on
 # every run, and that must not pay for numpy, scipy and scikit-learn. This table is the face:
 # `__all__` is derived from it. To add a name, add it here and to the TYPE_CHECKING imports below
 # (tests/test_faces.py checks they match). Result types stay importable from their modules.
 _EXPORTS: dict[str, str] = {
-    "Audit": "calibration.audit",
-    "Cascade": "calibration.cascade",
-    "Jury": "calibration.jury_run",
-    "LabelQueue": "calibration.label_queue",
-    "PairwiseCascade": "calibration.pairwise_cascade",
-    "SmallSampleWarning": "calibration._core",
-    "agreement": "calibration.agreement_measures",
+    "Audit": "calibration.audits.audit",
+    "Cascade": "calibration.cascades.cascade",
+    "Jury": "calibration.juries.run",
+    "LabelQueue": "calibration.audits.queue",
+    "PairwiseCascade": "calibration.cascades.pairwise",
+    "SmallSampleWarning": "calibration.stats._core",
+    "agreement": "calibration.stats.agreement_measures",
     "align": "calibration.alignment",
     "alignment_runs": "calibration.alignment",
-    "calibrate": "calibration.report",
-    "cascade_thresholds": "calibration.selective",
-    "comparison_confidence": "calibration.pairwise_cascade",
-    "corrected_estimate": "calibration.ppi",
-    "corrected_mean": "calibration.ppi",
-    "corrected_rate": "calibration.ppi",
-    "dawid_skene": "calibration.dawid_skene_model",
-    "draw_pps": "calibration.uncertainty_sampling",
+    "calibrate": "calibration.stats.report",
+    "cascade_thresholds": "calibration.stats.selective",
+    "comparison_confidence": "calibration.cascades.pairwise",
+    "corrected_estimate": "calibration.stats.ppi",
+    "corrected_mean": "calibration.stats.ppi",
+    "corrected_rate": "calibration.stats.ppi",
+    "dawid_skene": "calibration.juries.dawid_skene_model",
+    "draw_pps": "calibration.stats.uncertainty_sampling",
     "estimate": "calibration.estimates",
-    "evaluate_jury": "calibration.jury",
+    "evaluate_jury": "calibration.juries.jury",
     "export_labels": "calibration.labels",
-    "fit_jury": "calibration.jury",
-    "fleiss_kappa": "calibration.interrater",
+    "fit_jury": "calibration.juries.jury",
+    "fleiss_kappa": "calibration.stats.interrater",
     "import_labels": "calibration.labels",
-    "inclusion_probabilities": "calibration.uncertainty_sampling",
-    "inter_annotator": "calibration.interrater",
-    "judge_rates": "calibration.error_rates",
-    "judgment_confidence": "calibration.confidence",
-    "kappa": "calibration.agreement_measures",
-    "krippendorff_alpha": "calibration.interrater",
-    "latest_calibration": "calibration.status",
-    "majority_vote": "calibration.jury",
-    "order_consistency": "calibration.confidence",
-    "pairwise_agreement": "calibration.pairwise",
-    "pairwise_human_agreement": "calibration.pairwise",
+    "inclusion_probabilities": "calibration.stats.uncertainty_sampling",
+    "inter_annotator": "calibration.stats.interrater",
+    "judge_rates": "calibration.stats.error_rates",
+    "judgment_confidence": "calibration.stats.confidence",
+    "kappa": "calibration.stats.agreement_measures",
+    "krippendorff_alpha": "calibration.stats.interrater",
+    "latest_calibration": "calibration.audits.status",
+    "majority_vote": "calibration.juries.jury",
+    "order_consistency": "calibration.stats.confidence",
+    "pairwise_agreement": "calibration.stats.pairwise",
+    "pairwise_human_agreement": "calibration.stats.pairwise",
     "read_labels": "calibration.labels",
-    "rogan_gladen": "calibration.error_rates",
-    "sample_agreement": "calibration.confidence",
-    "selective_threshold": "calibration.selective",
-    "stored_cascade_runs": "calibration.cascade_history",
-    "stratified_corrected_mean": "calibration.ppi_stratified",
-    "stratified_corrected_rate": "calibration.ppi_stratified",
-    "warn_if_uncalibrated": "calibration.status",
+    "rogan_gladen": "calibration.stats.error_rates",
+    "sample_agreement": "calibration.stats.confidence",
+    "selective_threshold": "calibration.stats.selective",
+    "stored_cascade_runs": "calibration.cascades.history",
+    "stratified_corrected_mean": "calibration.stats.ppi_stratified",
+    "stratified_corrected_rate": "calibration.stats.ppi_stratified",
+    "warn_if_uncalibrated": "calibration.audits.status",
 }
 
 # Names dropped from the face: they resolve, with a DeprecationWarning naming their new home,
 # for one release. Not part of `__all__` and not in the TYPE_CHECKING block.
 _MOVED: dict[str, str] = {
-    "AgreementReport": "calibration.report",
+    "AgreementReport": "calibration.stats.report",
     "AlignmentError": "judgecards.errors",
-    "AlignmentResult": "calibration.align_run",
-    "AlignmentRun": "calibration.records",
-    "AnchorSet": "calibration.records",
+    "AlignmentResult": "calibration.alignment.run",
+    "AlignmentRun": "calibration.labels.records",
+    "AnchorSet": "calibration.labels.records",
     "AuditError": "judgecards.errors",
-    "AuditReport": "calibration.audit_report",
-    "AuditSummary": "calibration.audit_report",
-    "CalibrationStatus": "calibration.status",
-    "CandidateScore": "calibration.align_run",
-    "CascadeDecision": "calibration.cascade",
-    "CascadeJudge": "calibration.cascade_history",
-    "CascadeRun": "calibration.cascade",
-    "CascadeStage": "calibration.cascade",
-    "ClassScores": "calibration.report",
-    "CorrectedEstimate": "calibration.ppi",
-    "DawidSkeneResult": "calibration.dawid_skene_model",
-    "EarlierQueue": "calibration.cascade_stages",
+    "AuditReport": "calibration.audits.report",
+    "AuditSummary": "calibration.audits.report",
+    "CalibrationStatus": "calibration.audits.status",
+    "CandidateScore": "calibration.alignment.run",
+    "CascadeDecision": "calibration.cascades.cascade",
+    "CascadeJudge": "calibration.cascades.history",
+    "CascadeRun": "calibration.cascades.cascade",
+    "CascadeStage": "calibration.cascades.cascade",
+    "ClassScores": "calibration.stats.report",
+    "CorrectedEstimate": "calibration.stats.ppi",
+    "DawidSkeneResult": "calibration.juries.dawid_skene_model",
+    "EarlierQueue": "calibration.cascades.stages",
     "EstimateError": "judgecards.errors",
     "EstimateRow": "calibration.estimates",
     "EstimatesReport": "calibration.estimates",
-    "FittedJury": "calibration.jury",
-    "InterAnnotatorReport": "calibration.interrater",
-    "JudgeRates": "calibration.error_rates",
-    "JudgeReliability": "calibration.jury",
-    "JurorReliability": "calibration.jury_run",
-    "JuryEvaluation": "calibration.jury",
-    "JuryRun": "calibration.jury_run",
-    "JuryVerdict": "calibration.jury_run",
+    "FittedJury": "calibration.juries.jury",
+    "InterAnnotatorReport": "calibration.stats.interrater",
+    "JudgeRates": "calibration.stats.error_rates",
+    "JudgeReliability": "calibration.juries.jury",
+    "JurorReliability": "calibration.juries.run",
+    "JuryEvaluation": "calibration.juries.jury",
+    "JuryRun": "calibration.juries.run",
+    "JuryVerdict": "calibration.juries.run",
     "LabelImportError": "judgecards.errors",
     "LabelImportReport": "calibration.labels",
-    "LabelQueueError": "calibration.queue_records",
-    "MajorityVote": "calibration.jury",
-    "PairDecision": "calibration.pairwise_cascade",
-    "PairwiseAgreement": "calibration.pairwise",
-    "PairwiseCascadeRun": "calibration.pairwise_cascade",
-    "PositionPreference": "calibration.queue_records",
-    "QueueItem": "calibration.queue_records",
-    "QueueSettings": "calibration.queue_records",
-    "RaterPair": "calibration.interrater",
-    "SelectiveThreshold": "calibration.selective",
-    "StoredCascadeRun": "calibration.cascade_history",
-    "ThresholdTest": "calibration.selective",
+    "LabelQueueError": "calibration.audits.queue_records",
+    "MajorityVote": "calibration.juries.jury",
+    "PairDecision": "calibration.cascades.pairwise",
+    "PairwiseAgreement": "calibration.stats.pairwise",
+    "PairwiseCascadeRun": "calibration.cascades.pairwise",
+    "PositionPreference": "calibration.audits.queue_records",
+    "QueueItem": "calibration.audits.queue_records",
+    "QueueSettings": "calibration.audits.queue_records",
+    "RaterPair": "calibration.stats.interrater",
+    "SelectiveThreshold": "calibration.stats.selective",
+    "StoredCascadeRun": "calibration.cascades.history",
+    "ThresholdTest": "calibration.stats.selective",
 }
 
 __all__ = public_names(_EXPORTS)
@@ -186,45 +186,51 @@ __getattr__, __dir__ = lazy_exports("calibration", globals(), _EXPORTS, moved=_M
 if TYPE_CHECKING:
     # The same table for type checkers (`X as X` marks a re-export); tests/test_faces.py keeps
     # the two in step.
-    from calibration._core import SmallSampleWarning as SmallSampleWarning
-    from calibration.agreement_measures import agreement as agreement
-    from calibration.agreement_measures import kappa as kappa
     from calibration.alignment import align as align
     from calibration.alignment import alignment_runs as alignment_runs
-    from calibration.audit import Audit as Audit
-    from calibration.cascade import Cascade as Cascade
-    from calibration.cascade_history import stored_cascade_runs as stored_cascade_runs
-    from calibration.confidence import judgment_confidence as judgment_confidence
-    from calibration.confidence import order_consistency as order_consistency
-    from calibration.confidence import sample_agreement as sample_agreement
-    from calibration.dawid_skene_model import dawid_skene as dawid_skene
-    from calibration.error_rates import judge_rates as judge_rates
-    from calibration.error_rates import rogan_gladen as rogan_gladen
+    from calibration.audits.audit import Audit as Audit
+    from calibration.audits.queue import LabelQueue as LabelQueue
+    from calibration.audits.status import latest_calibration as latest_calibration
+    from calibration.audits.status import warn_if_uncalibrated as warn_if_uncalibrated
+    from calibration.cascades.cascade import Cascade as Cascade
+    from calibration.cascades.history import stored_cascade_runs as stored_cascade_runs
+    from calibration.cascades.pairwise import PairwiseCascade as PairwiseCascade
+    from calibration.cascades.pairwise import comparison_confidence as comparison_confidence
     from calibration.estimates import estimate as estimate
-    from calibration.interrater import fleiss_kappa as fleiss_kappa
-    from calibration.interrater import inter_annotator as inter_annotator
-    from calibration.interrater import krippendorff_alpha as krippendorff_alpha
-    from calibration.jury import evaluate_jury as evaluate_jury
-    from calibration.jury import fit_jury as fit_jury
-    from calibration.jury import majority_vote as majority_vote
-    from calibration.jury_run import Jury as Jury
-    from calibration.label_queue import LabelQueue as LabelQueue
+    from calibration.juries.dawid_skene_model import dawid_skene as dawid_skene
+    from calibration.juries.jury import evaluate_jury as evaluate_jury
+    from calibration.juries.jury import fit_jury as fit_jury
+    from calibration.juries.jury import majority_vote as majority_vote
+    from calibration.juries.run import Jury as Jury
     from calibration.labels import export_labels as export_labels
     from calibration.labels import import_labels as import_labels
     from calibration.labels import read_labels as read_labels
-    from calibration.pairwise import pairwise_agreement as pairwise_agreement
-    from calibration.pairwise import pairwise_human_agreement as pairwise_human_agreement
-    from calibration.pairwise_cascade import PairwiseCascade as PairwiseCascade
-    from calibration.pairwise_cascade import comparison_confidence as comparison_confidence
-    from calibration.ppi import corrected_estimate as corrected_estimate
-    from calibration.ppi import corrected_mean as corrected_mean
-    from calibration.ppi import corrected_rate as corrected_rate
-    from calibration.ppi_stratified import stratified_corrected_mean as stratified_corrected_mean
-    from calibration.ppi_stratified import stratified_corrected_rate as stratified_corrected_rate
-    from calibration.report import calibrate as calibrate
-    from calibration.selective import cascade_thresholds as cascade_thresholds
-    from calibration.selective import selective_threshold as selective_threshold
-    from calibration.status import latest_calibration as latest_calibration
-    from calibration.status import warn_if_uncalibrated as warn_if_uncalibrated
-    from calibration.uncertainty_sampling import draw_pps as draw_pps
-    from calibration.uncertainty_sampling import inclusion_probabilities as inclusion_probabilities
+    from calibration.stats._core import SmallSampleWarning as SmallSampleWarning
+    from calibration.stats.agreement_measures import agreement as agreement
+    from calibration.stats.agreement_measures import kappa as kappa
+    from calibration.stats.confidence import judgment_confidence as judgment_confidence
+    from calibration.stats.confidence import order_consistency as order_consistency
+    from calibration.stats.confidence import sample_agreement as sample_agreement
+    from calibration.stats.error_rates import judge_rates as judge_rates
+    from calibration.stats.error_rates import rogan_gladen as rogan_gladen
+    from calibration.stats.interrater import fleiss_kappa as fleiss_kappa
+    from calibration.stats.interrater import inter_annotator as inter_annotator
+    from calibration.stats.interrater import krippendorff_alpha as krippendorff_alpha
+    from calibration.stats.pairwise import pairwise_agreement as pairwise_agreement
+    from calibration.stats.pairwise import pairwise_human_agreement as pairwise_human_agreement
+    from calibration.stats.ppi import corrected_estimate as corrected_estimate
+    from calibration.stats.ppi import corrected_mean as corrected_mean
+    from calibration.stats.ppi import corrected_rate as corrected_rate
+    from calibration.stats.ppi_stratified import (
+        stratified_corrected_mean as stratified_corrected_mean,
+    )
+    from calibration.stats.ppi_stratified import (
+        stratified_corrected_rate as stratified_corrected_rate,
+    )
+    from calibration.stats.report import calibrate as calibrate
+    from calibration.stats.selective import cascade_thresholds as cascade_thresholds
+    from calibration.stats.selective import selective_threshold as selective_threshold
+    from calibration.stats.uncertainty_sampling import draw_pps as draw_pps
+    from calibration.stats.uncertainty_sampling import (
+        inclusion_probabilities as inclusion_probabilities,
+    )

@@ -204,7 +204,7 @@ def _migration_sets() -> list[tuple[str, Any]]:
     sets = [("judgecards", "judgecards.store_migrations")]
     sets += [("judgecards.batch", "judgecards.batch.repository")]
     sets += [("judgecards.serve", "judgecards.serve.repository")]
-    sets += [("calibration", "calibration.migrations")]
+    sets += [("calibration", "calibration.labels.migrations")]
     return [(name, importlib.import_module(module).migrations) for name, module in sets]
 
 

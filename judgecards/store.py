@@ -8,7 +8,7 @@ migrated by ordered, named, atomic sqlite-utils migrations, never by hand.
 
 `Store` owns the SQL on its tables: one named method per need, rows written by column name.
 The calibration package keeps its own tables in the same file (its own migration set) and
-issues its SQL only through `Store.transaction` and `Store.query` (`calibration.repository`),
+issues its SQL only through `Store.transaction` and `Store.query` (`calibration.labels.repository`),
 so every use of the one shared connection takes the same lock (`judgecards.database`), which
 is what makes a `Store` safe to share between threads and between processes opening one file.
 Every `sqlite3` error is raised as a `StoreError` naming the file and what was being done.

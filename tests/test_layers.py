@@ -47,9 +47,9 @@ STDLIB_OWNERS = frozenset({"sys", "os", "threading", "asyncio", "typing", "gc"})
 PRIVATE_MODULE_IMPORTS_LEFT = frozenset(
     {
         # calibration reads card YAML with judgecards' loader.
-        ("calibration.align_cards", "judgecards._yaml"),
+        ("calibration.alignment.cards", "judgecards._yaml"),
         # the report reads calibration's core records.
-        ("judgecards.report.model", "calibration._core"),
+        ("judgecards.report.model", "calibration.stats._core"),
     }
 )
 

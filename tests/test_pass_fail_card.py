@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from calibration import judge_rates
-from calibration.label_fields import label_fields
+from calibration.labels import label_fields
 from judgecards.cards import load_card
 from judgecards.schemas import PassFailJudgment
 from judgecards.store import Store

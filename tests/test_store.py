@@ -358,7 +358,7 @@ def test_only_the_store_and_the_calibration_repository_hold_sql() -> None:
     allowed = {
         "judgecards/database.py", "judgecards/store.py", "judgecards/store_migrations.py",
         "calibration/repository.py",
-        "calibration/queue_repository.py",  # the labelling queues (calibration.label_queue)
+        "calibration/queue_repository.py",  # the labelling queues (calibration.audits.queue)
         "calibration/migrations.py",  # the calibration schema, applied through Store.migrate
         "calibration/cascade_repository.py",  # who decided each comparison of a pairwise cascade
         "judgecards/serve/repository.py",  # the server's tokens, through Store.transaction

@@ -2,7 +2,7 @@
 
 Kept apart from ``score`` so the plain path stays as it is. Every judge is built and the cascade
 calibrated from the stored labels before any call, so a judge without enough labels stops the
-run (exit 2) with nothing paid for; see `calibration.cascade`.
+run (exit 2) with nothing paid for; see `calibration.cascades.cascade`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from judgecards.cli._common import mock_banner
 from judgecards.cli._progress import StagedProgress, reporting
 
 if TYPE_CHECKING:
-    from calibration.cascade import CascadeRun
+    from calibration.cascades.cascade import CascadeRun
     from judgecards.cards import Card
     from judgecards.judge import Judge
     from judgecards.results import JudgeResult
@@ -92,7 +92,7 @@ def score_cascade(
     Raises:
         AuditError: a judge lacks labels, or no judge can meet ``target`` (nothing called).
     """
-    from calibration.cascade import Cascade
+    from calibration.cascades.cascade import Cascade
 
     with cascade_judges(card, models, db, judge_options) as judges:
         cascade = Cascade(judges, target=target, delta=delta)

@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from calibration.align_cards import aligned_system
-from calibration.align_split import AlignItem, AlignSplit, split_labelled
 from calibration.alignment import alignment_runs
-from calibration.migrations import open_store
-from calibration.records import NewLabel
-from calibration.repository import CalibrationRepository
+from calibration.alignment.cards import aligned_system
+from calibration.alignment.split import AlignItem, AlignSplit, split_labelled
+from calibration.labels.migrations import open_store
+from calibration.labels.records import NewLabel
+from calibration.labels.repository import CalibrationRepository
 from judgecards import Judge
 from judgecards.cards import load_card
 from judgecards.cli import cli
@@ -346,9 +346,9 @@ def test_examples_are_neutralised_data() -> None:
 
 
 def test_a_candidate_is_never_scored_on_its_own_examples(tmp_path: Path) -> None:
-    from calibration.align_run import Candidate, Plan, Scorer
-    from calibration.alignment import same_inputs
-    from calibration.label_fields import label_fields
+    from calibration.alignment.align import same_inputs
+    from calibration.alignment.run import Candidate, Plan, Scorer
+    from calibration.labels import label_fields
 
     card = load_card("reference@1")
     shown = AlignItem("r1", "q1", item(1), "match", None, "key1")

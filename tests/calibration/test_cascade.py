@@ -26,9 +26,9 @@ from calibration import (
     import_labels,
     latest_calibration,
 )
-from calibration.cascade import Cascade, minimum_labels
-from calibration.cascade_repository import cascade_result_decisions
-from calibration.confidence import judgment_confidence, order_consistency, sample_agreement
+from calibration.cascades.cascade import Cascade, minimum_labels
+from calibration.cascades.repository import cascade_result_decisions
+from calibration.stats.confidence import judgment_confidence, order_consistency, sample_agreement
 from judgecards import Judge
 from judgecards.cli import cli
 from judgecards.errors import AuditError

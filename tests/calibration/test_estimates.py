@@ -21,11 +21,11 @@ from click.testing import CliRunner
 
 import calibration
 from calibration import corrected_estimate, corrected_mean, corrected_rate
-from calibration.audit import Audit
+from calibration.audits.audit import Audit
 from calibration.estimates import EstimatesReport
-from calibration.records import NewLabel
-from calibration.repository import CalibrationRepository
-from calibration.score_scales import score_scales
+from calibration.estimates.scales import score_scales
+from calibration.labels.records import NewLabel
+from calibration.labels.repository import CalibrationRepository
 from judgecards import Store, compare_many
 from judgecards.cards import load_card
 from judgecards.cli import cli

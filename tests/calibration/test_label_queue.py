@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from calibration.audit import Audit
-from calibration.label_queue import LabelQueue, LabelQueueError, QueueItem
+from calibration.audits.audit import Audit
+from calibration.audits.queue import LabelQueue, LabelQueueError, QueueItem
 from calibration.labels import read_labels
-from calibration.migrations import open_store
+from calibration.labels.migrations import open_store
 from judgecards.cards import load_card
 from judgecards.results import JudgeResult
 from judgecards.store import Store

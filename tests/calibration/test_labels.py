@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from calibration.label_files import from_spreadsheet_cell, spreadsheet_cell
 from calibration.labels import (
     LabelImportError,
     export_labels,
@@ -20,7 +19,8 @@ from calibration.labels import (
     label_fields,
     read_labels,
 )
-from calibration.migrations import open_store
+from calibration.labels.files import from_spreadsheet_cell, spreadsheet_cell
+from calibration.labels.migrations import open_store
 from judgecards.cards import load_card
 from judgecards.cli import cli
 from judgecards.results import JudgeResult

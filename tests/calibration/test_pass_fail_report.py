@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from calibration import Audit, judge_rates, rogan_gladen
-from calibration.pass_fail import NOT_MATCH, binary_labels
+from calibration.stats.pass_fail import NOT_MATCH, binary_labels
 from judgecards.cli import cli
 from judgecards.store import Store
 from tests.fakes.http import Script, openai_chat

@@ -2,7 +2,7 @@
 
 Reference items are judged through the real OpenAI SDK against a scripted transport by a
 lenient judge (it reads a partly right answer as right); two audits are sampled through
-`calibration.audit.Audit` and their sheets filled in by "people" (alice on both, bob on the
+`calibration.audits.audit.Audit` and their sheets filled in by "people" (alice on both, bob on the
 second, slipping on a few items so there is a human ceiling); a pairwise judge that prefers long
 answers compares three models, and some comparisons get winner labels through
 `calibration.import_labels`. Some inputs and one model label are hostile HTML.
@@ -18,7 +18,7 @@ from typing import Any
 import httpx2
 
 import calibration
-from calibration.audit import Audit
+from calibration.audits.audit import Audit
 from judgecards import compare_many
 from tests.calibration.test_audit import fill_sheet
 from tests.fakes.http import Script, openai_chat, reference_judgment

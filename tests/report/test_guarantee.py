@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from calibration.cascade import Cascade
-from calibration.cascade_repository import cascade_decisions, cascade_result_decisions
-from calibration.pairwise_cascade import PairwiseCascade
+from calibration.cascades.cascade import Cascade
+from calibration.cascades.pairwise import PairwiseCascade
+from calibration.cascades.repository import cascade_decisions, cascade_result_decisions
 from judgecards.report import build_report, render_html
 from judgecards.report.model import JudgeReport, Report
 from judgecards.store import Store

@@ -1,0 +1,1 @@
+"""calibration.audits: see its modules."""

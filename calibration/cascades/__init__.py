@@ -1,0 +1,1 @@
+"""calibration.cascades: see its modules."""

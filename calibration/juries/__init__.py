@@ -1,0 +1,1 @@
+"""calibration.juries: see its modules."""

@@ -1,0 +1,1 @@
+"""calibration.stats: see its modules."""
