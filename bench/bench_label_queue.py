@@ -31,9 +31,8 @@ LABEL = {"verdict": "match", "correctness": 5, "completeness": 5, "style_fidelit
 
 
 def one_run(items: int, labels: int) -> list[Measure]:
-    from calibration.audits.audit import Audit
-    from calibration.audits.queue import LabelQueue
-    from calibration.labels.migrations import open_store
+    from calibration.audits import Audit, LabelQueue
+    from calibration.labels import open_store
     from judgecards.cards import load_card
     from judgecards.results import JudgeResult
 

@@ -69,7 +69,7 @@ one exception tree under `judgecards.JudgecardsError`, and imported from there.
 
 ``__all__`` holds the functions and the classes a caller builds; the result types named in
 parentheses above are returned by them and imported, when a caller needs to name one, from the
-module that defines them (``from calibration.stats.report import AgreementReport``). Importing one from
+module that defines them (``from calibration.stats import AgreementReport``). Importing one from
 ``calibration`` itself still works in this release, with a `DeprecationWarning` that names its
 module. The calibration tables' SQL is all in
 `calibration.labels.repository`.
@@ -86,96 +86,96 @@ from judgecards.faces import lazy_exports, public_names
 # `__all__` is derived from it. To add a name, add it here and to the TYPE_CHECKING imports below
 # (tests/test_faces.py checks they match). Result types stay importable from their modules.
 _EXPORTS: dict[str, str] = {
-    "Audit": "calibration.audits.audit",
-    "Cascade": "calibration.cascades.cascade",
-    "Jury": "calibration.juries.run",
-    "LabelQueue": "calibration.audits.queue",
-    "PairwiseCascade": "calibration.cascades.pairwise",
-    "SmallSampleWarning": "calibration.stats._core",
-    "agreement": "calibration.stats.agreement_measures",
+    "Audit": "calibration.audits",
+    "Cascade": "calibration.cascades",
+    "Jury": "calibration.juries",
+    "LabelQueue": "calibration.audits",
+    "PairwiseCascade": "calibration.cascades",
+    "SmallSampleWarning": "calibration.stats",
+    "agreement": "calibration.stats",
     "align": "calibration.alignment",
     "alignment_runs": "calibration.alignment",
-    "calibrate": "calibration.stats.report",
-    "cascade_thresholds": "calibration.stats.selective",
-    "comparison_confidence": "calibration.cascades.pairwise",
-    "corrected_estimate": "calibration.stats.ppi",
-    "corrected_mean": "calibration.stats.ppi",
-    "corrected_rate": "calibration.stats.ppi",
-    "dawid_skene": "calibration.juries.dawid_skene_model",
-    "draw_pps": "calibration.stats.uncertainty_sampling",
+    "calibrate": "calibration.stats",
+    "cascade_thresholds": "calibration.stats",
+    "comparison_confidence": "calibration.cascades",
+    "corrected_estimate": "calibration.stats",
+    "corrected_mean": "calibration.stats",
+    "corrected_rate": "calibration.stats",
+    "dawid_skene": "calibration.juries",
+    "draw_pps": "calibration.stats",
     "estimate": "calibration.estimates",
-    "evaluate_jury": "calibration.juries.jury",
+    "evaluate_jury": "calibration.juries",
     "export_labels": "calibration.labels",
-    "fit_jury": "calibration.juries.jury",
-    "fleiss_kappa": "calibration.stats.interrater",
+    "fit_jury": "calibration.juries",
+    "fleiss_kappa": "calibration.stats",
     "import_labels": "calibration.labels",
-    "inclusion_probabilities": "calibration.stats.uncertainty_sampling",
-    "inter_annotator": "calibration.stats.interrater",
-    "judge_rates": "calibration.stats.error_rates",
-    "judgment_confidence": "calibration.stats.confidence",
-    "kappa": "calibration.stats.agreement_measures",
-    "krippendorff_alpha": "calibration.stats.interrater",
-    "latest_calibration": "calibration.audits.status",
-    "majority_vote": "calibration.juries.jury",
-    "order_consistency": "calibration.stats.confidence",
-    "pairwise_agreement": "calibration.stats.pairwise",
-    "pairwise_human_agreement": "calibration.stats.pairwise",
+    "inclusion_probabilities": "calibration.stats",
+    "inter_annotator": "calibration.stats",
+    "judge_rates": "calibration.stats",
+    "judgment_confidence": "calibration.stats",
+    "kappa": "calibration.stats",
+    "krippendorff_alpha": "calibration.stats",
+    "latest_calibration": "calibration.audits",
+    "majority_vote": "calibration.juries",
+    "order_consistency": "calibration.stats",
+    "pairwise_agreement": "calibration.stats",
+    "pairwise_human_agreement": "calibration.stats",
     "read_labels": "calibration.labels",
-    "rogan_gladen": "calibration.stats.error_rates",
-    "sample_agreement": "calibration.stats.confidence",
-    "selective_threshold": "calibration.stats.selective",
-    "stored_cascade_runs": "calibration.cascades.history",
-    "stratified_corrected_mean": "calibration.stats.ppi_stratified",
-    "stratified_corrected_rate": "calibration.stats.ppi_stratified",
-    "warn_if_uncalibrated": "calibration.audits.status",
+    "rogan_gladen": "calibration.stats",
+    "sample_agreement": "calibration.stats",
+    "selective_threshold": "calibration.stats",
+    "stored_cascade_runs": "calibration.cascades",
+    "stratified_corrected_mean": "calibration.stats",
+    "stratified_corrected_rate": "calibration.stats",
+    "warn_if_uncalibrated": "calibration.audits",
 }
 
 # Names dropped from the face: they resolve, with a DeprecationWarning naming their new home,
 # for one release. Not part of `__all__` and not in the TYPE_CHECKING block.
 _MOVED: dict[str, str] = {
-    "AgreementReport": "calibration.stats.report",
+    "AgreementReport": "calibration.stats",
     "AlignmentError": "judgecards.errors",
-    "AlignmentResult": "calibration.alignment.run",
-    "AlignmentRun": "calibration.labels.records",
-    "AnchorSet": "calibration.labels.records",
+    "AlignmentResult": "calibration.alignment",
+    "AlignmentRun": "calibration.labels",
+    "AnchorSet": "calibration.labels",
     "AuditError": "judgecards.errors",
-    "AuditReport": "calibration.audits.report",
-    "AuditSummary": "calibration.audits.report",
-    "CalibrationStatus": "calibration.audits.status",
-    "CandidateScore": "calibration.alignment.run",
-    "CascadeDecision": "calibration.cascades.cascade",
-    "CascadeJudge": "calibration.cascades.history",
-    "CascadeRun": "calibration.cascades.cascade",
-    "CascadeStage": "calibration.cascades.cascade",
-    "ClassScores": "calibration.stats.report",
-    "CorrectedEstimate": "calibration.stats.ppi",
-    "DawidSkeneResult": "calibration.juries.dawid_skene_model",
-    "EarlierQueue": "calibration.cascades.stages",
+    "AuditReport": "calibration.audits",
+    "AuditSummary": "calibration.audits",
+    "CalibrationStatus": "calibration.audits",
+    "CandidateScore": "calibration.alignment",
+    "CascadeDecision": "calibration.cascades",
+    "CascadeJudge": "calibration.cascades",
+    "CascadeRun": "calibration.cascades",
+    "CascadeStage": "calibration.cascades",
+    "ClassScores": "calibration.stats",
+    "CorrectedEstimate": "calibration.stats",
+    "DawidSkeneResult": "calibration.juries",
+    "EarlierQueue": "calibration.cascades",
     "EstimateError": "judgecards.errors",
     "EstimateRow": "calibration.estimates",
     "EstimatesReport": "calibration.estimates",
-    "FittedJury": "calibration.juries.jury",
-    "InterAnnotatorReport": "calibration.stats.interrater",
-    "JudgeRates": "calibration.stats.error_rates",
-    "JudgeReliability": "calibration.juries.jury",
-    "JurorReliability": "calibration.juries.run",
-    "JuryEvaluation": "calibration.juries.jury",
-    "JuryRun": "calibration.juries.run",
-    "JuryVerdict": "calibration.juries.run",
+    "FittedJury": "calibration.juries",
+    "InterAnnotatorReport": "calibration.stats",
+    "JudgeRates": "calibration.stats",
+    "JudgeReliability": "calibration.juries",
+    "JurorReliability": "calibration.juries",
+    "JuryEvaluation": "calibration.juries",
+    "JuryRun": "calibration.juries",
+    "JuryVerdict": "calibration.juries",
     "LabelImportError": "judgecards.errors",
     "LabelImportReport": "calibration.labels",
-    "LabelQueueError": "calibration.audits.queue_records",
-    "MajorityVote": "calibration.juries.jury",
-    "PairDecision": "calibration.cascades.pairwise",
-    "PairwiseAgreement": "calibration.stats.pairwise",
-    "PairwiseCascadeRun": "calibration.cascades.pairwise",
-    "PositionPreference": "calibration.audits.queue_records",
-    "QueueItem": "calibration.audits.queue_records",
-    "QueueSettings": "calibration.audits.queue_records",
-    "RaterPair": "calibration.stats.interrater",
-    "SelectiveThreshold": "calibration.stats.selective",
-    "StoredCascadeRun": "calibration.cascades.history",
-    "ThresholdTest": "calibration.stats.selective",
+    "LabelQueueError": "calibration.audits",
+    "MajorityVote": "calibration.juries",
+    "PairDecision": "calibration.cascades",
+    "PairwiseAgreement": "calibration.stats",
+    "PairwiseCascadeRun": "calibration.cascades",
+    "PositionPreference": "calibration.audits",
+    "QueueItem": "calibration.audits",
+    "QueueSettings": "calibration.audits",
+    "RaterPair": "calibration.stats",
+    "SelectiveThreshold": "calibration.stats",
+    "StoredCascadeRun": "calibration.cascades",
+    "ThresholdTest": "calibration.stats",
 }
 
 __all__ = public_names(_EXPORTS)
@@ -188,49 +188,49 @@ if TYPE_CHECKING:
     # the two in step.
     from calibration.alignment import align as align
     from calibration.alignment import alignment_runs as alignment_runs
-    from calibration.audits.audit import Audit as Audit
-    from calibration.audits.queue import LabelQueue as LabelQueue
-    from calibration.audits.status import latest_calibration as latest_calibration
-    from calibration.audits.status import warn_if_uncalibrated as warn_if_uncalibrated
-    from calibration.cascades.cascade import Cascade as Cascade
-    from calibration.cascades.history import stored_cascade_runs as stored_cascade_runs
-    from calibration.cascades.pairwise import PairwiseCascade as PairwiseCascade
-    from calibration.cascades.pairwise import comparison_confidence as comparison_confidence
+    from calibration.audits import Audit as Audit
+    from calibration.audits import LabelQueue as LabelQueue
+    from calibration.audits import latest_calibration as latest_calibration
+    from calibration.audits import warn_if_uncalibrated as warn_if_uncalibrated
+    from calibration.cascades import Cascade as Cascade
+    from calibration.cascades import PairwiseCascade as PairwiseCascade
+    from calibration.cascades import comparison_confidence as comparison_confidence
+    from calibration.cascades import stored_cascade_runs as stored_cascade_runs
     from calibration.estimates import estimate as estimate
-    from calibration.juries.dawid_skene_model import dawid_skene as dawid_skene
-    from calibration.juries.jury import evaluate_jury as evaluate_jury
-    from calibration.juries.jury import fit_jury as fit_jury
-    from calibration.juries.jury import majority_vote as majority_vote
-    from calibration.juries.run import Jury as Jury
+    from calibration.juries import Jury as Jury
+    from calibration.juries import dawid_skene as dawid_skene
+    from calibration.juries import evaluate_jury as evaluate_jury
+    from calibration.juries import fit_jury as fit_jury
+    from calibration.juries import majority_vote as majority_vote
     from calibration.labels import export_labels as export_labels
     from calibration.labels import import_labels as import_labels
     from calibration.labels import read_labels as read_labels
-    from calibration.stats._core import SmallSampleWarning as SmallSampleWarning
-    from calibration.stats.agreement_measures import agreement as agreement
-    from calibration.stats.agreement_measures import kappa as kappa
-    from calibration.stats.confidence import judgment_confidence as judgment_confidence
-    from calibration.stats.confidence import order_consistency as order_consistency
-    from calibration.stats.confidence import sample_agreement as sample_agreement
-    from calibration.stats.error_rates import judge_rates as judge_rates
-    from calibration.stats.error_rates import rogan_gladen as rogan_gladen
-    from calibration.stats.interrater import fleiss_kappa as fleiss_kappa
-    from calibration.stats.interrater import inter_annotator as inter_annotator
-    from calibration.stats.interrater import krippendorff_alpha as krippendorff_alpha
-    from calibration.stats.pairwise import pairwise_agreement as pairwise_agreement
-    from calibration.stats.pairwise import pairwise_human_agreement as pairwise_human_agreement
-    from calibration.stats.ppi import corrected_estimate as corrected_estimate
-    from calibration.stats.ppi import corrected_mean as corrected_mean
-    from calibration.stats.ppi import corrected_rate as corrected_rate
-    from calibration.stats.ppi_stratified import (
+    from calibration.stats import SmallSampleWarning as SmallSampleWarning
+    from calibration.stats import agreement as agreement
+    from calibration.stats import calibrate as calibrate
+    from calibration.stats import cascade_thresholds as cascade_thresholds
+    from calibration.stats import corrected_estimate as corrected_estimate
+    from calibration.stats import corrected_mean as corrected_mean
+    from calibration.stats import corrected_rate as corrected_rate
+    from calibration.stats import draw_pps as draw_pps
+    from calibration.stats import fleiss_kappa as fleiss_kappa
+    from calibration.stats import (
+        inclusion_probabilities as inclusion_probabilities,
+    )
+    from calibration.stats import inter_annotator as inter_annotator
+    from calibration.stats import judge_rates as judge_rates
+    from calibration.stats import judgment_confidence as judgment_confidence
+    from calibration.stats import kappa as kappa
+    from calibration.stats import krippendorff_alpha as krippendorff_alpha
+    from calibration.stats import order_consistency as order_consistency
+    from calibration.stats import pairwise_agreement as pairwise_agreement
+    from calibration.stats import pairwise_human_agreement as pairwise_human_agreement
+    from calibration.stats import rogan_gladen as rogan_gladen
+    from calibration.stats import sample_agreement as sample_agreement
+    from calibration.stats import selective_threshold as selective_threshold
+    from calibration.stats import (
         stratified_corrected_mean as stratified_corrected_mean,
     )
-    from calibration.stats.ppi_stratified import (
+    from calibration.stats import (
         stratified_corrected_rate as stratified_corrected_rate,
-    )
-    from calibration.stats.report import calibrate as calibrate
-    from calibration.stats.selective import cascade_thresholds as cascade_thresholds
-    from calibration.stats.selective import selective_threshold as selective_threshold
-    from calibration.stats.uncertainty_sampling import draw_pps as draw_pps
-    from calibration.stats.uncertainty_sampling import (
-        inclusion_probabilities as inclusion_probabilities,
     )

@@ -32,6 +32,13 @@ MARKER = re.compile(r"^<!-- generated: ([a-z-]+)(?: ([\w.]+))? -->$", re.MULTILI
 FACES = (
     "judgecards",
     "calibration",
+    "calibration.stats",
+    "calibration.labels",
+    "calibration.estimates",
+    "calibration.audits",
+    "calibration.cascades",
+    "calibration.juries",
+    "calibration.alignment",
     "judgecards.testing",
     "judgecards.batch",
     "judgecards.importers",

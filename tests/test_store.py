@@ -357,10 +357,10 @@ def test_only_the_store_and_the_calibration_repository_hold_sql() -> None:
     root = Path(__file__).resolve().parents[1]
     allowed = {
         "judgecards/database.py", "judgecards/store.py", "judgecards/store_migrations.py",
-        "calibration/repository.py",
-        "calibration/queue_repository.py",  # the labelling queues (calibration.audits.queue)
-        "calibration/migrations.py",  # the calibration schema, applied through Store.migrate
-        "calibration/cascade_repository.py",  # who decided each comparison of a pairwise cascade
+        "calibration/labels/repository.py",
+        "calibration/audits/queue_repository.py",  # the labelling queues (calibration.audits.queue)
+        "calibration/labels/migrations.py",  # the calibration schema, applied through Store.migrate
+        "calibration/cascades/repository.py",  # who decided each comparison of a pairwise cascade
         "judgecards/serve/repository.py",  # the server's tokens, through Store.transaction
         "judgecards/batch/repository.py",  # provider batches and their items (judgecards.batch)
         "judgecards/duplicate_ids.py",  # a private temporary database of ids, not the store

@@ -21,7 +21,7 @@ TRIALS = 10
 def _open_new_databases(
     directory: str, barrier: Barrier, calibration_tables: bool, errors: Any
 ) -> None:
-    from calibration.labels.migrations import open_store
+    from calibration.labels import open_store
     from judgecards.store import Store
 
     for trial in range(TRIALS):

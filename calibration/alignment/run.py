@@ -22,11 +22,8 @@ from typing import Any
 
 from calibration.alignment.cards import aligned_system, card_file_text, card_path, write_card
 from calibration.alignment.split import AlignItem, nearest
-from calibration.labels import LabelField
-from calibration.labels.records import AlignmentRun, Label
-from calibration.labels.repository import CalibrationRepository
-from calibration.stats._core import SmallSampleWarning
-from calibration.stats.agreement_measures import kappa
+from calibration.labels import AlignmentRun, CalibrationRepository, Label, LabelField
+from calibration.stats import SmallSampleWarning, kappa
 from judgecards.cards import Card
 from judgecards.errors import AlignmentError
 from judgecards.metrics.stats import Estimate

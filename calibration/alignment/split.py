@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from calibration.audits.analysis import primary_order
+from calibration.audits import primary_order
 from calibration.labels import Label, LabelField, judge_labels, label_fields
 from judgecards.cards import Card
 from judgecards.errors import AlignmentError

@@ -24,19 +24,24 @@ from typing import Any, Literal
 import numpy as np
 
 from calibration.audits.report import AnchorDrift, AuditSummary, Disagreement, FieldAgreement, Flip
-from calibration.labels import LabelField
-from calibration.labels.records import AnchorSet, AuditItem, AuditRecord, Label
-from calibration.labels.repository import CalibrationRepository
-from calibration.stats._core import (
+from calibration.labels import (
+    AnchorSet,
+    AuditItem,
+    AuditRecord,
+    CalibrationRepository,
+    Label,
+    LabelField,
+)
+from calibration.stats import (
     MIN_ITEMS,
     SmallSampleWarning,
+    calibrate,
+    inter_annotator,
     kappa_from_codes,
     label_order,
     to_codes,
     weight_matrix,
 )
-from calibration.stats.interrater import inter_annotator
-from calibration.stats.report import calibrate
 from judgecards.metrics.stats import Estimate, bootstrap_ci
 
 __all__ = ["AuditMeasures", "finite", "humans_by_result", "primary_order"]

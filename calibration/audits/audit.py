@@ -68,27 +68,27 @@ from calibration.audits.report import (
 from calibration.audits.sampling import AuditSample, Stratify, draw, since_timestamp
 from calibration.estimates import audit_estimates
 from calibration.labels import (
-    AuditScope,
-    LabelField,
-    LabelImportReport,
-    LabelKind,
-    import_labels,
-    judge_labels,
-    label_fields,
-)
-from calibration.labels.files import Format, format_of, sheet_audit_id, write_rows
-from calibration.labels.migrations import open_store
-from calibration.labels.records import (
     AnchorItem,
     AnchorSet,
     AuditItem,
     AuditRecord,
+    AuditScope,
+    CalibrationRepository,
+    Format,
     Label,
+    LabelField,
+    LabelImportReport,
+    LabelKind,
     NewLabel,
+    format_of,
+    import_labels,
+    judge_labels,
+    label_fields,
+    open_store,
+    sheet_audit_id,
+    write_rows,
 )
-from calibration.labels.repository import CalibrationRepository
-from calibration.stats.confidence import judgment_confidence
-from calibration.stats.pass_fail import PassFailView, pass_fail_view
+from calibration.stats import PassFailView, judgment_confidence, pass_fail_view
 from judgecards.cards import Card, load_card
 from judgecards.errors import AuditError, JudgecardsError
 from judgecards.metrics.stats import Estimate

@@ -73,10 +73,14 @@ from calibration.audits.queue_records import (
     settings_of,
 )
 from calibration.audits.queue_repository import QueueRepository
-from calibration.labels import LabelField, label_fields
-from calibration.labels.migrations import open_store
-from calibration.labels.records import AuditRecord, NewLabel
-from calibration.labels.repository import CalibrationRepository
+from calibration.labels import (
+    AuditRecord,
+    CalibrationRepository,
+    LabelField,
+    NewLabel,
+    label_fields,
+    open_store,
+)
 from judgecards.cards import Card, load_card
 from judgecards.errors import CardError, JudgecardsError, LabelImportError
 from judgecards.schemas import RubricPolicy

@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from calibration.audits.queue_repository import QueueRow
-from calibration.labels import WINNERS, LabelField
-from calibration.labels.records import AuditRecord
+from calibration.labels import WINNERS, AuditRecord, LabelField
 from judgecards.errors import AuditError
 
 __all__ = [

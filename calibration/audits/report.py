@@ -16,14 +16,11 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from calibration.estimates import EstimatesReport, estimate_lines
-from calibration.stats._core import format_estimate
-from calibration.stats.interrater import InterAnnotatorReport
-from calibration.stats.pass_fail import PassFailView
-from calibration.stats.report import AgreementReport
+from calibration.stats import AgreementReport, InterAnnotatorReport, PassFailView, format_estimate
 from judgecards.metrics.stats import Estimate
 
 if TYPE_CHECKING:
-    from calibration.labels.records import AuditRecord
+    from calibration.labels import AuditRecord
 
 __all__ = [
     "AnchorDrift",

@@ -20,10 +20,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
 
-from calibration.labels import LabelField, judge_labels
-from calibration.labels.records import AuditItem, AuditRecord
-from calibration.stats._core import MIN_ITEMS
-from calibration.stats.uncertainty_sampling import draw_pps, inclusion_probabilities
+from calibration.labels import AuditItem, AuditRecord, LabelField, judge_labels
+from calibration.stats import MIN_ITEMS, draw_pps, inclusion_probabilities
 from judgecards.errors import AuditError
 from judgecards.results import JudgeResult
 

@@ -117,7 +117,7 @@ def latest_calibration(store: Store, *, card: str, model: str) -> CalibrationSta
         A `CalibrationStatus`, or ``None`` when that card version was never calibrated for
         that model (or the calibration tables do not exist yet).
     """
-    from calibration.labels.repository import CalibrationRepository
+    from calibration.labels import CalibrationRepository
 
     rows = CalibrationRepository(store).headlines(card=card, model=model)
     return _status(rows[0]) if rows else None
@@ -172,7 +172,7 @@ def calibrations(
             listing never creates or migrates a database (a missing file gives ``[]``).
         card: only this ``name@version``.
     """
-    from calibration.labels.repository import CalibrationRepository
+    from calibration.labels import CalibrationRepository
     from judgecards.store import Store
 
     if isinstance(source, Store):

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, cast
 
-from calibration.audits.analysis import humans_by_result, primary_order
+from calibration.audits import humans_by_result, primary_order
 from calibration.cascades.repository import save_cascade_result_decisions
 from calibration.cascades.stages import (
     CascadeStage,
@@ -48,11 +48,14 @@ from calibration.cascades.stages import (
     no_threshold_error,
     walk_stages,
 )
-from calibration.labels import judge_labels, label_fields
-from calibration.labels.migrations import open_store
-from calibration.labels.records import AuditItem
-from calibration.labels.repository import CalibrationRepository
-from calibration.stats.confidence import judgment_confidence
+from calibration.labels import (
+    AuditItem,
+    CalibrationRepository,
+    judge_labels,
+    label_fields,
+    open_store,
+)
+from calibration.stats import judgment_confidence
 from judgecards.prepared import item_id_of
 from judgecards.results import JudgeResult
 

@@ -47,11 +47,8 @@ from calibration.cascades.stages import (
     stage_record,
     walk_stages,
 )
-from calibration.labels import label_fields
-from calibration.labels.migrations import open_store
-from calibration.labels.records import AuditItem
-from calibration.labels.repository import CalibrationRepository
-from calibration.stats.confidence import judgment_confidence, order_consistency
+from calibration.labels import AuditItem, CalibrationRepository, label_fields, open_store
+from calibration.stats import judgment_confidence, order_consistency
 from judgecards.errors import WrongCardKind
 from judgecards.pairwise.compare import ComparisonResult, compare_many
 from judgecards.prepared import item_id_of

@@ -16,10 +16,8 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
-from calibration.labels import Label
-from calibration.labels.migrations import open_store
-from calibration.labels.repository import CalibrationRepository
-from calibration.stats.selective import SelectiveThreshold, cascade_stage_thresholds
+from calibration.labels import CalibrationRepository, Label, open_store
+from calibration.stats import SelectiveThreshold, cascade_stage_thresholds
 from judgecards.errors import AuditError
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from calibration.stats.ppi import CorrectedEstimate
+from calibration.stats import CorrectedEstimate
 from judgecards.metrics.stats import Estimate
 
 __all__ = ["Design", "EstimateRow", "EstimatesReport", "Kind", "estimate_lines", "interval_notes"]

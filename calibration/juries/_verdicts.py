@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from calibration.stats._core import as_list, is_missing, label_order
+from calibration.stats import as_list, is_missing, label_order
 
 Verdicts = Sequence[Sequence[Any]] | NDArray[Any]
 

@@ -19,7 +19,7 @@ from judgecards.cli._common import mock_banner
 from judgecards.cli._progress import StagedProgress, reporting
 
 if TYPE_CHECKING:
-    from calibration.cascades.cascade import CascadeRun
+    from calibration.cascades import CascadeRun
     from judgecards.cards import Card
     from judgecards.judge import Judge
     from judgecards.results import JudgeResult
@@ -92,7 +92,7 @@ def score_cascade(
     Raises:
         AuditError: a judge lacks labels, or no judge can meet ``target`` (nothing called).
     """
-    from calibration.cascades.cascade import Cascade
+    from calibration.cascades import Cascade
 
     with cascade_judges(card, models, db, judge_options) as judges:
         cascade = Cascade(judges, target=target, delta=delta)

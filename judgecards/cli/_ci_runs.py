@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from judgecards.cli._ci_output import CiCase, CiRun, Outcome
 
 if TYPE_CHECKING:
-    from calibration.audits.report import AuditReport
+    from calibration.audits import AuditReport
     from judgecards.pairwise.compare import ComparisonResult
     from judgecards.results import JudgeResult
     from judgecards.tiered.report import TieredReport

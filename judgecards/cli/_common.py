@@ -286,7 +286,7 @@ def finish_run(
 
 def warn_if_uncalibrated(judge: Any) -> None:
     """Once per run: warn when the judge's card version was never calibrated for its model."""
-    from calibration.audits.status import warn_if_uncalibrated as warn
+    from calibration.audits import warn_if_uncalibrated as warn
 
     warn(judge, stacklevel=2)
 

@@ -89,7 +89,7 @@ def compare_cascade(
     Raises:
         AuditError: a judge lacks labels, or no judge can meet ``target`` (nothing called).
     """
-    from calibration.cascades.pairwise import PairwiseCascade
+    from calibration.cascades import PairwiseCascade
     from judgecards.pricing import run_cost, run_cost_text
 
     with cascade_judges(card, models, db, judge_options) as judges:

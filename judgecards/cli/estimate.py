@@ -66,7 +66,7 @@ def corrected_lines(db: Path, card: str, model: str) -> list[str]:
     ``score`` prints them before its own verdict shares and means, which are the judge's and
     so uncorrected; the last line says so.
     """
-    from calibration.labels.repository import CalibrationRepository
+    from calibration.labels import CalibrationRepository
     from judgecards.store import Store
 
     with Store(db, read_only=True) as store:

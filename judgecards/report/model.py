@@ -2,7 +2,7 @@
 
 Nothing here computes a measure of its own: the audits over time, their fields, the human
 ceiling, the disagreements and the gate are `calibration.audits.audit.Audit.report` (what ``judgecards
-audit report`` prints); the corrected estimates are `calibration.estimates.estimate`
+audit report`` prints); the corrected estimates are `calibration.estimates.corrected`
 (``judgecards estimate``); win rates and position bias are `judgecards.pairwise.pairwise_report`
 over the stored two-order outcomes; ratings are `judgecards.pairwise.stored.rankable_comparisons`
 (``judgecards rank``); tokens and cost are `judgecards.Store.cost_totals` (``judgecards cost
@@ -22,11 +22,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from calibration.audits.audit import Audit
-from calibration.audits.report import AuditSummary, GateCheck
-from calibration.cascades.history import StoredCascadeRun, stored_cascade_runs
+from calibration.audits import Audit, AuditSummary, GateCheck
+from calibration.cascades import StoredCascadeRun, stored_cascade_runs
 from calibration.estimates import EstimatesReport, estimate
-from calibration.stats._core import SmallSampleWarning
+from calibration.stats import SmallSampleWarning
 from judgecards.errors import AuditError, EstimateError, RankingError, ReportError
 from judgecards.pairwise.ratings import Ratings
 from judgecards.pairwise.report import PairwiseReport, pairwise_report

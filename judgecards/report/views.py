@@ -14,8 +14,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from calibration.estimates.report import EstimateRow, interval_notes
-from calibration.stats.pass_fail import PassFailView
+from calibration.estimates import EstimateRow, interval_notes
+from calibration.stats import PassFailView
 from judgecards.metrics.stats import Estimate
 from judgecards.pricing import format_cost
 from judgecards.report import plots

@@ -153,7 +153,7 @@ def create_app(
         max_body_bytes: the largest request body accepted (413 beyond it).
         **settings: kept on ``app.state.settings`` for the routers (e.g. ``reservation_s``).
     """
-    from calibration.labels.migrations import open_store
+    from calibration.labels import open_store
 
     store = open_store(Store(Path(db_path)))
 

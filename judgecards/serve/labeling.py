@@ -39,8 +39,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, Path, Request
 from fastapi.responses import HTMLResponse
 
-from calibration.audits.queue import LabelQueue
-from calibration.audits.queue_records import LabelQueueError
+from calibration.audits import LabelQueue, LabelQueueError
 from judgecards.errors import AuditError, CardError, StoreError
 from judgecards.serve.api_errors import ApiError, ErrorResponse
 from judgecards.serve.auth import AdminUser, AnyUser, Principal, csrf_protect
@@ -120,7 +119,7 @@ def _refresh_soon(request: Request, audit_id: int) -> None:
 
 
 def _refresh(store: Any, cards_dir: Any, audit_id: int) -> None:
-    from calibration.audits.audit import Audit
+    from calibration.audits import Audit
 
     try:
         Audit(store, cards_dir=cards_dir, n_resamples=500).refresh(audit_id)

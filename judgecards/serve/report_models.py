@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from calibration.audits.report import AuditSummary, FieldAgreement
+from calibration.audits import AuditSummary, FieldAgreement
 from calibration.estimates import EstimateRow, EstimatesReport
 from judgecards.metrics.stats import Estimate
 

@@ -16,9 +16,7 @@ from click.testing import CliRunner, Result
 from calibration.alignment import alignment_runs
 from calibration.alignment.cards import aligned_system
 from calibration.alignment.split import AlignItem, AlignSplit, split_labelled
-from calibration.labels.migrations import open_store
-from calibration.labels.records import NewLabel
-from calibration.labels.repository import CalibrationRepository
+from calibration.labels import CalibrationRepository, NewLabel, open_store
 from judgecards import Judge
 from judgecards.cards import load_card
 from judgecards.cli import cli
@@ -346,7 +344,7 @@ def test_examples_are_neutralised_data() -> None:
 
 
 def test_a_candidate_is_never_scored_on_its_own_examples(tmp_path: Path) -> None:
-    from calibration.alignment.align import same_inputs
+    from calibration.alignment.aligner import same_inputs
     from calibration.alignment.run import Candidate, Plan, Scorer
     from calibration.labels import label_fields
 

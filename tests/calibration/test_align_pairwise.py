@@ -29,9 +29,7 @@ from calibration.alignment.pair_split import (
 )
 from calibration.alignment.pairwise import PAIR_EXAMPLES_INTRO
 from calibration.alignment.run import Candidate, Plan, Scorer
-from calibration.labels import label_fields
-from calibration.labels.migrations import open_store
-from calibration.labels.repository import CalibrationRepository
+from calibration.labels import CalibrationRepository, label_fields, open_store
 from judgecards import Judge, compare_many
 from judgecards.cards import load_card, lock_lines
 from judgecards.cli import cli

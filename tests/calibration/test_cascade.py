@@ -28,7 +28,7 @@ from calibration import (
 )
 from calibration.cascades.cascade import Cascade, minimum_labels
 from calibration.cascades.repository import cascade_result_decisions
-from calibration.stats.confidence import judgment_confidence, order_consistency, sample_agreement
+from calibration.stats import judgment_confidence, order_consistency, sample_agreement
 from judgecards import Judge
 from judgecards.cli import cli
 from judgecards.errors import AuditError

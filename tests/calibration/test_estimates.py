@@ -21,11 +21,10 @@ from click.testing import CliRunner
 
 import calibration
 from calibration import corrected_estimate, corrected_mean, corrected_rate
-from calibration.audits.audit import Audit
+from calibration.audits import Audit
 from calibration.estimates import EstimatesReport
 from calibration.estimates.scales import score_scales
-from calibration.labels.records import NewLabel
-from calibration.labels.repository import CalibrationRepository
+from calibration.labels import CalibrationRepository, NewLabel
 from judgecards import Store, compare_many
 from judgecards.cards import load_card
 from judgecards.cli import cli

@@ -15,10 +15,8 @@ from typing import Any
 
 import pytest
 
-from calibration.audits.audit import Audit
-from calibration.audits.queue import LabelQueue, LabelQueueError, QueueItem
-from calibration.labels import read_labels
-from calibration.labels.migrations import open_store
+from calibration.audits import Audit, LabelQueue, LabelQueueError, QueueItem
+from calibration.labels import open_store, read_labels
 from judgecards.cards import load_card
 from judgecards.results import JudgeResult
 from judgecards.store import Store

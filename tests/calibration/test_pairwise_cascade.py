@@ -22,7 +22,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from calibration import Audit, import_labels, selective_threshold
-from calibration.cascades.pairwise import PairwiseCascade, comparison_confidence
+from calibration.cascades import PairwiseCascade, comparison_confidence
 from calibration.cascades.repository import cascade_decisions
 from judgecards import Judge, compare_many
 from judgecards.cli import cli

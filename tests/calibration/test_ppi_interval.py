@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from calibration import SmallSampleWarning
+from calibration.stats import corrected_estimate
 from calibration.stats._ppi_core import choose_interval
-from calibration.stats.ppi import corrected_estimate
 from tests.calibration.public_data import mt_bench, summeval
 
 

@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from calibration.audits.audit import Audit
-from calibration.audits.status import calibrations, latest_calibration, warn_if_uncalibrated
+from calibration.audits import Audit, calibrations, latest_calibration, warn_if_uncalibrated
 from judgecards.cli import cli
 from judgecards.errors import UncalibratedJudgeWarning
 from judgecards.judge import Judge

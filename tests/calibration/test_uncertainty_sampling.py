@@ -29,7 +29,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from calibration import agreement, corrected_mean, kappa
 from calibration.audits.audit import Audit, AuditError
-from calibration.stats.uncertainty_sampling import draw_pps, inclusion_probabilities
+from calibration.stats import draw_pps, inclusion_probabilities
 from judgecards.cards import load_card
 from judgecards.results import JudgeResult
 from judgecards.store import Store

@@ -18,7 +18,7 @@ from typing import Any
 import httpx2
 
 import calibration
-from calibration.audits.audit import Audit
+from calibration.audits import Audit
 from judgecards import compare_many
 from tests.calibration.test_audit import fill_sheet
 from tests.fakes.http import Script, openai_chat, reference_judgment

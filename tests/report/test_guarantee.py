@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from calibration.cascades.cascade import Cascade
-from calibration.cascades.pairwise import PairwiseCascade
+from calibration.cascades import Cascade, PairwiseCascade
 from calibration.cascades.repository import cascade_decisions, cascade_result_decisions
 from judgecards.report import build_report, render_html
 from judgecards.report.model import JudgeReport, Report

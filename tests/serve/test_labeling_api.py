@@ -13,8 +13,8 @@ from typing import Any
 import httpx
 import pytest
 
-from calibration.audits.status import latest_calibration
-from calibration.labels.migrations import open_store
+from calibration.audits import latest_calibration
+from calibration.labels import open_store
 from tests.calibration.test_label_queue import MODEL, SECRET_REASON, pairwise_results
 from tests.serve.conftest import ServedApp
 from tests.serve.test_labeling_browser import JUDGE, seed_results

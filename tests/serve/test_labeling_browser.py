@@ -24,7 +24,7 @@ import pytest
 from playwright.sync_api import expect
 from sklearn.metrics import cohen_kappa_score
 
-from calibration.labels.migrations import open_store
+from calibration.labels import open_store
 from judgecards.cards import load_card
 from judgecards.results import JudgeResult
 from tests.calibration.test_label_queue import MODEL, SCORES, SECRET_REASON, T0

@@ -18,7 +18,7 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
-from calibration.audits.status import calibrations
+from calibration.audits import calibrations
 from judgecards.cli import cli
 from judgecards.serve.reports import report_link
 from tests.report.data import HOSTILE_MODEL, MODEL, build
@@ -236,7 +236,7 @@ def _contrarian(row: dict[str, str]) -> dict[str, Any]:
 
 
 def _negative_kappa_db(db: Path, work: Path) -> None:
-    from calibration.audits.audit import Audit
+    from calibration.audits import Audit
     from tests.calibration.test_audit import fill_sheet
     from tests.report.data import judged
 

@@ -66,11 +66,15 @@ import numpy as np
 
 from calibration.estimates.report import Design, EstimateRow, EstimatesReport, Kind, estimate_lines
 from calibration.estimates.scales import score_scales
-from calibration.labels.records import AuditRecord, Label
-from calibration.labels.repository import CalibrationRepository
-from calibration.stats._core import MIN_ITEMS, SmallSampleWarning
-from calibration.stats._ppi_core import Tuning, clip_share, normal_estimate
-from calibration.stats.ppi import corrected_estimate
+from calibration.labels import AuditRecord, CalibrationRepository, Label
+from calibration.stats import (
+    MIN_ITEMS,
+    SmallSampleWarning,
+    Tuning,
+    clip_share,
+    corrected_estimate,
+    normal_estimate,
+)
 from judgecards.errors import EstimateError
 from judgecards.metrics.stats import Estimate
 from judgecards.store import Store

@@ -46,10 +46,14 @@ from calibration.alignment.pair_split import ANSWERS
 from calibration.alignment.pairwise import pair_plan
 from calibration.alignment.run import AlignmentResult, CandidateScore, Plan, run_plan
 from calibration.alignment.split import AlignItem, labelled_items, split_labelled
-from calibration.labels import judge_labels, label_fields
-from calibration.labels.migrations import opened
-from calibration.labels.records import AlignmentRun, Label
-from calibration.labels.repository import CalibrationRepository
+from calibration.labels import (
+    AlignmentRun,
+    CalibrationRepository,
+    Label,
+    judge_labels,
+    label_fields,
+    opened,
+)
 from judgecards.cards import Card, CardLibrary, user_card_dirs
 from judgecards.errors import AlignmentError
 from judgecards.store import Store
