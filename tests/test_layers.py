@@ -10,6 +10,8 @@ The contract:
   another object (``judge._prepare``): the public seam is the only way in (a package face
   re-exporting its own private modules' names is fine);
 - a private module (``pkg._mod``) is imported only from inside ``pkg``;
+- a calibration subpackage (``calibration.labels``, ``.audits`` ...) is entered only through its
+  face, its ``__init__``: from cli, serve and report and from the other subpackages alike;
 - layers only point down: the judgecards core never imports ``calibration``, and nothing below
   the user-facing layers (``judgecards.cli``, ``.serve``, ``.report``, ``.demo``, the
   ``__main__`` entry point) imports them.
@@ -48,8 +50,6 @@ PRIVATE_MODULE_IMPORTS_LEFT = frozenset(
     {
         # calibration reads card YAML with judgecards' loader.
         ("calibration.alignment.cards", "judgecards._yaml"),
-        # the report reads calibration's core records.
-        ("judgecards.report.model", "calibration.stats._core"),
     }
 )
 
@@ -216,6 +216,26 @@ def private_attributes_used(module: str, source: str) -> list[str]:
     return bad
 
 
+def faces_bypassed(found: list[Import], known: Mapping[str, Path], package: str) -> list[str]:
+    """Imports of a module inside one of ``package``'s subpackages from outside that subpackage.
+
+    A subpackage is entered through its face (its ``__init__``): ``calibration.labels``, not
+    ``calibration.labels.repository``. Only modules of the same subpackage import each other
+    directly; that keeps each face the one list of what the subpackage offers.
+    """
+    faces = {name for name, path in known.items() if path.name == "__init__.py"}
+    bad = []
+    for entry in found:
+        target = entry.target
+        if not _within(target, package) or target in faces:
+            continue
+        owner = target.rpartition(".")[0]
+        if owner == package or _within(entry.importer, owner):
+            continue
+        bad.append(f"{entry.importer}:{entry.line} imports {target}")
+    return bad
+
+
 KNOWN = module_paths()
 IMPORTS = all_imports(KNOWN)
 
@@ -244,6 +264,24 @@ def test_imports_inside_functions_and_under_type_checking_count() -> None:
     outside = list(imports_in("other", "import pkg._d\n", known, package=False))
     assert private_modules_imported(outside) == {("other", "pkg._d")}
     assert private_attributes_used("m", "judge._prepare(x)\nself._y\n") == ["m:1 uses ._prepare"]
+
+
+def test_a_subpackage_module_imported_past_its_face_is_found() -> None:
+    known = {
+        "pkg": Path("pkg/__init__.py"),
+        "pkg.sub": Path("pkg/sub/__init__.py"),
+        "pkg.sub.a": Path("pkg/sub/a.py"),
+        "pkg.sub.b": Path("pkg/sub/b.py"),
+        "pkg.top": Path("pkg/top.py"),
+        "app": Path("app.py"),
+    }
+    found = [
+        Import("app", "pkg.sub", ("x",), 1),  # through the face
+        Import("pkg.sub.b", "pkg.sub.a", ("x",), 2),  # a sibling
+        Import("app", "pkg.top", ("x",), 3),  # a module of the package itself
+        Import("app", "pkg.sub.a", ("x",), 4),  # past the face
+    ]
+    assert faces_bypassed(found, known, "pkg") == ["app:4 imports pkg.sub.a"]
 
 
 def test_a_cycle_through_a_function_level_import_is_found() -> None:
@@ -278,6 +316,12 @@ def test_private_modules_are_imported_only_inside_their_package() -> None:
     found = private_modules_imported(IMPORTS)
     assert found - PRIVATE_MODULE_IMPORTS_LEFT == set(), "a new import of a private module"
     assert PRIVATE_MODULE_IMPORTS_LEFT - found == set(), "fixed: take it off the list"
+
+
+def test_calibration_subpackages_are_entered_through_their_faces() -> None:
+    # cli, serve and report, and calibration's own subpackages, import `calibration.audits`,
+    # never `calibration.audits.queue`.
+    assert faces_bypassed(IMPORTS, KNOWN, "calibration") == []
 
 
 def test_the_judgecards_core_never_imports_calibration() -> None:
