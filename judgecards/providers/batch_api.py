@@ -1,8 +1,8 @@
 """What the batch code needs from a provider's batch API, whichever provider it is.
 
 Two implementations, each over the official SDK's client of the judge's own provider (same key,
-base URL and HTTP client): `judgecards.batch.openai_batches` (files + batches) and
-`judgecards.batch.anthropic_batches` (Message Batches). Everything else (what to submit, what
+base URL and HTTP client): `judgecards.providers.openai_batches` (files + batches) and
+`judgecards.providers.anthropic_batches` (Message Batches). Everything else (what to submit, what
 is stored, how replies become results) is written once above this seam.
 """
 

@@ -13,8 +13,8 @@ import json
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from judgecards.batch.api import BatchStatus, Outcome, OutcomeState
 from judgecards.providers.base import CompletionRequest
+from judgecards.providers.batch_api import BatchStatus, Outcome, OutcomeState
 from judgecards.providers.openai import OpenAIProvider
 
 __all__ = ["OpenAIBatches"]

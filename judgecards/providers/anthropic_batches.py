@@ -15,9 +15,9 @@ import json
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from judgecards.batch.api import BatchStatus, Outcome
 from judgecards.providers.anthropic import AnthropicProvider
 from judgecards.providers.base import CompletionRequest
+from judgecards.providers.batch_api import BatchStatus, Outcome
 
 __all__ = ["AnthropicBatches"]
 

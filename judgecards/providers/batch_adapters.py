@@ -1,13 +1,13 @@
-"""The batch API of a judge's provider: `batch_api_for` (kept apart from `judgecards.batch.api`,
+"""The batch API of a judge's provider: `batch_api_for` (kept apart from `judgecards.providers.batch_api`,
 which the implementations import, so that no module imports one that imports it back)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from judgecards.batch.api import BatchAPI
 from judgecards.errors import ProviderConfigError
 from judgecards.providers.base import Provider
+from judgecards.providers.batch_api import BatchAPI
 
 __all__ = ["batch_api_for"]
 
@@ -20,11 +20,11 @@ def batch_api_for(provider: Provider, **limits: int | None) -> BatchAPI:
 
     api: Any
     if isinstance(provider, OpenAIProvider):
-        from judgecards.batch.openai_batches import OpenAIBatches
+        from judgecards.providers.openai_batches import OpenAIBatches
 
         api = OpenAIBatches(provider)
     elif isinstance(provider, AnthropicProvider):
-        from judgecards.batch.anthropic_batches import AnthropicBatches
+        from judgecards.providers.anthropic_batches import AnthropicBatches
 
         api = AnthropicBatches(provider)
     else:
