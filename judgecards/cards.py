@@ -29,7 +29,6 @@ from jinja2 import Template, TemplateSyntaxError, meta
 from jinja2.exceptions import SecurityError
 from pydantic import BaseModel, ValidationError
 
-from judgecards._yaml import YamlDocument, load_yaml
 from judgecards.card_spec import (
     Bound,
     Defaults,
@@ -42,6 +41,7 @@ from judgecards.card_spec import (
 from judgecards.delimiters import card_tags
 from judgecards.errors import CardError, CardLockMismatch, CardNotFound, CardValidationError
 from judgecards.output_models import resolve_output_model
+from judgecards.safe_yaml import YamlDocument, load_yaml
 from judgecards.sandbox import (
     Placeholder,
     RenderLimitExceeded,

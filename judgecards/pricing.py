@@ -24,8 +24,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from judgecards._yaml import load_yaml
 from judgecards.errors import InputError
+from judgecards.safe_yaml import load_yaml
 
 __all__ = [
     "MOCK_SOURCE",

@@ -28,8 +28,8 @@ from typing import Any
 
 from jinja2 import nodes
 
-from judgecards._yaml import load_yaml
 from judgecards.errors import InputError
+from judgecards.safe_yaml import load_yaml
 from judgecards.sandbox import compile_nodes, environment, render_bounded
 
 __all__ = [

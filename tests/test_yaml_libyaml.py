@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from judgecards import _yaml
+from judgecards import safe_yaml as _yaml
 from judgecards.cards import CARD_SUFFIX, builtin_cards_dir
 from judgecards.errors import InputError
 from tests.test_yaml_bounds import BOMB

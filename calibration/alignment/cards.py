@@ -26,10 +26,10 @@ from typing import Any
 
 import yaml
 
-from judgecards._yaml import load_yaml
 from judgecards.cards import CARD_SUFFIX, Card, parse_card_file
 from judgecards.delimiters import neutralise_text
 from judgecards.errors import AlignmentError, CardValidationError, OutputError
+from judgecards.safe_yaml import load_yaml
 
 __all__ = ["EXAMPLE_TAGS", "aligned_system", "card_file_text", "write_card"]
 

@@ -97,8 +97,8 @@ def rubric_policy(
             f"--threshold/--weight/--primary/--criteria apply to rubric cards (a 'criteria' "
             f"input); {card.ref} has none"
         )
-    from judgecards._yaml import load_yaml
     from judgecards.errors import InputError
+    from judgecards.safe_yaml import load_yaml
     from judgecards.schemas import DEFAULT_CRITERIA, RubricPolicy
 
     criteria: Any = DEFAULT_CRITERIA

@@ -25,8 +25,8 @@ from typing import Any
 
 import yaml
 
-from judgecards._yaml import YamlDocument, load_yaml
 from judgecards.errors import InputError, OutputError
+from judgecards.safe_yaml import YamlDocument, load_yaml
 
 __all__ = [
     "CardDraft",

@@ -158,7 +158,7 @@ class ConfigSource:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.data: Any = None
-        self._yaml: Any = None  # judgecards._yaml.YamlDocument, for YAML configs
+        self._yaml: Any = None  # judgecards.safe_yaml.YamlDocument, for YAML configs
         self._toml_lines: dict[tuple[str, ...], int] | None = None
         try:
             text = path.read_text("utf-8")
@@ -178,7 +178,7 @@ class ConfigSource:
 
     def _parse_yaml(self, text: str) -> None:
         # The one bounded loader cards use too: an alias bomb in an inline schema is refused.
-        from judgecards._yaml import load_yaml
+        from judgecards.safe_yaml import load_yaml
 
         self._yaml = load_yaml(text, file=self.path, error=InputError)
         self.data = self._yaml.data
