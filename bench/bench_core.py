@@ -55,7 +55,7 @@ def run_plain(base_url: str, data: list[dict[str, str]], concurrency: int) -> tu
     import openai
 
     from judgecards.cards import load_card
-    from judgecards.render import render
+    from judgecards.cards.render import render
     from judgecards.schemas import ReferenceJudgment
 
     card = load_card("reference")

@@ -165,14 +165,14 @@ def errors_section() -> str:
 def _type_name(annotation: Any) -> str:
     text = getattr(annotation, "__name__", None) if isinstance(annotation, type) else None
     text = text or str(annotation).replace("typing.", "")
-    return text.replace("judgecards.card_spec.", "").replace(" | ", " or ")
+    return text.replace("judgecards.cards.spec.", "").replace(" | ", " or ")
 
 
 def card_format_section() -> str:
     from pydantic import BaseModel
     from pydantic_core import PydanticUndefined
 
-    from judgecards import card_spec
+    from judgecards.cards import spec as card_spec
 
     out = []
     seen: list[type[BaseModel]] = []
@@ -208,7 +208,7 @@ def card_format_section() -> str:
 
 
 def _migration_sets() -> list[tuple[str, Any]]:
-    sets = [("judgecards", "judgecards.store_migrations")]
+    sets = [("judgecards", "judgecards.storage.migrations")]
     sets += [("judgecards.batch", "judgecards.batch.repository")]
     sets += [("judgecards.serve", "judgecards.serve.repository")]
     sets += [("calibration", "calibration.labels.migrations")]
@@ -216,7 +216,7 @@ def _migration_sets() -> list[tuple[str, Any]]:
 
 
 def database_section() -> str:
-    from judgecards.store import Store
+    from judgecards.storage.store import Store
 
     out = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -19,7 +19,7 @@ __version__ = "0.1.0"
 # The face, grouped by job: judging, cards, storage, pairwise, tiered evaluation, and the errors a
 # caller catches. `__all__` is derived from this table; everything else is imported from its
 # subpackage (`judgecards.errors`, `judgecards.pairwise.*`, `judgecards.batch`, `judgecards.tiered`,
-# `judgecards.pricing`, `judgecards.rate`, `judgecards.bias`, `judgecards.export`, ...).
+# `judgecards.limits.pricing`, `judgecards.limits.rate`, `judgecards.judging.bias`, `judgecards.storage.export`, ...).
 _EXPORTS: dict[str, str] = {
     "BudgetError": "judgecards.errors",
     "Card": "judgecards.cards",
@@ -29,23 +29,23 @@ _EXPORTS: dict[str, str] = {
     "Criterion": "judgecards.schemas",
     "InputError": "judgecards.errors",
     "InvalidInput": "judgecards.errors",
-    "Judge": "judgecards.judge",
+    "Judge": "judgecards.judging.judge",
     "JudgeOutputError": "judgecards.errors",
-    "JudgeResult": "judgecards.results",
+    "JudgeResult": "judgecards.storage.results",
     "JudgecardsError": "judgecards.errors",
     "MissingExtra": "judgecards.errors",
     "MissingInput": "judgecards.errors",
     "NotRecorded": "judgecards.errors",
-    "OutputMode": "judgecards.structured_output",
+    "OutputMode": "judgecards.replies.structured_output",
     "ProviderConfigError": "judgecards.errors",
     "ProviderError": "judgecards.errors",
-    "RetryPolicy": "judgecards.retry",
+    "RetryPolicy": "judgecards.judging.retry",
     "RubricPolicy": "judgecards.schemas",
-    "RunPlan": "judgecards.plan",
-    "Store": "judgecards.store",
+    "RunPlan": "judgecards.limits.plan",
+    "Store": "judgecards.storage.store",
     "StoreError": "judgecards.errors",
     "TieredEval": "judgecards.tiered.pipeline",
-    "TokenUsage": "judgecards.results",
+    "TokenUsage": "judgecards.storage.results",
     "TransportError": "judgecards.errors",
     "UncalibratedJudgeWarning": "judgecards.errors",
     "acompare_many": "judgecards.pairwise.compare",
@@ -61,53 +61,53 @@ _EXPORTS: dict[str, str] = {
 # for one release. Not part of `__all__` and not in the TYPE_CHECKING block.
 _MOVED: dict[str, str] = {
     "MOCK_BANNER": "judgecards.providers.mock",
-    "AdaptiveLimiter": "judgecards.rate",
+    "AdaptiveLimiter": "judgecards.limits.rate",
     "BatchCollection": "judgecards.batch",
     "BatchError": "judgecards.batch",
     "BatchJob": "judgecards.batch",
-    "BudgetStats": "judgecards.budget",
+    "BudgetStats": "judgecards.limits.budget",
     "CardLockMismatch": "judgecards.errors",
     "CardValidationError": "judgecards.errors",
     "ComparePlan": "judgecards.pairwise.budget",
-    "CostCap": "judgecards.budget",
+    "CostCap": "judgecards.limits.budget",
     "EvalPlan": "judgecards.tiered",
     "ImportResult": "judgecards.importers",
     "InputTooLarge": "judgecards.errors",
     "JudgeCheck": "judgecards.tiered",
-    "LengthCorrelation": "judgecards.bias",
-    "LimiterStats": "judgecards.rate",
-    "ModelPrice": "judgecards.pricing",
+    "LengthCorrelation": "judgecards.judging.bias",
+    "LimiterStats": "judgecards.limits.rate",
+    "ModelPrice": "judgecards.limits.pricing",
     "ModelRating": "judgecards.pairwise.ratings",
     "OutputError": "judgecards.errors",
     "PairOutcome": "judgecards.pairwise.rules",
     "PairwiseReport": "judgecards.pairwise.report",
-    "PairwiseVerbosity": "judgecards.bias",
-    "PriceTable": "judgecards.pricing",
+    "PairwiseVerbosity": "judgecards.judging.bias",
+    "PriceTable": "judgecards.limits.pricing",
     "RankingError": "judgecards.errors",
     "Ratings": "judgecards.pairwise.ratings",
-    "Refusal": "judgecards.rate",
+    "Refusal": "judgecards.limits.rate",
     "RenderError": "judgecards.errors",
     "Tier": "judgecards.tiered",
     "TieredReport": "judgecards.tiered",
-    "TransportCounters": "judgecards.retry",
+    "TransportCounters": "judgecards.judging.retry",
     "WrongCardKind": "judgecards.errors",
     "bradley_terry": "judgecards.pairwise.ratings",
-    "comparisons_table": "judgecards.export",
+    "comparisons_table": "judgecards.storage.export",
     "elo": "judgecards.pairwise.ratings",
     "import_openai_graders": "judgecards.importers",
     "import_promptfoo": "judgecards.importers",
-    "load_prices": "judgecards.pricing",
-    "model_family": "judgecards.bias",
+    "load_prices": "judgecards.limits.pricing",
+    "model_family": "judgecards.judging.bias",
     "pairwise_report": "judgecards.pairwise.report",
     "plan_comparisons": "judgecards.pairwise.compare",
     "resolve_pair": "judgecards.pairwise.rules",
-    "results_table": "judgecards.export",
-    "self_preference_warning": "judgecards.bias",
-    "strict_schema": "judgecards.structured_output",
-    "verbosity_bias_pairwise": "judgecards.bias",
-    "verbosity_bias_single": "judgecards.bias",
-    "weighted_scores": "judgecards.geval",
-    "write_table": "judgecards.export",
+    "results_table": "judgecards.storage.export",
+    "self_preference_warning": "judgecards.judging.bias",
+    "strict_schema": "judgecards.replies.structured_output",
+    "verbosity_bias_pairwise": "judgecards.judging.bias",
+    "verbosity_bias_single": "judgecards.judging.bias",
+    "weighted_scores": "judgecards.replies.geval",
+    "write_table": "judgecards.storage.export",
 }
 
 __all__ = public_names(_EXPORTS)
@@ -136,19 +136,19 @@ if TYPE_CHECKING:
     from judgecards.errors import StoreError as StoreError
     from judgecards.errors import TransportError as TransportError
     from judgecards.errors import UncalibratedJudgeWarning as UncalibratedJudgeWarning
-    from judgecards.judge import Judge as Judge
+    from judgecards.judging.judge import Judge as Judge
+    from judgecards.judging.retry import RetryPolicy as RetryPolicy
+    from judgecards.limits.plan import RunPlan as RunPlan
     from judgecards.pairwise.compare import ComparisonResult as ComparisonResult
     from judgecards.pairwise.compare import acompare_many as acompare_many
     from judgecards.pairwise.compare import compare as compare
     from judgecards.pairwise.compare import compare_many as compare_many
     from judgecards.pairwise.report import comparison_report as comparison_report
     from judgecards.pairwise.stored import rank_stored as rank_stored
-    from judgecards.plan import RunPlan as RunPlan
-    from judgecards.results import JudgeResult as JudgeResult
-    from judgecards.results import TokenUsage as TokenUsage
-    from judgecards.retry import RetryPolicy as RetryPolicy
+    from judgecards.replies.structured_output import OutputMode as OutputMode
     from judgecards.schemas import Criterion as Criterion
     from judgecards.schemas import RubricPolicy as RubricPolicy
-    from judgecards.store import Store as Store
-    from judgecards.structured_output import OutputMode as OutputMode
+    from judgecards.storage.results import JudgeResult as JudgeResult
+    from judgecards.storage.results import TokenUsage as TokenUsage
+    from judgecards.storage.store import Store as Store
     from judgecards.tiered.pipeline import TieredEval as TieredEval

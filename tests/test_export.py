@@ -25,9 +25,11 @@ from click.testing import CliRunner, Result
 from calibration.labels import export_labels, read_labels
 from judgecards.cli import cli
 from judgecards.cli._output import OutputFile
-from judgecards.csv_safety import from_spreadsheet_cell
 from judgecards.errors import OutputError
-from judgecards.export import (
+from judgecards.judging.judge import Judge
+from judgecards.providers.mock import MockProvider
+from judgecards.storage.csv_safety import from_spreadsheet_cell
+from judgecards.storage.export import (
     DATASETTE_METADATA,
     Table,
     comparisons_table,
@@ -36,9 +38,7 @@ from judgecards.export import (
     write_table,
     write_table_file,
 )
-from judgecards.judge import Judge
-from judgecards.providers.mock import MockProvider
-from judgecards.store import Store
+from judgecards.storage.store import Store
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 FORMULA_ID = '=HYPERLINK("http://evil.example","x")'

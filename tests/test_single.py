@@ -13,7 +13,7 @@ import pytest
 
 from judgecards import Judge, MissingInput
 from judgecards.cards import load_card
-from judgecards.render import render
+from judgecards.cards.render import render
 from tests.fakes.http import Script, anthropic_message, openai_chat
 from tests.fakes.judges import anthropic_judge, openai_judge
 from tests.fakes.server import tagged

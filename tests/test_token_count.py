@@ -20,9 +20,9 @@ import pytest
 import tiktoken
 
 from judgecards import Judge, Store
-from judgecards.plan import estimate_tokens
+from judgecards.limits.plan import estimate_tokens
+from judgecards.limits.token_count import CHARACTERS, TOKEN_ESTIMATE, _encoder, counter_for
 from judgecards.providers.base import CompletionRequest, Message
-from judgecards.token_count import CHARACTERS, TOKEN_ESTIMATE, _encoder, counter_for
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "squad"
 URLS = {  # where tiktoken downloads each vocabulary from (its cache is keyed on the URL)

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from judgecards.cards import Bound, Card, VerdictRule, VerdictSpec, load_card
+from judgecards.replies.verdicts import apply_rules, decide, extract_scores
 from judgecards.schemas import ReferenceJudgment, ReferenceScores
-from judgecards.verdicts import apply_rules, decide, extract_scores
 
 USER_CARDS = Path(__file__).parent / "fixtures" / "cards" / "user"
 
@@ -127,7 +127,7 @@ def test_no_rules_means_the_models_verdict_is_kept() -> None:
 
 def test_a_card_without_verdict_has_none() -> None:
     card = load_card("rating@1", cards_dir=USER_CARDS)
-    from judgecards.parse import parse_reply
+    from judgecards.replies.parse import parse_reply
 
     decision = decide(card, parse_reply(card, "Good.\nRating: [[8]]"))
     assert decision.scores == {"rating": 8}

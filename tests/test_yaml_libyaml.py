@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from judgecards import safe_yaml as _yaml
-from judgecards.cards import CARD_SUFFIX, builtin_cards_dir
+from judgecards.cards.card import CARD_SUFFIX, builtin_cards_dir
 from judgecards.errors import InputError
 from tests.test_yaml_bounds import BOMB
 

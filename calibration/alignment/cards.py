@@ -6,12 +6,12 @@ system prompt is sent before the item and is the same for every item, so it is t
 prefix providers cache, and it is plain text that Jinja never compiles (``{{ 7*7 }}`` in an
 example stays literal). Each example is data like an item's inputs: wrapped in ``<example>``
 with one block per input, under the card's own tag names, and with every card tag and the
-example tags neutralised inside the values (`judgecards.delimiters.neutralise_text`), so an
+example tags neutralised inside the values (`judgecards.cards.delimiters.neutralise_text`), so an
 example cannot close its block and pose as instructions.
 
 The new version's front-matter is the old one re-dumped with PyYAML's safe dumper (multi-line
 text as literal blocks), a new ``version`` and ``system``; the body is kept byte for byte. The
-file is written atomically and then loaded back with `judgecards.cards.parse_card_file`, so a
+file is written atomically and then loaded back with `judgecards.cards.card.parse_card_file`, so a
 written card is one that loads.
 """
 
@@ -26,8 +26,8 @@ from typing import Any
 
 import yaml
 
-from judgecards.cards import CARD_SUFFIX, Card, parse_card_file
-from judgecards.delimiters import neutralise_text
+from judgecards.cards.card import CARD_SUFFIX, Card, parse_card_file
+from judgecards.cards.delimiters import neutralise_text
 from judgecards.errors import AlignmentError, CardValidationError, OutputError
 from judgecards.safe_yaml import load_yaml
 

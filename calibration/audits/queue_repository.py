@@ -16,8 +16,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from judgecards.database import Transaction
-from judgecards.store import Store
+from judgecards.storage.database import Transaction
+from judgecards.storage.store import Store
 
 __all__ = ["QueueRepository", "QueueRow"]
 

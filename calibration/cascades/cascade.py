@@ -56,11 +56,11 @@ from calibration.labels import (
     open_store,
 )
 from calibration.stats import judgment_confidence
-from judgecards.prepared import item_id_of
-from judgecards.results import JudgeResult
+from judgecards.judging.prepared import item_id_of
+from judgecards.storage.results import JudgeResult
 
 if TYPE_CHECKING:
-    from judgecards.judge import Judge, Progress
+    from judgecards.judging.judge import Judge, Progress
 
 __all__ = ["Cascade", "CascadeDecision", "CascadeRun", "CascadeStage", "minimum_labels"]
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from judgecards.database import insert_sql
-from judgecards.store import Store, card_filter
+from judgecards.storage.database import insert_sql
+from judgecards.storage.store import Store, card_filter
 
 __all__ = [
     "DECISION_COLUMNS",

@@ -45,9 +45,9 @@ from numpy.typing import NDArray
 from calibration.juries.dawid_skene_model import dawid_skene
 from calibration.juries.jury import FittedJury, fit_jury, majority_vote
 from judgecards.errors import WrongCardKind
-from judgecards.judge import Judge
+from judgecards.judging.judge import Judge
 from judgecards.pairwise.compare import ComparisonResult, acompare_many
-from judgecards.results import JudgeResult
+from judgecards.storage.results import JudgeResult
 
 __all__ = ["Jury", "JuryMethod", "JuryRun", "JuryVerdict", "JurorReliability"]
 

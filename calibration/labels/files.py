@@ -3,7 +3,7 @@
 **Formula cells.** Labels, notes, item ids and a sheet's inputs are untrusted text, and a
 spreadsheet runs a cell that starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return
 as a formula. Every CSV cell written here goes through `spreadsheet_cell`
-(`judgecards.csv_safety`, shared with the core's exports), which prefixes such a cell with
+(`judgecards.storage.csv_safety`, shared with the core's exports), which prefixes such a cell with
 ``'`` (a plain number such as ``-1`` is left alone); reading strips that one ``'`` again
 (`from_spreadsheet_cell`), so an export or a sheet reads back to exactly what was written.
 JSONL is written verbatim.
@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
-from judgecards.csv_safety import from_spreadsheet_cell, spreadsheet_cell
 from judgecards.errors import AuditError, LabelImportError, OutputError
-from judgecards.jsonl import read_jsonl
+from judgecards.judging.jsonl import read_jsonl
+from judgecards.storage.csv_safety import from_spreadsheet_cell, spreadsheet_cell
 
 __all__ = [
     "Format",

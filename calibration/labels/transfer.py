@@ -61,7 +61,7 @@ from calibration.labels.importer import (
 from calibration.labels.records import Label
 from calibration.labels.repository import CalibrationRepository
 from judgecards.errors import LabelImportError
-from judgecards.export import (
+from judgecards.storage.export import (
     Column,
     ColumnKind,
     Table,
@@ -69,7 +69,7 @@ from judgecards.export import (
     write_table,
     write_table_file,
 )
-from judgecards.store import Store
+from judgecards.storage.store import Store
 
 __all__ = [
     "ID_COLUMNS",
@@ -137,7 +137,7 @@ def export_labels(
     ``model``, ``labeler``, ``audit_id``, one per label field, ``note``, ``created_at``), so an
     export imports back into a database holding the same results. JSONL rows leave out unlabelled
     fields; CSV leaves their cells empty and escapes formula cells (`spreadsheet_cell`). It is
-    `label_table` written by `judgecards.export.write_table`, byte for byte what
+    `label_table` written by `judgecards.storage.export.write_table`, byte for byte what
     ``judgecards labels export`` writes.
 
     Args:
@@ -201,7 +201,7 @@ def label_table(
         model: only results of this judge model.
         labeler: only this labeler's labels.
         audit_id: only labels given in this audit.
-        since: labels given at or after this date or time (`judgecards.export.time_bound`).
+        since: labels given at or after this date or time (`judgecards.storage.export.time_bound`).
         until: labels given before this time, or on or before this date.
     """
     labels = read_labels(store, card=card, model=model, labeler=labeler, audit_id=audit_id)

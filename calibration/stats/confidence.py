@@ -7,7 +7,7 @@ ones trusts more items. What each card kind offers:
 
 * **Scores and verdicts** (``score``: reference, single, rubric cards) — the G-Eval
   distribution the judge put on its score token, stored in ``result.output["scoring"]`` when the
-  provider returned logprobs (`judgecards.geval`). The confidence of a score axis is the
+  provider returned logprobs (`judgecards.replies.geval`). The confidence of a score axis is the
   probability of the score the judge wrote; of a verdict, the product of those probabilities
   over every score axis (the chance the judge would write the same scores again, so the verdict
   rule would give the same verdict — a lower bound when several score sets give one verdict).
@@ -28,7 +28,7 @@ from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
-from judgecards.results import JudgeResult
+from judgecards.storage.results import JudgeResult
 
 __all__ = ["judgment_confidence", "order_consistency", "sample_agreement"]
 

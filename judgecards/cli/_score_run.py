@@ -1,6 +1,6 @@
 """A ``score`` run streamed to its output file, and its summary added up as results arrive.
 
-The items are read from a file already checked line by line (`judgecards.jsonl.check_items`),
+The items are read from a file already checked line by line (`judgecards.judging.jsonl.check_items`),
 judged through `judgecards.Judge.ascore_stream`, and each result is written to the output as it
 comes (input order) and folded into a `ScoreTally`. So a run holds only the items in flight and
 the summary's running figures, whatever the file's size. The output is still replaced atomically
@@ -21,8 +21,8 @@ from judgecards.cli._common import freeze_heap
 from judgecards.cli._output import OutputFile
 
 if TYPE_CHECKING:
-    from judgecards.judge import Judge, Progress
-    from judgecards.results import JudgeResult
+    from judgecards.judging.judge import Judge, Progress
+    from judgecards.storage.results import JudgeResult
 
 __all__ = ["ScoreTally", "answer_words", "stream_to_file"]
 
@@ -124,7 +124,7 @@ class ScoreTally:
                 self._pairs.setdefault(axis, Counter())[words, value] += 1
 
     def _prompt_cache(self) -> str:
-        """The share of input tokens the provider's prompt cache served (`judgecards.prompt_cache`),
+        """The share of input tokens the provider's prompt cache served (`judgecards.cards.prompt_cache`),
         or nothing when it served and stored none."""
         if not self.tokens_in or not (self.cache_read or self.cache_write):
             return ""
@@ -132,7 +132,7 @@ class ScoreTally:
         return f" ({share:.0%} of input read from the prompt cache, {self.cache_write} written)"
 
     def summary(self, elapsed: float, output_path: Path) -> str:
-        from judgecards.pricing import run_cost_text
+        from judgecards.limits.pricing import run_cost_text
 
         lines = [f"\n{self.count} items in {elapsed:.1f}s -> {output_path}"]
         if self.verdicts:
@@ -171,7 +171,7 @@ class ScoreTally:
             scores = {score for _, score in pairs}
             if pairs.total() < 3 or len(lengths) == 1 or len(scores) == 1:
                 continue  # nothing to correlate
-            from judgecards.bias import verbosity_bias_single
+            from judgecards.judging.bias import verbosity_bias_single
 
             # Expanded for this one computation (8 bytes a value), then dropped.
             corr = verbosity_bias_single(

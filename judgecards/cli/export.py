@@ -15,7 +15,7 @@ import click
 
 from judgecards.cli._common import db_option, deprecated
 from judgecards.cli._output import OutputFile
-from judgecards.export import (
+from judgecards.storage.export import (
     EXPORT_FORMATS,
     ExportFormat,
     Table,
@@ -26,7 +26,7 @@ from judgecards.export import (
     time_bound,
     write_table,
 )
-from judgecards.store import Store
+from judgecards.storage.store import Store
 
 __all__ = ["export", "export_time", "run_export"]
 

@@ -43,17 +43,17 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from judgecards.cards.render import DEFAULT_MAX_INPUT_CHARS
 from judgecards.errors import CardNotFound, InputError
-from judgecards.jsonl import read_items as read_checked_items
-from judgecards.render import DEFAULT_MAX_INPUT_CHARS
+from judgecards.judging.jsonl import read_items as read_checked_items
 from judgecards.tiered._toml_lines import toml_key_lines
 from judgecards.tiered.checks import JsonCheck, LengthCheck, MetricCheck, RegexCheck
 from judgecards.tiered.pipeline import JudgeCheck, Tier, TieredEval
 
 if TYPE_CHECKING:
-    from judgecards.judge import Judge
-    from judgecards.pricing import PriceTable
-    from judgecards.store import Store
+    from judgecards.judging.judge import Judge
+    from judgecards.limits.pricing import PriceTable
+    from judgecards.storage.store import Store
 
 __all__ = [
     "ConfigSource",
@@ -312,7 +312,7 @@ def build_pipeline(
     ``prices`` (``--prices``) prices every judge's results (else the shipped table and
     ``JUDGECARDS_PRICES``). ``judge_output`` (``--output-mode``, ``--max-tokens``) overrides every
     judge tier's ``output_mode`` and ``max_tokens``. ``stand_in`` (``eval --plan``) gives every
-    judge the offline stand-in provider (`judgecards.replay`): no API key, no call possible.
+    judge the offline stand-in provider (`judgecards.judging.replay`): no API key, no call possible.
 
     Raises:
         InputError: a check, card or judge setting the config names is invalid (with its line),
@@ -390,8 +390,8 @@ def _build_judge(
     judge_output: Mapping[str, Any] | None = None,
     stand_in: bool = False,
 ) -> Judge:
-    from judgecards.judge import Judge
-    from judgecards.replay import replay_stand_in
+    from judgecards.judging.judge import Judge
+    from judgecards.judging.replay import replay_stand_in
 
     directories = [spec.cards_dir] if isinstance(spec.cards_dir, str) else spec.cards_dir
     options: dict[str, Any] = {"timeout": spec.timeout, "max_input_chars": max_input_chars}

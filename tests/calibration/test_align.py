@@ -19,9 +19,9 @@ from calibration.alignment.split import AlignItem, AlignSplit, split_labelled
 from calibration.labels import CalibrationRepository, NewLabel, open_store
 from judgecards import Judge
 from judgecards.cards import load_card
+from judgecards.cards.render import render
 from judgecards.cli import cli
 from judgecards.errors import AlignmentError
-from judgecards.render import render
 from tests.fakes.http import reference_judgment
 from tests.fakes.server import FakeRequest, FakeServer
 

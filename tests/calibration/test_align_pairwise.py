@@ -31,10 +31,10 @@ from calibration.alignment.pairwise import PAIR_EXAMPLES_INTRO
 from calibration.alignment.run import Candidate, Plan, Scorer
 from calibration.labels import CalibrationRepository, label_fields, open_store
 from judgecards import Judge, compare_many
-from judgecards.cards import load_card, lock_lines
+from judgecards.cards.card import load_card, lock_lines
+from judgecards.cards.render import render
 from judgecards.cli import cli
 from judgecards.errors import AlignmentError, CardLockMismatch
-from judgecards.render import render
 from tests.fakes.server import FakeRequest, FakeServer
 
 MODEL = "openai:gpt-4o"

@@ -23,8 +23,8 @@ from calibration.labels.transfer import (
 )
 from judgecards.cards import load_card
 from judgecards.cli import cli
-from judgecards.results import JudgeResult
-from judgecards.store import Store
+from judgecards.storage.results import JudgeResult
+from judgecards.storage.store import Store
 
 MODEL = "openai:gpt-4o"
 

@@ -12,10 +12,10 @@ retries what is retryable and this module decides the rest:
 - **Rejected parameters.** A 400 naming a field the judge can do without (``temperature`` for
   models that refuse it) is fatal as sent; the request is sent again at once without the field,
   and the `TransportState` remembers it so later requests are built without it.
-- **Load.** With an `AdaptiveLimiter` (`judgecards.rate`), every try, retries included, first
+- **Load.** With an `AdaptiveLimiter` (`judgecards.limits.rate`), every try, retries included, first
   takes a permit from it and gives it back with what happened, so an overload (429, 529) cuts
   how many calls are in flight and a ``retry-after`` pauses every call to the model. A 429
-  without ``retry-after`` that left the limiter full (`judgecards.rate.Refusal.wait_for_slot`)
+  without ``retry-after`` that left the limiter full (`judgecards.limits.rate.Refusal.wait_for_slot`)
   is retried without a backoff: it queues for a permit, which frees when one of the calls in
   flight ends (for the first ``attempts`` such tries; then the backoff again). An async call
   that succeeded yields once after giving its permit back, so a call it woke is sent before
@@ -45,7 +45,8 @@ from dataclasses import dataclass
 from tenacity import AsyncRetrying, RetryCallState, Retrying, wait_exponential_jitter
 
 from judgecards.errors import ProviderError, TransportError
-from judgecards.plan import estimate_tokens
+from judgecards.limits.plan import estimate_tokens
+from judgecards.limits.rate import AdaptiveLimiter, Permit, is_overload
 from judgecards.providers.base import (
     Completion,
     CompletionRequest,
@@ -54,7 +55,6 @@ from judgecards.providers.base import (
     RetryDecision,
 )
 from judgecards.providers.http_errors import context_overflow, unreachable_reason
-from judgecards.rate import AdaptiveLimiter, Permit, is_overload
 
 __all__ = [
     "RetryPolicy",

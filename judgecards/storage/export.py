@@ -10,7 +10,7 @@ Formats:
   ``params``) are nested values, not strings.
 * **CSV**: a header line, then one line per row; JSON columns are JSON text, an empty cell is
   ``null``, and every cell a spreadsheet would run as a formula is escaped
-  (`judgecards.csv_safety`), since item ids, inputs and judge replies are untrusted text.
+  (`judgecards.storage.csv_safety`), since item ids, inputs and judge replies are untrusted text.
 * **Parquet**: typed columns (strings, 64-bit integers, doubles; JSON columns as JSON text),
   written through pyarrow, an optional extra (``pip install 'judgecards[parquet]'``); without
   it `MissingExtra` is raised before anything is read or written.
@@ -37,10 +37,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import IO, Any, Literal
 
-from judgecards.csv_safety import spreadsheet_cell
 from judgecards.errors import MissingExtra, OutputError
-from judgecards.store import Store
-from judgecards.temporary_files import create_beside, sweep_beside
+from judgecards.storage.csv_safety import spreadsheet_cell
+from judgecards.storage.store import Store
+from judgecards.storage.temporary_files import create_beside, sweep_beside
 
 __all__ = [
     "DATASETTE_METADATA",

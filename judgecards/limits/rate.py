@@ -49,7 +49,7 @@ TCP learns a link's capacity:
   the reply's reported usage gives back what it did not use.
 
 The limit never exceeds the asked concurrency (``ceiling``) and never falls below 1. The
-limiter is state of a run, not of a provider (providers stay pure): `judgecards.judge` makes one
+limiter is state of a run, not of a provider (providers stay pure): `judgecards.judging.judge` makes one
 per batch, and one per `Judge` for single calls. It serves threads (`acquire_blocking`) and event
 loops (`acquire`) alike. ``clock`` is injectable so tests can step time.
 """

@@ -19,8 +19,8 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from judgecards.results import JudgeResult
-from judgecards.store import CacheEntry, Save, Store
+from judgecards.storage.results import JudgeResult
+from judgecards.storage.store import CacheEntry, Save, Store
 
 __all__ = ["GroupedSaves"]
 

@@ -1,4 +1,4 @@
-"""One item's re-ask loop (`Attempts`), apart from `judgecards.judge` so the loop and the
+"""One item's re-ask loop (`Attempts`), apart from `judgecards.judging.judge` so the loop and the
 `Judge` that drives it each stay a readable size.
 
 The loop is a state machine: the drivers (a `Judge`'s synchronous and asynchronous runs) ask it for the
@@ -14,15 +14,15 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from judgecards import structured_output
 from judgecards.errors import JudgeOutputError, RenderError, TransportError
-from judgecards.judge_requests import larger_budget, reask
-from judgecards.parse import parse_reply
-from judgecards.prepared import ItemJudge, PreparedItem
+from judgecards.judging.prepared import ItemJudge, PreparedItem
+from judgecards.judging.requests import larger_budget, reask
 from judgecards.providers.base import Completion, CompletionRequest, Usage
-from judgecards.results import JudgeResult, TokenUsage
-from judgecards.store import CacheEntry
-from judgecards.verdicts import decide
+from judgecards.replies import structured_output
+from judgecards.replies.parse import parse_reply
+from judgecards.replies.verdicts import decide
+from judgecards.storage.results import JudgeResult, TokenUsage
+from judgecards.storage.store import CacheEntry
 
 __all__ = ["Attempts", "Run"]
 
@@ -142,7 +142,7 @@ class Attempts:
 
     def capped(self, error: str) -> JudgeResult:
         """The item stopped because its next call (not sent, so not an attempt) could not fit
-        under ``max_cost`` (`judgecards.budget`)."""
+        under ``max_cost`` (`judgecards.limits.budget`)."""
         self.attempts -= 1
         self.entries = []  # replies of a failed item are not cached
         return self._result(status="error", error_kind="max_cost", error=error, cached=False)

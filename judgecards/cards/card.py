@@ -29,20 +29,9 @@ from jinja2 import Template, TemplateSyntaxError, meta
 from jinja2.exceptions import SecurityError
 from pydantic import BaseModel, ValidationError
 
-from judgecards.card_spec import (
-    Bound,
-    Defaults,
-    FrontMatter,
-    InputSpec,
-    OutputSpec,
-    VerdictRule,
-    VerdictSpec,
-)
-from judgecards.delimiters import card_tags
-from judgecards.errors import CardError, CardLockMismatch, CardNotFound, CardValidationError
-from judgecards.output_models import resolve_output_model
-from judgecards.safe_yaml import YamlDocument, load_yaml
-from judgecards.sandbox import (
+from judgecards.cards.delimiters import card_tags
+from judgecards.cards.output_models import resolve_output_model
+from judgecards.cards.sandbox import (
     Placeholder,
     RenderLimitExceeded,
     compile_body,
@@ -51,6 +40,17 @@ from judgecards.sandbox import (
     static_problems,
     template_line,
 )
+from judgecards.cards.spec import (
+    Bound,
+    Defaults,
+    FrontMatter,
+    InputSpec,
+    OutputSpec,
+    VerdictRule,
+    VerdictSpec,
+)
+from judgecards.errors import CardError, CardLockMismatch, CardNotFound, CardValidationError
+from judgecards.safe_yaml import YamlDocument, load_yaml
 
 __all__ = [
     "CARD_SUFFIX",
@@ -120,7 +120,7 @@ class Card:
 
     @property
     def template(self) -> Template:
-        """The body compiled for the sandbox (`judgecards.sandbox.compile_body`, cached)."""
+        """The body compiled for the sandbox (`judgecards.cards.sandbox.compile_body`, cached)."""
         return compile_body(self.body)
 
     @cached_property

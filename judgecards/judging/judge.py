@@ -4,10 +4,10 @@ One item's life: render the card (inputs are data) → look up the response cach
 provider under the transport retry policy → parse and validate → on invalid output re-ask with
 the problems, up to ``max_attempts`` → decide the verdict in code → write the result (and, if it
 succeeded, the replies that produced it to the cache) in one transaction (shared with the items
-of a stream that finish in the same turn, `judgecards.grouped_saves`). Failures end as error
+of a stream that finish in the same turn, `judgecards.storage.grouped_saves`). Failures end as error
 records; only an authentication failure, which would fail every other item too, stops a batch.
 
-The re-ask loop is written once (`judgecards.judge_attempts`) and driven either synchronously
+The re-ask loop is written once (`judgecards.judging.attempts`) and driven either synchronously
 (`score`) or asynchronously (`ascore`, `score_many`), so the two paths cannot drift apart.
 """
 
@@ -29,29 +29,20 @@ from collections.abc import (
 from dataclasses import replace
 from typing import Any
 
-from judgecards import structured_output
-from judgecards.budget import CostCap
 from judgecards.cards import Card, load_card
+from judgecards.cards.render import DEFAULT_MAX_INPUT_CHARS, check_inputs
 from judgecards.errors import (
     InvalidInput,
     MissingInput,
     RenderError,
     TransportError,
 )
-from judgecards.grouped_saves import GroupedSaves
-from judgecards.judge_attempts import Attempts, Run
-from judgecards.judge_pool import Progress, stream_judgments
-from judgecards.judge_requests import first_request, mock_options
-from judgecards.plan import RunPlan
-from judgecards.prepared import ItemState, PreparedItem, item_id_of
-from judgecards.pricing import PriceTable, load_prices
-from judgecards.providers import make_provider, split_model
-from judgecards.providers.base import Completion, CompletionRequest, Provider, endpoint_of
-from judgecards.rate import AdaptiveLimiter, RateLimits
-from judgecards.render import DEFAULT_MAX_INPUT_CHARS, check_inputs
-from judgecards.replay import not_recorded, replay_stand_in
-from judgecards.results import JudgeResult
-from judgecards.retry import (
+from judgecards.judging.attempts import Attempts, Run
+from judgecards.judging.pool import Progress, stream_judgments
+from judgecards.judging.prepared import ItemState, PreparedItem, item_id_of
+from judgecards.judging.replay import not_recorded, replay_stand_in
+from judgecards.judging.requests import first_request, mock_options
+from judgecards.judging.retry import (
     RetryPolicy,
     Sent,
     TransportCounters,
@@ -59,9 +50,18 @@ from judgecards.retry import (
     acall_with_retries,
     call_with_retries,
 )
+from judgecards.limits.budget import CostCap
+from judgecards.limits.plan import RunPlan
+from judgecards.limits.pricing import PriceTable, load_prices
+from judgecards.limits.rate import AdaptiveLimiter, RateLimits
+from judgecards.limits.token_count import counter_for
+from judgecards.providers import make_provider, split_model
+from judgecards.providers.base import Completion, CompletionRequest, Provider, endpoint_of
+from judgecards.replies import structured_output
 from judgecards.schemas import RubricPolicy
-from judgecards.store import CacheEntry, Store
-from judgecards.token_count import counter_for
+from judgecards.storage.grouped_saves import GroupedSaves
+from judgecards.storage.results import JudgeResult
+from judgecards.storage.store import CacheEntry, Store
 
 __all__ = ["Judge", "Progress"]
 
@@ -87,7 +87,7 @@ class Judge:
         retry: transport retry policy (429, 5xx, timeouts).
         temperature / max_tokens / top_logprobs: override the card's defaults; ``temperature=None``
             sends none. With ``top_logprobs`` set, scores are G-Eval-weighted where the provider
-            returns logprobs (`judgecards.geval`); ``top_logprobs=None`` keeps sampled scores.
+            returns logprobs (`judgecards.replies.geval`); ``top_logprobs=None`` keeps sampled scores.
         rubric: for cards with a ``criteria`` input (``rubric``): default criteria, pass
             thresholds, primary criterion and an optional weighted aggregate
             (`judgecards.schemas.RubricPolicy`; default: the four default criteria, no thresholds).
@@ -96,18 +96,18 @@ class Judge:
             for no limit). A longer input is refused before any call: `InputTooLarge` from
             `score`, an ``input`` error record from `score_many`.
         offline: answer only from stored judgments and cached replies, with no API key; an
-            item that would need a call raises `NotRecorded` naming it (`judgecards.replay`).
+            item that would need a call raises `NotRecorded` naming it (`judgecards.judging.replay`).
             With ``cache=False`` it is refused (`ValueError`): there would be nothing to answer.
         prices: a `PriceTable`, or a price file over the shipped table (else
-            ``JUDGECARDS_PRICES``); each result's ``cost_usd`` comes from it (`judgecards.pricing`).
+            ``JUDGECARDS_PRICES``); each result's ``cost_usd`` comes from it (`judgecards.limits.pricing`).
         rpm / tpm: requests / tokens per minute allowed to the model; concurrency adapts to the
-            server's 429s either way (`judgecards.rate`; ``judge.rates`` tells what it did).
+            server's 429s either way (`judgecards.limits.rate`; ``judge.rates`` tells what it did).
         max_cost: US dollars this judge may spend; an item whose projected cost would pass it is
-            not started but returned as ``not_judged`` (`judgecards.budget`, ``judge.budget``).
+            not started but returned as ``not_judged`` (`judgecards.limits.budget`, ``judge.budget``).
         **provider_options: passed to the provider: ``api_key``, ``base_url``, ``timeout``,
             ``http_client``, ``async_http_client``.
         output_mode: ``auto``, ``native`` or ``prompt``, over the card's ``output_mode``: how a
-            JSON card's schema reaches the judge (`judgecards.structured_output`).
+            JSON card's schema reaches the judge (`judgecards.replies.structured_output`).
     """
 
     def __init__(
@@ -199,7 +199,7 @@ class Judge:
     @property
     def transport_counters(self) -> TransportCounters:
         """Live transport retry counts (429s, server errors, timeouts…) of this judge's calls,
-        updated while a batch runs; see `judgecards.retry.TransportCounters`."""
+        updated while a batch runs; see `judgecards.judging.retry.TransportCounters`."""
         return self._transport.counters
 
     def close(self) -> None:
@@ -243,7 +243,7 @@ class Judge:
 
     def plan(self, items: Iterable[Mapping[str, Any]]) -> RunPlan:
         """What `score_many` of ``items`` would send and its projected cost, with no call:
-        every first prompt rendered, its tokens estimated (`judgecards.plan`)."""
+        every first prompt rendered, its tokens estimated (`judgecards.limits.plan`)."""
         prepared = self.prepare(items, classify=True)
         requests = [item.request for item in prepared if item.request is not None]
         stored = {item.key for item in prepared if item.state == "stored"}
@@ -307,7 +307,7 @@ class Judge:
     ) -> AsyncGenerator[JudgeResult, None]:
         """Judge ``items`` (an iterable or async iterable, read as it is needed) and yield each
         result in input order, holding only a bounded window of items: memory does not grow
-        with the number of items (`judgecards.judge_pool`).
+        with the number of items (`judgecards.judging.pool`).
 
         Stored results are looked up a chunk at a time. Items with the same id and inputs share
         one call while both are in the window; a later repeat is answered from the store or the
@@ -345,7 +345,7 @@ class Judge:
         classify: bool = False,
         record_refusals: bool = False,
     ) -> list[PreparedItem]:
-        """``items`` as this judge finds them before any call, in order (`judgecards.prepared`):
+        """``items`` as this judge finds them before any call, in order (`judgecards.judging.prepared`):
         each keyed, its refused inputs found, and the stored ones looked up (one store query per
         chunk). With ``classify``, each item not stored is also `classify`-ed (its first request
         built and looked up in the response cache). With ``record_refusals``, a refused item's
@@ -520,7 +520,7 @@ class Judge:
             if completion is None:
                 if self.offline:
                     raise not_recorded(self.card.ref, self.model, item.item_id, item.inputs)
-                # A re-ask or larger retry reserves its own projection first (`judgecards.budget`).
+                # A re-ask or larger retry reserves its own projection first (`judgecards.limits.budget`).
                 budget = self.budget
                 if budget and state.attempts > 1 and not budget.reserve_call(item.key, request):
                     return state.capped(budget.stopped()), [], self._sent_params(request)

@@ -8,7 +8,7 @@ unpriced model must not look free. Mock models cost 0.0 and say so (`MOCK_SOURCE
 
 A cost is ``uncached input × input + cache reads × cache_read + cache writes × cache_write +
 output × output``: the providers report which part of the input was read from or written to
-their prompt cache (`judgecards.prompt_cache`), and a model with no cache rate in the table
+their prompt cache (`judgecards.cards.prompt_cache`), and a model with no cache rate in the table
 bills those tokens at its input rate. The batch rate is kept for projections.
 """
 

@@ -1,6 +1,6 @@
 """The requests a judge sends: the first, built from the card and the item, and each re-ask.
 
-Kept apart from `judgecards.judge`, which runs them: what a request says (the rendered card, the
+Kept apart from `judgecards.judging.judge`, which runs them: what a request says (the rendered card, the
 item's schema, the feedback on an invalid reply) changes with cards and output modes, while
 the loop that sends them, caches and stores does not.
 """
@@ -16,12 +16,12 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from judgecards.cards import Card
+from judgecards.cards.render import render
 from judgecards.errors import JudgeOutputError
 from judgecards.providers.base import CompletionRequest, Message
 from judgecards.providers.mock import FinalLine
-from judgecards.render import render
+from judgecards.replies.structured_output import guards_schema, restates_fields, strict_schema
 from judgecards.schemas import item_schema, schema_text
-from judgecards.structured_output import guards_schema, restates_fields, strict_schema
 
 __all__ = ["TRUNCATION_CEILING", "first_request", "larger_budget", "mock_options", "reask"]
 

@@ -1,7 +1,7 @@
 """The bounded-concurrency loop that runs a batch's items, streaming: at most N calls in flight,
 results in input order, and only a bounded window of items in memory.
 
-It lives apart from `judgecards.judge` so the policy of *when* an item may start (a semaphore; a
+It lives apart from `judgecards.judging.judge` so the policy of *when* an item may start (a semaphore; a
 pool shared by several batches, e.g. a jury's judges) is one place. `stream_pool` knows nothing
 of cards, prompts or the store; `stream_judgments` feeds it a `Judge`'s items chunk by chunk,
 each chunk's stored results looked up in one query, so 200,000 items cost what 20,000 do.
@@ -26,8 +26,8 @@ from contextlib import AbstractAsyncContextManager, aclosing
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from judgecards.prepared import ItemJudge, PreparedItem
-from judgecards.results import JudgeResult
+from judgecards.judging.prepared import ItemJudge, PreparedItem
+from judgecards.storage.results import JudgeResult
 
 __all__ = [
     "LOOKUP_CHUNK",

@@ -12,7 +12,7 @@ item; the cards' v2 versions put everything static before the item so that this 
 Anthropic caches only what a request marks with ``cache_control`` and only from a minimum
 length per model family (`CacheMinimums`, the dated table ``judgecards/cache_minimums.yml``, a
 user file over it); OpenAI caches prefixes of 1,024 tokens or more by itself. Lengths are
-estimated as characters / 4, rounded up, as `judgecards.plan` estimates them.
+estimated as characters / 4, rounded up, as `judgecards.limits.plan` estimates them.
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ from typing import Any
 
 from jinja2 import nodes
 
+from judgecards.cards.sandbox import compile_nodes, environment, render_bounded
 from judgecards.errors import InputError
 from judgecards.safe_yaml import load_yaml
-from judgecards.sandbox import compile_nodes, environment, render_bounded
 
 __all__ = [
     "CACHE_MINIMUMS_ENV",
@@ -46,7 +46,7 @@ _MAX_FILE_BYTES = 1_000_000
 
 
 def estimated_tokens(chars: int) -> int:
-    """Tokens in ``chars`` characters of text: characters / 4, rounded up (`judgecards.plan`)."""
+    """Tokens in ``chars`` characters of text: characters / 4, rounded up (`judgecards.limits.plan`)."""
     return math.ceil(chars / 4)
 
 

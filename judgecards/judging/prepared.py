@@ -6,7 +6,7 @@ already, does the card refuse its inputs, is its first reply in the response cac
 called? `Judge.prepare` answers them for many items at once (one chunked store lookup) and
 `Judge.classify` answers the last two for one item; `Judge.afinish` stores a prepared item's
 result from a reply already paid for. This module holds the answers (`PreparedItem`), the one
-rule for an item's id (`item_id_of`), and what code below `judgecards.judge` may use of a judge
+rule for an item's id (`item_id_of`), and what code below `judgecards.judging.judge` may use of a judge
 (`ItemJudge`), so that nothing there imports `Judge` upward.
 """
 
@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
     from judgecards.cards import Card
-    from judgecards.pricing import PriceTable
+    from judgecards.limits.pricing import PriceTable
     from judgecards.providers.base import CompletionRequest, Provider
-    from judgecards.results import JudgeResult
     from judgecards.schemas import RubricPolicy
+    from judgecards.storage.results import JudgeResult
 
 __all__ = ["ItemJudge", "ItemState", "PreparedItem", "item_id_of"]
 
@@ -70,7 +70,7 @@ class PreparedItem:
 
 
 class ItemJudge(Protocol):
-    """What the modules `judgecards.judge` builds on (its re-ask loop, its pool) use of a judge:
+    """What the modules `judgecards.judging.judge` builds on (its re-ask loop, its pool) use of a judge:
     typed here so that they never import `Judge` (a `Judge` is one)."""
 
     @property

@@ -1,11 +1,11 @@
 """Render a card with inputs. Inputs are data: Jinja never compiles them, they cannot close the
 tags that delimit them, and they have a size limit.
 
-Only the card body is a template, run in the bounded sandbox (`judgecards.sandbox`) with
+Only the card body is a template, run in the bounded sandbox (`judgecards.cards.sandbox`) with
 ``StrictUndefined``. Input values are passed as variables, so ``{{ 7*7 }}`` inside a model output
 is printed literally. Before rendering, every tag name the body uses as a delimiter
 (``<model_output>``, ``</gold_answer>``…) is neutralised inside input values, whatever its case,
-spacing, attributes or Unicode look-alikes (`judgecards.delimiters`), so an output cannot end
+spacing, attributes or Unicode look-alikes (`judgecards.cards.delimiters`), so an output cannot end
 its own block and pose as instructions.
 
 An input longer than ``max_input_chars`` characters (default `DEFAULT_MAX_INPUT_CHARS`) is
@@ -22,12 +22,12 @@ from typing import Any
 from jinja2 import UndefinedError
 from jinja2.exceptions import SecurityError
 
-from judgecards.cards import Card
-from judgecards.delimiters import neutralise
+from judgecards.cards.card import Card
+from judgecards.cards.delimiters import neutralise
+from judgecards.cards.prompt_cache import static_text
+from judgecards.cards.sandbox import RenderLimitExceeded, render_bounded, template_line, weight
+from judgecards.cards.unicode_text import lone_surrogate
 from judgecards.errors import InputTooLarge, InvalidInput, MissingInput, RenderError
-from judgecards.prompt_cache import static_text
-from judgecards.sandbox import RenderLimitExceeded, render_bounded, template_line, weight
-from judgecards.unicode_text import lone_surrogate
 
 __all__ = ["DEFAULT_MAX_INPUT_CHARS", "RenderedPrompt", "check_inputs", "input_size", "render"]
 
@@ -38,7 +38,7 @@ DEFAULT_MAX_INPUT_CHARS = 200_000
 @dataclass(frozen=True)
 class RenderedPrompt:
     """A rendered card. ``static_chars`` leading characters of ``user`` are the same for every
-    item (the card's text before its first use of an input, `judgecards.prompt_cache`): the
+    item (the card's text before its first use of an input, `judgecards.cards.prompt_cache`): the
     prefix a provider may cache. 0 when the card has none."""
 
     system: str | None
@@ -64,7 +64,7 @@ def check_inputs(
         MissingInput: a required input is absent or ``None`` (names the card and the input).
         InputTooLarge: an input is longer than ``max_input_chars`` (names the card, the input,
             its size and the limit).
-        InvalidInput: an input holds a lone surrogate (``"\ud800"``, `judgecards.unicode_text`),
+        InvalidInput: an input holds a lone surrogate (``"\ud800"``, `judgecards.cards.unicode_text`),
             which no request can carry.
     """
     for name, spec in card.spec.inputs.items():

@@ -1,7 +1,7 @@
 """The pydantic model a card's reply must satisfy, from its ``output`` front-matter.
 
 ``final_token`` cards get a small model for the number on the final line; ``json`` cards name a
-model as ``module:Model`` (imported only from trusted places: `judgecards.schema_import`) or give
+model as ``module:Model`` (imported only from trusted places: `judgecards.cards.schema_import`) or give
 a small inline JSON Schema, turned into a model here.
 """
 
@@ -13,9 +13,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from judgecards.card_spec import OutputSpec
+from judgecards.cards.schema_import import import_schema_model
+from judgecards.cards.spec import OutputSpec
 from judgecards.errors import CardValidationError
-from judgecards.schema_import import import_schema_model
 
 __all__ = ["resolve_output_model"]
 

@@ -2,7 +2,7 @@
 
 Input files are untrusted: a line that is not UTF-8, not JSON, nested deeper than the parser
 can follow, not an object, or holding a lone surrogate (``"\ud800"``: valid JSON, not valid
-text; `judgecards.unicode_text`) is reported with its file, line and field, never as a
+text; `judgecards.cards.unicode_text`) is reported with its file, line and field, never as a
 traceback.
 """
 
@@ -14,10 +14,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from judgecards.duplicate_ids import SeenIds
+from judgecards.cards.unicode_text import lone_surrogate
 from judgecards.errors import InputError
-from judgecards.prepared import item_id_of
-from judgecards.unicode_text import lone_surrogate
+from judgecards.judging.duplicate_ids import SeenIds
+from judgecards.judging.prepared import item_id_of
 
 __all__ = [
     "CheckedItems",

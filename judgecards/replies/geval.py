@@ -37,10 +37,10 @@ from typing import Any, Literal
 
 from judgecards.cards import Card
 from judgecards.errors import JudgeOutputError
-from judgecards.parse import read_reply
 from judgecards.providers.base import TokenLogprob
-from judgecards.results import JudgeResult
+from judgecards.replies.parse import read_reply
 from judgecards.schemas import RubricJudgment, criteria_from
+from judgecards.storage.results import JudgeResult
 
 __all__ = [
     "ScoreRecord",
@@ -57,7 +57,7 @@ Path = tuple[str | int, ...]
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?")
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _SCORE_TOKEN = re.compile(r"\s*(\d+)\s*")
-# As `judgecards.parse` reads replies: raw control characters inside strings are accepted.
+# As `judgecards.replies.parse` reads replies: raw control characters inside strings are accepted.
 _DECODER = json.JSONDecoder(strict=False)
 
 
@@ -229,7 +229,7 @@ def _schema_range(schema: Mapping[str, Any], path: Sequence[str]) -> tuple[int, 
 def score_sites(card: Card, text: str, inputs: Mapping[str, Any]) -> dict[str, ScoreSite]:
     """Where each score axis was written in ``text``, with its valid range.
 
-    The answer is found by `judgecards.parse.read_reply` (the same rule that produced the
+    The answer is found by `judgecards.replies.parse.read_reply` (the same rule that produced the
     judgment, quotations of the inputs excluded). Final-token cards: the value on the last line.
     JSON cards: each ``output.scores`` path with an integer range in the schema; for a
     `RubricJudgment`, each criterion's ``score`` with the scale from the item's ``criteria``.

@@ -132,7 +132,7 @@ _budget: contextvars.ContextVar[_Budget | None] = contextvars.ContextVar(
 def _active() -> _Budget:
     budget = _budget.get()
     if budget is None:
-        raise RuntimeError("card bodies render through judgecards.sandbox.render_bounded")
+        raise RuntimeError("card bodies render through judgecards.cards.sandbox.render_bounded")
     return budget
 
 
@@ -524,7 +524,7 @@ def compile_body(body: str) -> Template:
 
 
 def compile_nodes(parsed: nodes.Template) -> Template:
-    """A parsed body (or a part of one, e.g. `judgecards.prompt_cache`'s static prefix) as a
+    """A parsed body (or a part of one, e.g. `judgecards.cards.prompt_cache`'s static prefix) as a
     budgeted template, like `compile_body`."""
     budgeted = _Budgeted().visit(parsed)
     return environment().from_string(budgeted)

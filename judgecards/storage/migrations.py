@@ -1,6 +1,6 @@
 """The results database's schema, as ordered, named, atomic sqlite-utils migrations.
 
-Kept apart from `judgecards.store` so the schema's history reads in one place and the store
+Kept apart from `judgecards.storage.store` so the schema's history reads in one place and the store
 holds only the SQL that uses it. A migration is never edited once released: a change is a new
 one at the end (the numbers are the order sqlite-utils applies them in). Feature packages with
 tables of their own (calibration, batches, the server) keep their own migration sets in the

@@ -5,13 +5,13 @@ A card's ``verdict.rules`` are min/max thresholds over score axes, first match w
 ``model_verdict`` and a disagreement is flagged as an override.
 
 Rubric cards score criteria given as data (`judgecards.schemas.RubricJudgment`): their axes come
-from the judgment (`judgecards.parse` has already held it to the item's criteria), and a
+from the judgment (`judgecards.replies.parse` has already held it to the item's criteria), and a
 `RubricPolicy` turns thresholds into a pass/fail verdict and computes a weighted aggregate only
 when asked.
 
 Verdicts and thresholds apply to the scores the judge committed to: the integers it wrote. Where
 the judge returned token logprobs, the G-Eval-weighted mean of each score is recorded beside it
-(`judgecards.geval`, ``output["scoring"]``), never in its place.
+(`judgecards.replies.geval`, ``output["scoring"]``), never in its place.
 """
 
 from __future__ import annotations
@@ -142,7 +142,7 @@ def decide(
     annotations: dict[str, Any] = {}
     is_rubric = isinstance(judgment, RubricJudgment)
     if text is not None and scores and (geval or is_rubric):
-        from judgecards.geval import score_records
+        from judgecards.replies.geval import score_records
 
         records = score_records(card, text, logprobs, inputs or {}, scores)
         annotations["scoring"] = {axis: record.to_dict() for axis, record in records.items()}

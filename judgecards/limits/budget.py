@@ -2,7 +2,7 @@
 
 The rule: no call is *sent* when what has been spent, plus what the calls already reserved are
 projected to cost, plus this call's projection would pass the cap. A call's projection is its
-request's input tokens as characters / 4 (`judgecards.plan.estimate_tokens`) and a reply at its
+request's input tokens as characters / 4 (`judgecards.limits.plan.estimate_tokens`) and a reply at its
 ``max_tokens`` cap, at the model's price; an item whose first reply is already in the response
 cache is projected at nothing, and items already stored are never run.
 
@@ -41,10 +41,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from judgecards.errors import BudgetError, RenderError
-from judgecards.plan import estimate_tokens
-from judgecards.pricing import ModelPrice, format_cost
+from judgecards.limits.plan import estimate_tokens
+from judgecards.limits.pricing import ModelPrice, format_cost
 from judgecards.providers.base import CompletionRequest
-from judgecards.results import JudgeResult
+from judgecards.storage.results import JudgeResult
 
 __all__ = ["BudgetStats", "CostCap"]
 

@@ -2,7 +2,7 @@
 
 Every prompt the run would send first is rendered, exactly as it would be sent; its input tokens
 (system prompt, messages and a schema sent natively, which providers bill as input) are counted
-as `judgecards.token_count` says: OpenAI's tokenizer for OpenAI models when the ``tokens`` extra
+as `judgecards.limits.token_count` says: OpenAI's tokenizer for OpenAI models when the ``tokens`` extra
 is installed, else characters / 4, rounded up; an estimate either way. A reply is not
 known in advance, so the projection is a range: input only (the least the calls can cost) to
 input plus every reply at its ``max_tokens`` cap (the most they can cost without re-asks).
@@ -16,9 +16,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from judgecards.pricing import ModelPrice, format_cost
+from judgecards.limits.pricing import ModelPrice, format_cost
+from judgecards.limits.token_count import CHARACTERS, TOKEN_ESTIMATE, TokenCounter
 from judgecards.providers.base import CompletionRequest
-from judgecards.token_count import CHARACTERS, TOKEN_ESTIMATE, TokenCounter
 
 __all__ = ["TOKEN_ESTIMATE", "RunPlan", "estimate_tokens"]
 
@@ -71,7 +71,7 @@ class RunPlan:
         counter: TokenCounter = CHARACTERS,
     ) -> RunPlan:
         """The plan of sending ``requests`` (each capped at its own ``max_tokens``), their input
-        tokens counted by ``counter`` (`judgecards.token_count.counter_for` the model)."""
+        tokens counted by ``counter`` (`judgecards.limits.token_count.counter_for` the model)."""
         return cls(
             model=model,
             price=price,

@@ -84,6 +84,6 @@ class FrontMatter(_Strict):
     verdict: VerdictSpec | None = None
     defaults: Defaults = Defaults()
     system: str | None = None
-    # How a JSON card's schema reaches the judge (`judgecards.structured_output`): sent as the
+    # How a JSON card's schema reaches the judge (`judgecards.replies.structured_output`): sent as the
     # provider's native structured output, falling back to the prompt (auto), or only one way.
     output_mode: Literal["auto", "native", "prompt"] = "auto"

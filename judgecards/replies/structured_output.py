@@ -23,8 +23,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args
 
 from judgecards.errors import ProviderConfigError, TransportError
-from judgecards.parse import unique_keys
 from judgecards.providers.http_errors import refuses_structured_output
+from judgecards.replies.parse import unique_keys
 
 if TYPE_CHECKING:
     from judgecards.cards import Card
@@ -349,7 +349,7 @@ def reply_text(text: str, request: CompletionRequest) -> str:
         return text
     try:
         # A repeated key is left for the parser to refuse (re-encoding would keep one of them);
-        # control characters in strings are accepted, as `judgecards.parse` reads them.
+        # control characters in strings are accepted, as `judgecards.replies.parse` reads them.
         value = json.loads(text, object_pairs_hook=unique_keys, strict=False)
     except ValueError:
         return text
@@ -410,7 +410,7 @@ class NativeProbe:
     """A judge's gate for native output: its first native request goes alone.
 
     Until one native request has come back (answered, refused or given up), the other requests
-    wait; a refusal is then already known (`judgecards.retry.TransportState` builds every later
+    wait; a refusal is then already known (`judgecards.judging.retry.TransportState` builds every later
     request without what was refused: the prompt form under ``auto``, Anthropic's forced tool,
     llama-cpp-python's ``json_object`` form), so a server without the standard form costs one
     refused request per judge, not one per item in flight; under ``native`` a server with no

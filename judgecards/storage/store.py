@@ -1,7 +1,7 @@
 """The SQLite store: results, the response cache, comparisons and (through `calibration`) labels.
 
 One embedded database file: ``--db`` / ``JUDGECARDS_DB`` / ``db=``, default ``./judgecards.db``.
-WAL journal, each finished item committed before it is reported (`judgecards.grouped_saves`:
+WAL journal, each finished item committed before it is reported (`judgecards.storage.grouped_saves`:
 items finishing together share a transaction), so a run killed at any moment (even SIGKILL)
 keeps every item it finished and a re-run redoes only the rest. The schema is created and
 migrated by ordered, named, atomic sqlite-utils migrations, never by hand.
@@ -9,7 +9,7 @@ migrated by ordered, named, atomic sqlite-utils migrations, never by hand.
 `Store` owns the SQL on its tables: one named method per need, rows written by column name.
 The calibration package keeps its own tables in the same file (its own migration set) and
 issues its SQL only through `Store.transaction` and `Store.query` (`calibration.labels.repository`),
-so every use of the one shared connection takes the same lock (`judgecards.database`), which
+so every use of the one shared connection takes the same lock (`judgecards.storage.database`), which
 is what makes a `Store` safe to share between threads and between processes opening one file.
 Every `sqlite3` error is raised as a `StoreError` naming the file and what was being done.
 """
@@ -23,11 +23,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
-from judgecards.database import BUSY_TIMEOUT, Database, Transaction, insert_sql
 from judgecards.providers.base import Completion, TokenLogprob, Usage
 from judgecards.redaction import redact
-from judgecards.results import JudgeResult, TokenUsage
-from judgecards.store_migrations import migrations
+from judgecards.storage.database import BUSY_TIMEOUT, Database, Transaction, insert_sql
+from judgecards.storage.migrations import migrations
+from judgecards.storage.results import JudgeResult, TokenUsage
 
 __all__ = [
     "COMPARISON_COLUMNS",
@@ -255,7 +255,7 @@ class Store(Database):
     Opening creates the file (and missing parent directories) and applies pending migrations;
     nothing else happens before the first call, so a tool that must not create or migrate a
     database on bad input validates its input first, then opens the store. The connection
-    protocol (lock, ``BEGIN IMMEDIATE``, errors) is `judgecards.database.Database`'s.
+    protocol (lock, ``BEGIN IMMEDIATE``, errors) is `judgecards.storage.database.Database`'s.
 
     Args:
         path: the database file (else ``JUDGECARDS_DB``, else ``./judgecards.db``).

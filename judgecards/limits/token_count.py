@@ -1,7 +1,7 @@
 """Input tokens of a request before it is sent, counted as the provider will bill them.
 
 What is billed is the system prompt, the messages and, when the reply's schema is sent natively
-(`judgecards.structured_output`), that schema too: OpenAI's ``response_format`` and Anthropic's
+(`judgecards.replies.structured_output`), that schema too: OpenAI's ``response_format`` and Anthropic's
 ``output_config`` or forced tool are input tokens. The schema is counted as the compact JSON
 text sent; a provider's own rendering of it (and the few tokens it wraps each message in) is
 not published, so every figure here is an estimate.
@@ -67,7 +67,7 @@ def native_schema_text(request: CompletionRequest) -> str:
     if request.native is None or request.native_schema is None:
         return ""
     schema = request.native_schema
-    # A run's requests share one schema object (`judgecards.judge_requests`), counted for the
+    # A run's requests share one schema object (`judgecards.judging.requests`), counted for the
     # rate limiter on every request: dumped once. The entry holds the object, so its id is not
     # reused while it is cached; schemas are never changed once built.
     known = _SCHEMA_TEXTS.get(id(schema))

@@ -15,7 +15,7 @@ class TokenUsage(BaseModel):
 
     ``input_tokens`` counts every prompt token; ``cache_read_tokens`` and
     ``cache_write_tokens`` are the part of them the provider read from or wrote to its prompt
-    cache (`judgecards.prompt_cache`), billed at the cache rates.
+    cache (`judgecards.cards.prompt_cache`), billed at the cache rates.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -39,7 +39,7 @@ class JudgeResult(BaseModel):
         item_id: the caller's id for the item (the ``id`` field of an input line), if any.
         status: ``ok``, or ``error`` when every attempt failed (see ``error_kind``), or
             ``not_judged``: not started because its projected cost would pass the judge's
-            ``max_cost`` (`judgecards.budget`); never stored, not an error.
+            ``max_cost`` (`judgecards.limits.budget`); never stored, not an error.
         verdict: decided in code by the card's rule (None for cards without verdicts).
         scores: numeric axes by name (e.g. ``correctness``).
         model_verdict: the verdict the judge itself wrote; ``verdict_overridden`` when it differs.
@@ -49,7 +49,7 @@ class JudgeResult(BaseModel):
         model: ``provider:model`` as configured (``mock:…`` for synthetic runs).
         usage: tokens billed; zero when served from cache, except for a batch's result (below).
         cost_usd: US dollars billed for ``usage`` at the price table's rates
-            (`judgecards.pricing`); ``None`` means unknown (tokens were billed on a model with
+            (`judgecards.limits.pricing`); ``None`` means unknown (tokens were billed on a model with
             no price), never free; 0.0 for mock models and for results that made no call (served
             from cache this time: the row stored earlier keeps what it cost then). A result judged
             by a provider batch (``via == "batch"``) carries what the batch billed for it also
@@ -61,12 +61,12 @@ class JudgeResult(BaseModel):
             timeout, connection error, a rejected parameter) for this item, summed over its
             attempts; 0 for cached results.
         cached: served from the results store or response cache without a provider call.
-        extraction: how the judgment was read (`judgecards.structured_output`): ``native``
+        extraction: how the judgment was read (`judgecards.replies.structured_output`): ``native``
             (JSON constrained by the provider's structured output), ``prompt_json`` (JSON asked
             for in the prompt), ``final_token`` (a final rating line) or ``geval`` (scores
             weighted by token probabilities); None for errors and results stored before it.
         native_method: for a natively constrained reply, the form that carried the schema
-            (`judgecards.structured_output.NativeMethod`): ``json_schema``, ``json_object``
+            (`judgecards.replies.structured_output.NativeMethod`): ``json_schema``, ``json_object``
             (with the schema, as llama-cpp-python's server takes it) or ``tool``; None for
             prompt-mode and error results and for results stored before it was recorded.
         via: where the first reply came from: ``live`` (a call per item) or ``batch`` (a

@@ -1,0 +1,1 @@
+"""judgecards.judging: see its modules."""

@@ -1,0 +1,1 @@
+"""judgecards.limits: see its modules."""

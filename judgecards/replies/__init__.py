@@ -1,0 +1,1 @@
+"""judgecards.replies: see its modules."""

@@ -1,0 +1,1 @@
+"""judgecards.storage: see its modules."""
