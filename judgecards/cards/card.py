@@ -382,7 +382,7 @@ def builtin_cards_dir() -> Path:
     packaged = Path(str(importlib.resources.files("judgecards"))) / "_cards"
     if packaged.is_dir():
         return packaged
-    return Path(__file__).resolve().parent.parent / "prompts"
+    return Path(str(importlib.resources.files("judgecards"))).parent / "prompts"
 
 
 def user_card_dirs(

@@ -72,7 +72,7 @@ _SUFFIXES: dict[str, ExportFormat] = {
 }
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
-DATASETTE_METADATA = Path(__file__).with_name("datasette-metadata.yml")
+DATASETTE_METADATA = Path(__file__).resolve().parents[1] / "datasette-metadata.yml"  # judgecards/
 """Datasette metadata for a judgecards database (table notes, canned queries), in the package:
 ``datasette judgecards.db --metadata <this path>``."""
 
