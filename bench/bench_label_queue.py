@@ -34,7 +34,7 @@ def one_run(items: int, labels: int) -> list[Measure]:
     from calibration.audits import Audit, LabelQueue
     from calibration.labels import open_store
     from judgecards.cards import load_card
-    from judgecards.storage.results import JudgeResult
+    from judgecards.storage import JudgeResult
 
     card = load_card("reference@1")
     start = datetime(2025, 5, 1, tzinfo=timezone.utc)

@@ -72,8 +72,7 @@ def run_plain(base_url: str, data: list[dict[str, str]], concurrency: int) -> fl
 
     import openai
 
-    from judgecards.cards import load_card
-    from judgecards.cards.render import render
+    from judgecards.cards import load_card, render
     from judgecards.pairwise.compare import pair_orders
     from judgecards.schemas import PairwiseJudgment
 

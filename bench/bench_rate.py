@@ -49,7 +49,7 @@ sys.path.insert(0, str(REPO))
 
 from bench._items import reference_items  # noqa: E402
 from bench._runs import Measure, repeat, table  # noqa: E402
-from judgecards.limits.rate import AdaptiveLimiter, Permit, RateLimits, Refusal  # noqa: E402
+from judgecards.limits import AdaptiveLimiter, Permit, RateLimits, Refusal  # noqa: E402
 from tests.fakes.server import spawn  # noqa: E402
 
 

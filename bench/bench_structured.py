@@ -27,7 +27,7 @@ from bench._runs import Measure, machine, repeat, table
 from judgecards import Judge, Store
 from judgecards.cards import list_cards, load_card
 from judgecards.judging.requests import first_request
-from judgecards.limits.token_count import CHARACTERS, counter_for
+from judgecards.limits import CHARACTERS, counter_for
 from judgecards.providers.base import CompletionRequest
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "squad"

@@ -45,12 +45,10 @@ sys.path.insert(0, str(REPO))
 from bench._runs import Measure, machine, repeat, table  # noqa: E402
 from bench.bench_structured import COUNTED_BY, cards, squad_items, tokens_per_judgment  # noqa: E402
 from judgecards import Judge  # noqa: E402
-from judgecards.cards import load_card  # noqa: E402
+from judgecards.cards import load_card, render  # noqa: E402
 from judgecards.cards.prompt_cache import CACHE_MINIMUMS_ENV  # noqa: E402
-from judgecards.cards.render import render  # noqa: E402
-from judgecards.limits.pricing import load_prices  # noqa: E402
-from judgecards.limits.token_count import CHARACTERS, counter_for  # noqa: E402
-from judgecards.replies.structured_output import guards_schema  # noqa: E402
+from judgecards.limits import CHARACTERS, counter_for, load_prices  # noqa: E402
+from judgecards.replies import guards_schema  # noqa: E402
 from tests.fakes.http import reference_judgment  # noqa: E402
 from tests.fakes.server import FakeRequest, FakeServer  # noqa: E402
 

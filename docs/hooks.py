@@ -39,6 +39,11 @@ FACES = (
     "calibration.cascades",
     "calibration.juries",
     "calibration.alignment",
+    "judgecards.cards",
+    "judgecards.replies",
+    "judgecards.judging",
+    "judgecards.limits",
+    "judgecards.storage",
     "judgecards.testing",
     "judgecards.batch",
     "judgecards.importers",
@@ -216,7 +221,7 @@ def _migration_sets() -> list[tuple[str, Any]]:
 
 
 def database_section() -> str:
-    from judgecards.storage.store import Store
+    from judgecards.storage import Store
 
     out = []
     with tempfile.TemporaryDirectory() as tmp:

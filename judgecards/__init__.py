@@ -29,23 +29,23 @@ _EXPORTS: dict[str, str] = {
     "Criterion": "judgecards.schemas",
     "InputError": "judgecards.errors",
     "InvalidInput": "judgecards.errors",
-    "Judge": "judgecards.judging.judge",
+    "Judge": "judgecards.judging",
     "JudgeOutputError": "judgecards.errors",
-    "JudgeResult": "judgecards.storage.results",
+    "JudgeResult": "judgecards.storage",
     "JudgecardsError": "judgecards.errors",
     "MissingExtra": "judgecards.errors",
     "MissingInput": "judgecards.errors",
     "NotRecorded": "judgecards.errors",
-    "OutputMode": "judgecards.replies.structured_output",
+    "OutputMode": "judgecards.replies",
     "ProviderConfigError": "judgecards.errors",
     "ProviderError": "judgecards.errors",
-    "RetryPolicy": "judgecards.judging.retry",
+    "RetryPolicy": "judgecards.judging",
     "RubricPolicy": "judgecards.schemas",
-    "RunPlan": "judgecards.limits.plan",
-    "Store": "judgecards.storage.store",
+    "RunPlan": "judgecards.limits",
+    "Store": "judgecards.storage",
     "StoreError": "judgecards.errors",
     "TieredEval": "judgecards.tiered.pipeline",
-    "TokenUsage": "judgecards.storage.results",
+    "TokenUsage": "judgecards.storage",
     "TransportError": "judgecards.errors",
     "UncalibratedJudgeWarning": "judgecards.errors",
     "acompare_many": "judgecards.pairwise.compare",
@@ -61,53 +61,53 @@ _EXPORTS: dict[str, str] = {
 # for one release. Not part of `__all__` and not in the TYPE_CHECKING block.
 _MOVED: dict[str, str] = {
     "MOCK_BANNER": "judgecards.providers.mock",
-    "AdaptiveLimiter": "judgecards.limits.rate",
+    "AdaptiveLimiter": "judgecards.limits",
     "BatchCollection": "judgecards.batch",
     "BatchError": "judgecards.batch",
     "BatchJob": "judgecards.batch",
-    "BudgetStats": "judgecards.limits.budget",
+    "BudgetStats": "judgecards.limits",
     "CardLockMismatch": "judgecards.errors",
     "CardValidationError": "judgecards.errors",
     "ComparePlan": "judgecards.pairwise.budget",
-    "CostCap": "judgecards.limits.budget",
+    "CostCap": "judgecards.limits",
     "EvalPlan": "judgecards.tiered",
     "ImportResult": "judgecards.importers",
     "InputTooLarge": "judgecards.errors",
     "JudgeCheck": "judgecards.tiered",
-    "LengthCorrelation": "judgecards.judging.bias",
-    "LimiterStats": "judgecards.limits.rate",
-    "ModelPrice": "judgecards.limits.pricing",
+    "LengthCorrelation": "judgecards.judging",
+    "LimiterStats": "judgecards.limits",
+    "ModelPrice": "judgecards.limits",
     "ModelRating": "judgecards.pairwise.ratings",
     "OutputError": "judgecards.errors",
     "PairOutcome": "judgecards.pairwise.rules",
     "PairwiseReport": "judgecards.pairwise.report",
-    "PairwiseVerbosity": "judgecards.judging.bias",
-    "PriceTable": "judgecards.limits.pricing",
+    "PairwiseVerbosity": "judgecards.judging",
+    "PriceTable": "judgecards.limits",
     "RankingError": "judgecards.errors",
     "Ratings": "judgecards.pairwise.ratings",
-    "Refusal": "judgecards.limits.rate",
+    "Refusal": "judgecards.limits",
     "RenderError": "judgecards.errors",
     "Tier": "judgecards.tiered",
     "TieredReport": "judgecards.tiered",
-    "TransportCounters": "judgecards.judging.retry",
+    "TransportCounters": "judgecards.judging",
     "WrongCardKind": "judgecards.errors",
     "bradley_terry": "judgecards.pairwise.ratings",
-    "comparisons_table": "judgecards.storage.export",
+    "comparisons_table": "judgecards.storage",
     "elo": "judgecards.pairwise.ratings",
     "import_openai_graders": "judgecards.importers",
     "import_promptfoo": "judgecards.importers",
-    "load_prices": "judgecards.limits.pricing",
-    "model_family": "judgecards.judging.bias",
+    "load_prices": "judgecards.limits",
+    "model_family": "judgecards.judging",
     "pairwise_report": "judgecards.pairwise.report",
     "plan_comparisons": "judgecards.pairwise.compare",
     "resolve_pair": "judgecards.pairwise.rules",
-    "results_table": "judgecards.storage.export",
-    "self_preference_warning": "judgecards.judging.bias",
-    "strict_schema": "judgecards.replies.structured_output",
-    "verbosity_bias_pairwise": "judgecards.judging.bias",
-    "verbosity_bias_single": "judgecards.judging.bias",
-    "weighted_scores": "judgecards.replies.geval",
-    "write_table": "judgecards.storage.export",
+    "results_table": "judgecards.storage",
+    "self_preference_warning": "judgecards.judging",
+    "strict_schema": "judgecards.replies",
+    "verbosity_bias_pairwise": "judgecards.judging",
+    "verbosity_bias_single": "judgecards.judging",
+    "weighted_scores": "judgecards.replies",
+    "write_table": "judgecards.storage",
 }
 
 __all__ = public_names(_EXPORTS)
@@ -136,19 +136,19 @@ if TYPE_CHECKING:
     from judgecards.errors import StoreError as StoreError
     from judgecards.errors import TransportError as TransportError
     from judgecards.errors import UncalibratedJudgeWarning as UncalibratedJudgeWarning
-    from judgecards.judging.judge import Judge as Judge
-    from judgecards.judging.retry import RetryPolicy as RetryPolicy
-    from judgecards.limits.plan import RunPlan as RunPlan
+    from judgecards.judging import Judge as Judge
+    from judgecards.judging import RetryPolicy as RetryPolicy
+    from judgecards.limits import RunPlan as RunPlan
     from judgecards.pairwise.compare import ComparisonResult as ComparisonResult
     from judgecards.pairwise.compare import acompare_many as acompare_many
     from judgecards.pairwise.compare import compare as compare
     from judgecards.pairwise.compare import compare_many as compare_many
     from judgecards.pairwise.report import comparison_report as comparison_report
     from judgecards.pairwise.stored import rank_stored as rank_stored
-    from judgecards.replies.structured_output import OutputMode as OutputMode
+    from judgecards.replies import OutputMode as OutputMode
     from judgecards.schemas import Criterion as Criterion
     from judgecards.schemas import RubricPolicy as RubricPolicy
-    from judgecards.storage.results import JudgeResult as JudgeResult
-    from judgecards.storage.results import TokenUsage as TokenUsage
-    from judgecards.storage.store import Store as Store
+    from judgecards.storage import JudgeResult as JudgeResult
+    from judgecards.storage import Store as Store
+    from judgecards.storage import TokenUsage as TokenUsage
     from judgecards.tiered.pipeline import TieredEval as TieredEval

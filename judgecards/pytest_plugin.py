@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 import pytest
 
 if TYPE_CHECKING:
-    from judgecards.judging.judge import Judge
-    from judgecards.storage.results import JudgeResult
+    from judgecards.judging import Judge
+    from judgecards.storage import JudgeResult
 
 __all__ = ["JudgeFactory", "JudgeStats"]
 
@@ -171,7 +171,7 @@ class _JudgeSession:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if hasattr(self.config, "workerinput") or self.stats.judges == 0:
             return
-        from judgecards.limits.pricing import PRICES_ENV, format_cost
+        from judgecards.limits import PRICES_ENV, format_cost
 
         stats = self.stats
         mode = "offline (stored judgments only)" if self.offline else "online"
@@ -211,7 +211,7 @@ def _session(config: pytest.Config) -> _JudgeSession:
 def _recording_judge(stats: JudgeStats) -> type[Judge]:
     """A `Judge` subclass that adds every result it returns to ``stats``. Built when a test
     first asks for a judge, so collecting tests never imports the judge."""
-    from judgecards.judging.judge import Judge
+    from judgecards.judging import Judge
 
     class RecordingJudge(Judge):
         __doc__ = Judge.__doc__

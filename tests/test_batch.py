@@ -14,7 +14,7 @@ import pytest
 
 from judgecards.batch import BatchError, collect_batch, submit_batch
 from judgecards.batch.repository import BatchRepository
-from judgecards.judging.judge import Judge
+from judgecards.judging import Judge
 from tests.fakes.batch_server import BatchFake
 
 PROVIDERS = {"openai": "openai:gpt-4o-mini", "anthropic": "anthropic:claude-sonnet-5"}

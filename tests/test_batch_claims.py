@@ -27,7 +27,7 @@ from click.testing import CliRunner
 
 from judgecards.batch import BatchCollection, collect_batch, submit_batch
 from judgecards.cli import cli
-from judgecards.judging.judge import Judge
+from judgecards.judging import Judge
 from tests.fakes.batch_server import BatchFake
 from tests.test_batch import PROVIDERS, items, judge_on, rows, submitted_entries
 

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from judgecards.cli import cli
-from judgecards.storage.store import Store
+from judgecards.storage import Store
 
 
 def run(*args: object) -> Result:

@@ -15,8 +15,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from judgecards.cli import cli
-from judgecards.limits.token_count import counter_for
-from judgecards.storage.store import Store
+from judgecards.limits import counter_for
+from judgecards.storage import Store
 from tests.fakes.http import Script, openai_chat, reference_judgment
 from tests.fakes.judges import openai_judge
 from tests.fakes.server import FakeServer, card_reply

@@ -26,9 +26,9 @@ from calibration.labels import export_labels, read_labels
 from judgecards.cli import cli
 from judgecards.cli._output import OutputFile
 from judgecards.errors import OutputError
-from judgecards.judging.judge import Judge
+from judgecards.judging import Judge
 from judgecards.providers.mock import MockProvider
-from judgecards.storage.csv_safety import from_spreadsheet_cell
+from judgecards.storage import Store, from_spreadsheet_cell
 from judgecards.storage.export import (
     DATASETTE_METADATA,
     Table,
@@ -38,7 +38,6 @@ from judgecards.storage.export import (
     write_table,
     write_table_file,
 )
-from judgecards.storage.store import Store
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 FORMULA_ID = '=HYPERLINK("http://evil.example","x")'

@@ -9,7 +9,7 @@ from calibration import judge_rates
 from calibration.labels import label_fields
 from judgecards.cards import load_card
 from judgecards.schemas import PassFailJudgment
-from judgecards.storage.store import Store
+from judgecards.storage import Store
 from tests.fakes.http import Script, openai_chat
 from tests.fakes.judges import openai_judge
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from judgecards import Judge
-from judgecards.judging.prepared import PreparedItem, item_id_of
+from judgecards.judging import PreparedItem, item_id_of
 
 
 def item(item_id: Any, question: str = "What is 2+2?") -> dict[str, Any]:

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from judgecards.cards import Card, load_card
-from judgecards.cards.render import render
+from judgecards.cards import Card, load_card, render
 from judgecards.errors import MissingInput, RenderError
 
 USER_CARDS = Path(__file__).parent / "fixtures" / "cards" / "user"
@@ -200,7 +199,7 @@ def test_nested_input_values_are_neutralised(reference: Card) -> None:
 
 
 def test_an_input_over_the_limit_names_card_input_size_and_limit(reference: Card) -> None:
-    from judgecards.cards.render import DEFAULT_MAX_INPUT_CHARS, check_inputs
+    from judgecards.cards import DEFAULT_MAX_INPUT_CHARS, check_inputs
     from judgecards.errors import InputTooLarge, InvalidInput
 
     at_limit = {**INPUTS, "model_output": "x" * DEFAULT_MAX_INPUT_CHARS}
@@ -216,7 +215,7 @@ def test_an_input_over_the_limit_names_card_input_size_and_limit(reference: Card
 
 
 def test_the_input_limit_is_configurable_and_counts_structured_inputs(reference: Card) -> None:
-    from judgecards.cards.render import check_inputs
+    from judgecards.cards import check_inputs
     from judgecards.errors import InputTooLarge
 
     check_inputs(reference, {**INPUTS, "model_output": "x" * 300_000}, max_input_chars=None)

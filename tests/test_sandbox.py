@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from judgecards.cards.card import Card, parse_card_file
-from judgecards.cards.render import render
+from judgecards.cards import Card, parse_card_file, render
 from judgecards.cards.sandbox import RenderLimitExceeded, RenderLimits, compile_body, render_bounded
 from judgecards.errors import CardValidationError, RenderError
 

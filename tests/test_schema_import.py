@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from judgecards.cards.card import parse_card_file
+from judgecards.cards import parse_card_file
 from judgecards.cards.schema_import import SCHEMA_MODULES_ENV, import_schema_model
 from judgecards.errors import CardValidationError
 

@@ -14,7 +14,7 @@ import pytest
 
 from judgecards import Judge, JudgeResult, Store, StoreError, TokenUsage
 from judgecards.providers.base import Completion, TokenLogprob, Usage
-from judgecards.storage.store import CacheEntry, card_filter, default_db_path
+from judgecards.storage import CacheEntry, card_filter, default_db_path
 from tests.fakes.http import Script, openai_chat, reference_judgment
 from tests.fakes.judges import openai_judge
 

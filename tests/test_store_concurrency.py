@@ -22,7 +22,7 @@ def _open_new_databases(
     directory: str, barrier: Barrier, calibration_tables: bool, errors: Any
 ) -> None:
     from calibration.labels import open_store
-    from judgecards.storage.store import Store
+    from judgecards.storage import Store
 
     for trial in range(TRIALS):
         path = Path(directory) / f"trial-{trial}.db"

@@ -595,7 +595,7 @@ def test_a_null_for_an_optional_field_takes_its_default(
 def test_exports_carry_the_extraction_and_older_rows_read_as_unknown(tmp_path: Path) -> None:
     import io
 
-    from judgecards.storage.export import results_table, write_table
+    from judgecards.storage import results_table, write_table
 
     db = tmp_path / "j.db"
     Judge("reference@1", "mock:judge", db=db).score(**INPUTS)

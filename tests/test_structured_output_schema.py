@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field, ValidationError
 from judgecards.cards import load_card
 from judgecards.judging.requests import first_request
 from judgecards.providers.mock import synthesize
-from judgecards.replies.structured_output import restates_fields, strict_schema
+from judgecards.replies import restates_fields, strict_schema
 from judgecards.schemas import item_schema
 from tests.fakes.http import Script, openai_chat, reference_judgment
 from tests.fakes.judges import openai_judge

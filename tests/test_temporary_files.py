@@ -14,7 +14,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from judgecards.cli import cli
-from judgecards.storage.temporary_files import create_beside, sweep_beside
+from judgecards.storage import create_beside, sweep_beside
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -20,7 +20,7 @@ import pytest
 import tiktoken
 
 from judgecards import Judge, Store
-from judgecards.limits.plan import estimate_tokens
+from judgecards.limits import estimate_tokens
 from judgecards.limits.token_count import CHARACTERS, TOKEN_ESTIMATE, _encoder, counter_for
 from judgecards.providers.base import CompletionRequest, Message
 

@@ -127,7 +127,7 @@ def test_no_rules_means_the_models_verdict_is_kept() -> None:
 
 def test_a_card_without_verdict_has_none() -> None:
     card = load_card("rating@1", cards_dir=USER_CARDS)
-    from judgecards.replies.parse import parse_reply
+    from judgecards.replies import parse_reply
 
     decision = decide(card, parse_reply(card, "Good.\nRating: [[8]]"))
     assert decision.scores == {"rating": 8}

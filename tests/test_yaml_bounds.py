@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from judgecards.cards.card import parse_card_file
+from judgecards.cards import parse_card_file
 from judgecards.errors import CardValidationError, InputError
 from judgecards.safe_yaml import MAX_ALIAS_NODES, load_yaml
 

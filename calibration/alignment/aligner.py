@@ -54,9 +54,9 @@ from calibration.labels import (
     label_fields,
     opened,
 )
-from judgecards.cards.card import Card, CardLibrary, user_card_dirs
+from judgecards.cards import Card, CardLibrary, user_card_dirs
 from judgecards.errors import AlignmentError
-from judgecards.storage.store import Store
+from judgecards.storage import Store
 
 __all__ = ["AlignmentResult", "CandidateScore", "align", "alignment_runs"]
 
@@ -78,7 +78,7 @@ def single_plan(
     split = split_labelled(items, seed=seed, k=k)
 
     def judge_items(card: Card, scored: Sequence[AlignItem]) -> tuple[list[tuple[Any, Any]], int]:
-        from judgecards.judging.judge import Judge
+        from judgecards.judging import Judge
 
         # A scratch store: the results database only gains the run's record.
         with (

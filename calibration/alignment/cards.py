@@ -26,8 +26,7 @@ from typing import Any
 
 import yaml
 
-from judgecards.cards.card import CARD_SUFFIX, Card, parse_card_file
-from judgecards.cards.delimiters import neutralise_text
+from judgecards.cards import CARD_SUFFIX, Card, neutralise_text, parse_card_file
 from judgecards.errors import AlignmentError, CardValidationError, OutputError
 from judgecards.safe_yaml import load_yaml
 

@@ -37,7 +37,7 @@ from calibration.alignment.split import DEV_SHARE, MIN_DEV, POOL_SHARE, AlignIte
 from calibration.labels import WINNERS, Label, judge_labels, label_fields
 from judgecards.cards import Card
 from judgecards.errors import AlignmentError
-from judgecards.storage.store import Store
+from judgecards.storage import Store
 
 __all__ = [
     "ANSWERS",

@@ -30,7 +30,7 @@ from calibration.alignment.run import Plan
 from calibration.alignment.split import AlignItem
 from calibration.labels import Label, label_fields
 from judgecards.cards import Card
-from judgecards.storage.store import Store
+from judgecards.storage import Store
 
 __all__ = ["PAIR_EXAMPLES_INTRO", "pair_plan"]
 
@@ -64,7 +64,7 @@ def pair_plan(
     split = split_pairs(pairs, seed=seed, k=k)
 
     def judge_items(card: Card, scored: Sequence[AlignItem]) -> tuple[list[tuple[Any, Any]], int]:
-        from judgecards.judging.judge import Judge
+        from judgecards.judging import Judge
         from judgecards.pairwise.compare import compare_many
 
         with (

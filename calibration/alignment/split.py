@@ -22,7 +22,7 @@ from calibration.audits import primary_order
 from calibration.labels import Label, LabelField, judge_labels, label_fields
 from judgecards.cards import Card
 from judgecards.errors import AlignmentError
-from judgecards.storage.store import Store
+from judgecards.storage import Store
 
 __all__ = [
     "DEV_SHARE",

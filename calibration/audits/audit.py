@@ -92,7 +92,7 @@ from calibration.stats import PassFailView, judgment_confidence, pass_fail_view
 from judgecards.cards import Card, load_card
 from judgecards.errors import AuditError, JudgecardsError
 from judgecards.metrics.stats import Estimate
-from judgecards.storage.store import Store
+from judgecards.storage import Store
 
 __all__ = [
     "AnchorDrift",
@@ -592,7 +592,7 @@ class Audit:
         Raises:
             AuditError: unknown anchor set.
         """
-        from judgecards.judging.judge import Judge
+        from judgecards.judging import Judge
 
         anchor = self.anchor(anchor_set)
         items = self.repository.anchor_items(anchor_set)

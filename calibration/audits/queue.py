@@ -84,7 +84,7 @@ from calibration.labels import (
 from judgecards.cards import Card, load_card
 from judgecards.errors import CardError, JudgecardsError, LabelImportError
 from judgecards.schemas import RubricPolicy
-from judgecards.storage.store import Store
+from judgecards.storage import Store
 
 __all__ = [
     "REVEAL_REASONS",

@@ -16,8 +16,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from judgecards.storage.database import Transaction
-from judgecards.storage.store import Store
+from judgecards.storage import Store, Transaction
 
 __all__ = ["QueueRepository", "QueueRow"]
 

@@ -23,7 +23,7 @@ from typing import Literal
 from calibration.labels import AuditItem, AuditRecord, LabelField, judge_labels
 from calibration.stats import MIN_ITEMS, draw_pps, inclusion_probabilities
 from judgecards.errors import AuditError
-from judgecards.storage.results import JudgeResult
+from judgecards.storage import JudgeResult
 
 __all__ = [
     "AuditSample",

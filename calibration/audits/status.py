@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any
 from judgecards.errors import UncalibratedJudgeWarning
 
 if TYPE_CHECKING:
-    from judgecards.judging.judge import Judge
-    from judgecards.storage.store import Store
+    from judgecards.judging import Judge
+    from judgecards.storage import Store
 
 __all__ = [
     "GATE_MIN_KAPPA",
@@ -173,7 +173,7 @@ def calibrations(
         card: only this ``name@version``.
     """
     from calibration.labels import CalibrationRepository
-    from judgecards.storage.store import Store
+    from judgecards.storage import Store
 
     if isinstance(source, Store):
         rows = CalibrationRepository(source).headlines(card=card)

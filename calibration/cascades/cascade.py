@@ -56,11 +56,11 @@ from calibration.labels import (
     open_store,
 )
 from calibration.stats import judgment_confidence
-from judgecards.judging.prepared import item_id_of
-from judgecards.storage.results import JudgeResult
+from judgecards.judging import item_id_of
+from judgecards.storage import JudgeResult
 
 if TYPE_CHECKING:
-    from judgecards.judging.judge import Judge, Progress
+    from judgecards.judging import Judge, Progress
 
 __all__ = ["Cascade", "CascadeDecision", "CascadeRun", "CascadeStage", "minimum_labels"]
 

@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from calibration.cascades.repository import cascade_decisions, cascade_result_decisions
-from judgecards.storage.store import Store
+from judgecards.storage import Store
 
 __all__ = ["CascadeJudge", "StoredCascadeRun", "stored_cascade_runs"]
 

@@ -50,12 +50,12 @@ from calibration.cascades.stages import (
 from calibration.labels import AuditItem, CalibrationRepository, label_fields, open_store
 from calibration.stats import judgment_confidence, order_consistency
 from judgecards.errors import WrongCardKind
-from judgecards.judging.prepared import item_id_of
+from judgecards.judging import item_id_of
 from judgecards.pairwise.compare import ComparisonResult, compare_many
 
 if TYPE_CHECKING:
-    from judgecards.judging.judge import Judge, Progress
-    from judgecards.storage.store import Store
+    from judgecards.judging import Judge, Progress
+    from judgecards.storage import Store
 
 __all__ = ["PairDecision", "PairwiseCascade", "PairwiseCascadeRun", "comparison_confidence"]
 

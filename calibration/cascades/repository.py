@@ -14,8 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from judgecards.storage.database import insert_sql
-from judgecards.storage.store import Store, card_filter
+from judgecards.storage import Store, card_filter, insert_sql
 
 __all__ = [
     "DECISION_COLUMNS",

@@ -22,8 +22,8 @@ from judgecards.errors import AuditError
 
 if TYPE_CHECKING:
     from judgecards.cards import Card
-    from judgecards.judging.judge import Judge
-    from judgecards.storage.store import Store
+    from judgecards.judging import Judge
+    from judgecards.storage import Store
 
 __all__ = [
     "CascadeStage",

@@ -77,7 +77,7 @@ from calibration.stats import (
 )
 from judgecards.errors import EstimateError
 from judgecards.metrics.stats import Estimate
-from judgecards.storage.store import Store
+from judgecards.storage import Store
 
 __all__ = [
     "Design",

@@ -45,9 +45,9 @@ from numpy.typing import NDArray
 from calibration.juries.dawid_skene_model import dawid_skene
 from calibration.juries.jury import FittedJury, fit_jury, majority_vote
 from judgecards.errors import WrongCardKind
-from judgecards.judging.judge import Judge
+from judgecards.judging import Judge
 from judgecards.pairwise.compare import ComparisonResult, acompare_many
-from judgecards.storage.results import JudgeResult
+from judgecards.storage import JudgeResult
 
 __all__ = ["Jury", "JuryMethod", "JuryRun", "JuryVerdict", "JurorReliability"]
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from judgecards.cards import Card
-from judgecards.storage.results import JudgeResult
+from judgecards.storage import JudgeResult
 
 __all__ = [
     "WINNERS",

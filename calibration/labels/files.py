@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any, Literal, TextIO
 
 from judgecards.errors import AuditError, LabelImportError, OutputError
-from judgecards.judging.jsonl import read_jsonl
-from judgecards.storage.csv_safety import from_spreadsheet_cell, spreadsheet_cell
+from judgecards.judging import read_jsonl
+from judgecards.storage import from_spreadsheet_cell, spreadsheet_cell
 
 __all__ = [
     "Format",

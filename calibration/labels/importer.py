@@ -26,7 +26,7 @@ from calibration.labels.records import NewLabel
 from calibration.labels.repository import CalibrationRepository
 from judgecards.cards import Card, load_card
 from judgecards.errors import JudgecardsError, LabelImportError, StoreError
-from judgecards.storage.store import Store, default_db_path
+from judgecards.storage import Store, default_db_path
 
 __all__ = ["ID_COLUMNS", "META_COLUMNS", "AuditScope", "LabelImportReport", "import_labels"]
 

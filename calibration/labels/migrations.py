@@ -47,7 +47,7 @@ import sqlite_utils
 from sqlite_utils import Migrations
 
 from judgecards.errors import StoreError
-from judgecards.storage.store import Store
+from judgecards.storage import Store
 
 __all__ = ["migrations", "open_store", "opened"]
 

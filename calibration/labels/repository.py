@@ -29,7 +29,7 @@ from calibration.labels.records import (
     NewLabel,
 )
 from judgecards.errors import LabelImportError
-from judgecards.storage.store import Store, card_filter
+from judgecards.storage import Store, card_filter
 
 __all__ = ["CalibrationRepository", "HEADLINE_COLUMNS", "RevisionRow"]
 

@@ -61,15 +61,15 @@ from calibration.labels.importer import (
 from calibration.labels.records import Label
 from calibration.labels.repository import CalibrationRepository
 from judgecards.errors import LabelImportError
-from judgecards.storage.export import (
+from judgecards.storage import (
     Column,
     ColumnKind,
+    Store,
     Table,
     time_bound,
     write_table,
     write_table_file,
 )
-from judgecards.storage.store import Store
 
 __all__ = [
     "ID_COLUMNS",

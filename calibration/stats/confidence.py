@@ -28,7 +28,7 @@ from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
-from judgecards.storage.results import JudgeResult
+from judgecards.storage import JudgeResult
 
 __all__ = ["judgment_confidence", "order_consistency", "sample_agreement"]
 

@@ -33,13 +33,12 @@ from judgecards.batch.claims import CLAIM_LEASE, Claims, claim_in_force, describ
 from judgecards.batch.pairs import write_comparisons
 from judgecards.batch.repository import BatchRepository, ItemRow, JobRow
 from judgecards.batch.submit import BatchJob, submit_batch
-from judgecards.judging.judge import Judge
-from judgecards.judging.prepared import PreparedItem
+from judgecards.judging import Judge, PreparedItem
 from judgecards.providers.base import Completion
 from judgecards.providers.batch_adapters import batch_api_for
 from judgecards.providers.batch_api import BatchAPI, BatchError, BatchStatus, Outcome, OutcomeState
 from judgecards.redaction import redact
-from judgecards.storage.results import JudgeResult
+from judgecards.storage import JudgeResult
 
 __all__ = [
     "BatchCollection",

@@ -23,8 +23,7 @@ from typing import Any
 
 from judgecards.batch.claims import Claims
 from judgecards.batch.repository import BatchRepository
-from judgecards.judging.judge import Judge
-from judgecards.judging.prepared import PreparedItem
+from judgecards.judging import Judge, PreparedItem
 from judgecards.providers.batch_adapters import batch_api_for
 from judgecards.providers.batch_api import BatchAPI, BatchError
 from judgecards.redaction import redact

@@ -19,7 +19,7 @@ from typing import Any
 import click
 
 from judgecards.errors import JudgecardsError
-from judgecards.storage._lean_sqlite_utils import import_without_dataframe_libraries
+from judgecards.storage import import_without_dataframe_libraries
 
 __all__ = ["main"]
 

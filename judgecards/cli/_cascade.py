@@ -21,8 +21,8 @@ from judgecards.cli._progress import StagedProgress, reporting
 if TYPE_CHECKING:
     from calibration.cascades import CascadeRun
     from judgecards.cards import Card
-    from judgecards.judging.judge import Judge
-    from judgecards.storage.results import JudgeResult
+    from judgecards.judging import Judge
+    from judgecards.storage import JudgeResult
 
 __all__ = ["cascade_judges", "cascade_models", "score_cascade"]
 
@@ -59,8 +59,8 @@ def cascade_judges(
 ) -> Iterator[list[Judge]]:
     """One judge per model of a cascade, cheapest first, all on one store of ``db``; the mock
     banner once per mock model. Both cascades (``score`` and ``compare``) build theirs here."""
-    from judgecards.judging.judge import Judge
-    from judgecards.storage.store import Store
+    from judgecards.judging import Judge
+    from judgecards.storage import Store
 
     with ExitStack() as stack:
         store = stack.enter_context(Store(db))

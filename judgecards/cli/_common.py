@@ -50,7 +50,7 @@ def plan_database(db: Path, plan: bool) -> Iterator[Any]:
     if not plan:
         yield db
         return
-    from judgecards.storage.store import Store
+    from judgecards.storage import Store
 
     with Store(db, read_only=True) if db.is_file() else Store(":memory:") as store:
         yield store
@@ -64,8 +64,7 @@ def command_judge(
     call, so it needs no API key: the offline stand-in has the same keys (as a provider, not
     ``offline=True``, which ``--no-cache`` would contradict), and the database is
     `plan_database`'s."""
-    from judgecards.judging.judge import Judge
-    from judgecards.judging.replay import replay_stand_in
+    from judgecards.judging import Judge, replay_stand_in
 
     stand_in = replay_stand_in(model) if plan else None
     with plan_database(db, plan) as database:
@@ -197,7 +196,7 @@ def max_errors_option(function: F) -> F:
 
 
 def max_input_chars_option(function: F) -> F:
-    from judgecards.cards.render import DEFAULT_MAX_INPUT_CHARS
+    from judgecards.cards import DEFAULT_MAX_INPUT_CHARS
 
     return click.option(
         "--max-input-chars",
@@ -212,7 +211,7 @@ def max_input_chars_option(function: F) -> F:
 
 def _load_prices(ctx: click.Context, param: click.Parameter, value: Path | None) -> Any:
     # Read and validated while parsing: a bad price file fails (exit 2) before any call.
-    from judgecards.limits.pricing import load_prices
+    from judgecards.limits import load_prices
 
     return load_prices(value) if value is not None else None
 
@@ -241,7 +240,7 @@ def oversized_inputs(
         fields: line field -> the card input it becomes (for messages).
         limit: characters; ``None`` checks nothing.
     """
-    from judgecards.cards.render import input_size
+    from judgecards.cards import input_size
 
     def check(item: Mapping[str, Any]) -> list[tuple[str, str]]:
         if limit is None:

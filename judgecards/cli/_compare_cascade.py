@@ -90,7 +90,7 @@ def compare_cascade(
         AuditError: a judge lacks labels, or no judge can meet ``target`` (nothing called).
     """
     from calibration.cascades import PairwiseCascade
-    from judgecards.limits.pricing import run_cost, run_cost_text
+    from judgecards.limits import run_cost, run_cost_text
 
     with cascade_judges(card, models, db, judge_options) as judges:
         cascade = PairwiseCascade(judges, target=target, delta=delta)

@@ -13,7 +13,7 @@ import click
 from judgecards.cli._rate import EXIT_NOT_JUDGED, max_cost_option
 
 if TYPE_CHECKING:
-    from judgecards.judging.judge import Judge
+    from judgecards.judging import Judge
     from judgecards.pairwise.compare import ComparisonResult
 
 __all__ = [

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import click
 
-from judgecards.replies.structured_output import OUTPUT_MODES
+from judgecards.replies import OUTPUT_MODES
 
 __all__ = ["judge_output", "judge_output_options"]
 

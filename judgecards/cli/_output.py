@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import IO, TypeVar
 
 from judgecards.errors import OutputError
-from judgecards.storage.temporary_files import create_beside, sweep_beside
+from judgecards.storage import create_beside, sweep_beside
 
 __all__ = ["OutputFile"]
 

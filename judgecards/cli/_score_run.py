@@ -21,8 +21,8 @@ from judgecards.cli._common import freeze_heap
 from judgecards.cli._output import OutputFile
 
 if TYPE_CHECKING:
-    from judgecards.judging.judge import Judge, Progress
-    from judgecards.storage.results import JudgeResult
+    from judgecards.judging import Judge, Progress
+    from judgecards.storage import JudgeResult
 
 __all__ = ["ScoreTally", "answer_words", "stream_to_file"]
 
@@ -132,7 +132,7 @@ class ScoreTally:
         return f" ({share:.0%} of input read from the prompt cache, {self.cache_write} written)"
 
     def summary(self, elapsed: float, output_path: Path) -> str:
-        from judgecards.limits.pricing import run_cost_text
+        from judgecards.limits import run_cost_text
 
         lines = [f"\n{self.count} items in {elapsed:.1f}s -> {output_path}"]
         if self.verdicts:
@@ -171,7 +171,7 @@ class ScoreTally:
             scores = {score for _, score in pairs}
             if pairs.total() < 3 or len(lengths) == 1 or len(scores) == 1:
                 continue  # nothing to correlate
-            from judgecards.judging.bias import verbosity_bias_single
+            from judgecards.judging import verbosity_bias_single
 
             # Expanded for this one computation (8 bytes a value), then dropped.
             corr = verbosity_bias_single(

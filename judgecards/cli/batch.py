@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     from judgecards.batch.collect import Retry
     from judgecards.batch.repository import JobRow
     from judgecards.batch.submit import BatchJob
-    from judgecards.judging.judge import Judge
-    from judgecards.storage.store import Store
+    from judgecards.judging import Judge
+    from judgecards.storage import Store
 
 __all__ = ["batch", "judge_for", "submitted_text"]
 
@@ -65,7 +65,7 @@ def batch() -> None:
 
 def _open(db: Path) -> Store:
     from judgecards.errors import StoreError
-    from judgecards.storage.store import Store
+    from judgecards.storage import Store
 
     if not db.exists():
         raise StoreError(f"no database at {db}: nothing was submitted there", path=db)
@@ -75,7 +75,7 @@ def _open(db: Path) -> Store:
 def judge_for(store: Store, job: JobRow, base_url: str | None = None) -> Judge:
     """A judge like the one that submitted ``job`` (same card version, model and parameters)."""
     from judgecards.batch.collect import job_matches
-    from judgecards.judging.judge import Judge
+    from judgecards.judging import Judge
     from judgecards.providers.batch_api import BatchError
 
     settings = job.settings

@@ -96,7 +96,7 @@ def lock_command(check: bool, cards_dirs: tuple[Path, ...]) -> None:
 
     Broken cards get no line: each is reported on stderr with its error, and the exit status is 1.
     """
-    from judgecards.cards.card import CardLibrary, lock_lines
+    from judgecards.cards import CardLibrary, lock_lines
 
     library = CardLibrary(list(cards_dirs) or None)
     found = library.cards()

@@ -16,9 +16,8 @@ import click
 
 from judgecards.cli._common import db_option
 from judgecards.errors import StoreError
-from judgecards.limits.pricing import format_cost
-from judgecards.storage.export import time_bound
-from judgecards.storage.store import Store
+from judgecards.limits import format_cost
+from judgecards.storage import Store, time_bound
 
 __all__ = ["cost"]
 

@@ -67,7 +67,7 @@ def corrected_lines(db: Path, card: str, model: str) -> list[str]:
     so uncorrected; the last line says so.
     """
     from calibration.labels import CalibrationRepository
-    from judgecards.storage.store import Store
+    from judgecards.storage import Store
 
     with Store(db, read_only=True) as store:
         if not CalibrationRepository(store).labels(card=card, model=model):

@@ -103,7 +103,7 @@ def eval_command(
     judge model with no price), nothing evaluated; 130 interrupted (what the judge saved is
     printed).
     """
-    from judgecards.storage.store import Store
+    from judgecards.storage import Store
     from judgecards.tiered.config import build_pipeline, check_fields, load_config, read_items
 
     config, source = load_config(config_path)
@@ -201,7 +201,7 @@ def eval_command(
             note=f"; the judge's results are stored in {db}: run the same command again to "
             "write the file without new calls",
         )
-    from judgecards.limits.pricing import run_cost, run_cost_text
+    from judgecards.limits import run_cost, run_cost_text
 
     judged = [outcome.judge for outcome in report.items if outcome.judge is not None]
     if as_json:

@@ -32,7 +32,7 @@ from judgecards.cli._progress import for_judge, reporting
 from judgecards.cli._rate import budget_lines, finish_budget, rate_judge_options, rate_options
 from judgecards.cli._rubric import rubric_options, rubric_policy
 from judgecards.cli._score_run import ScoreTally, stream_to_file
-from judgecards.judging.jsonl import check_items
+from judgecards.judging import check_items
 
 
 @click.command()

@@ -344,8 +344,8 @@ def _write_files(plan: ImportPlan, directory: Path) -> list[str]:
 
 def _validate(plan: ImportPlan, directory: Path) -> None:
     """Load what was written the way ``judgecards eval`` will: a failure here is our bug."""
-    from judgecards.cards.card import parse_card_file
-    from judgecards.storage.store import Store
+    from judgecards.cards import parse_card_file
+    from judgecards.storage import Store
     from judgecards.tiered.config import build_pipeline, load_config
 
     for card in plan.cards:

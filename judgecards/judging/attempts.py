@@ -18,11 +18,8 @@ from judgecards.errors import JudgeOutputError, RenderError, TransportError
 from judgecards.judging.prepared import ItemJudge, PreparedItem
 from judgecards.judging.requests import larger_budget, reask
 from judgecards.providers.base import Completion, CompletionRequest, Usage
-from judgecards.replies import structured_output
-from judgecards.replies.parse import parse_reply
-from judgecards.replies.verdicts import decide
-from judgecards.storage.results import JudgeResult, TokenUsage
-from judgecards.storage.store import CacheEntry
+from judgecards.replies import decide, parse_reply, structured_output
+from judgecards.storage import CacheEntry, JudgeResult, TokenUsage
 
 __all__ = ["Attempts", "Run"]
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from judgecards.cards.unicode_text import lone_surrogate
+from judgecards.cards import lone_surrogate
 from judgecards.errors import InputError
 from judgecards.judging.duplicate_ids import SeenIds
 from judgecards.judging.prepared import item_id_of

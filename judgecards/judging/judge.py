@@ -29,8 +29,7 @@ from collections.abc import (
 from dataclasses import replace
 from typing import Any
 
-from judgecards.cards import Card, load_card
-from judgecards.cards.render import DEFAULT_MAX_INPUT_CHARS, check_inputs
+from judgecards.cards import DEFAULT_MAX_INPUT_CHARS, Card, check_inputs, load_card
 from judgecards.errors import (
     InvalidInput,
     MissingInput,
@@ -50,18 +49,20 @@ from judgecards.judging.retry import (
     acall_with_retries,
     call_with_retries,
 )
-from judgecards.limits.budget import CostCap
-from judgecards.limits.plan import RunPlan
-from judgecards.limits.pricing import PriceTable, load_prices
-from judgecards.limits.rate import AdaptiveLimiter, RateLimits
-from judgecards.limits.token_count import counter_for
+from judgecards.limits import (
+    AdaptiveLimiter,
+    CostCap,
+    PriceTable,
+    RateLimits,
+    RunPlan,
+    counter_for,
+    load_prices,
+)
 from judgecards.providers import make_provider, split_model
 from judgecards.providers.base import Completion, CompletionRequest, Provider, endpoint_of
 from judgecards.replies import structured_output
 from judgecards.schemas import RubricPolicy
-from judgecards.storage.grouped_saves import GroupedSaves
-from judgecards.storage.results import JudgeResult
-from judgecards.storage.store import CacheEntry, Store
+from judgecards.storage import CacheEntry, GroupedSaves, JudgeResult, Store
 
 __all__ = ["Judge", "Progress"]
 

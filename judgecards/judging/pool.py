@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from judgecards.judging.prepared import ItemJudge, PreparedItem
-from judgecards.storage.results import JudgeResult
+from judgecards.storage import JudgeResult
 
 __all__ = [
     "LOOKUP_CHUNK",

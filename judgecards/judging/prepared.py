@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
     from judgecards.cards import Card
-    from judgecards.limits.pricing import PriceTable
+    from judgecards.limits import PriceTable
     from judgecards.providers.base import CompletionRequest, Provider
     from judgecards.schemas import RubricPolicy
-    from judgecards.storage.results import JudgeResult
+    from judgecards.storage import JudgeResult
 
 __all__ = ["ItemJudge", "ItemState", "PreparedItem", "item_id_of"]
 

@@ -15,12 +15,11 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from judgecards.cards import Card
-from judgecards.cards.render import render
+from judgecards.cards import Card, render
 from judgecards.errors import JudgeOutputError
 from judgecards.providers.base import CompletionRequest, Message
 from judgecards.providers.mock import FinalLine
-from judgecards.replies.structured_output import guards_schema, restates_fields, strict_schema
+from judgecards.replies import guards_schema, restates_fields, strict_schema
 from judgecards.schemas import item_schema, schema_text
 
 __all__ = ["TRUNCATION_CEILING", "first_request", "larger_budget", "mock_options", "reask"]

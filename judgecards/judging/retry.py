@@ -45,8 +45,7 @@ from dataclasses import dataclass
 from tenacity import AsyncRetrying, RetryCallState, Retrying, wait_exponential_jitter
 
 from judgecards.errors import ProviderError, TransportError
-from judgecards.limits.plan import estimate_tokens
-from judgecards.limits.rate import AdaptiveLimiter, Permit, is_overload
+from judgecards.limits import AdaptiveLimiter, Permit, estimate_tokens, is_overload
 from judgecards.providers.base import (
     Completion,
     CompletionRequest,

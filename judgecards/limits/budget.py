@@ -44,7 +44,7 @@ from judgecards.errors import BudgetError, RenderError
 from judgecards.limits.plan import estimate_tokens
 from judgecards.limits.pricing import ModelPrice, format_cost
 from judgecards.providers.base import CompletionRequest
-from judgecards.storage.results import JudgeResult
+from judgecards.storage import JudgeResult
 
 __all__ = ["BudgetStats", "CostCap"]
 

@@ -18,15 +18,20 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from judgecards.judging.pool import LOOKUP_CHUNK
-from judgecards.judging.prepared import PreparedItem
-from judgecards.limits.plan import RunPlan, estimate_tokens
-from judgecards.limits.pricing import ModelPrice, format_cost
-from judgecards.limits.token_count import CHARACTERS, TokenCounter, counter_for
+from judgecards.judging import LOOKUP_CHUNK, PreparedItem
+from judgecards.limits import (
+    CHARACTERS,
+    ModelPrice,
+    RunPlan,
+    TokenCounter,
+    counter_for,
+    estimate_tokens,
+    format_cost,
+)
 
 if TYPE_CHECKING:
-    from judgecards.judging.judge import Judge
-    from judgecards.limits.budget import BudgetStats
+    from judgecards.judging import Judge
+    from judgecards.limits import BudgetStats
 
 __all__ = ["ComparePlan", "OrderCost", "hold_pairs", "order_costs", "pair_budget_text"]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
-from judgecards.cards.prompt_cache import estimated_tokens, load_cache_minimums
+from judgecards.cards import estimated_tokens, load_cache_minimums
 from judgecards.providers._sdk import SDKProvider
 from judgecards.providers.base import (
     Completion,

@@ -40,7 +40,7 @@ from judgecards.errors import JudgeOutputError
 from judgecards.providers.base import TokenLogprob
 from judgecards.replies.parse import read_reply
 from judgecards.schemas import RubricJudgment, criteria_from
-from judgecards.storage.results import JudgeResult
+from judgecards.storage import JudgeResult
 
 __all__ = [
     "ScoreRecord",

@@ -31,7 +31,7 @@ from judgecards.pairwise.ratings import Ratings
 from judgecards.pairwise.report import PairwiseReport, pairwise_report
 from judgecards.pairwise.rules import PairOutcome
 from judgecards.pairwise.stored import rankable_comparisons
-from judgecards.storage.store import Store
+from judgecards.storage import Store
 
 __all__ = [
     "CostRow",

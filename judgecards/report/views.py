@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from calibration.estimates import EstimateRow, interval_notes
 from calibration.stats import PassFailView
-from judgecards.limits.pricing import format_cost
+from judgecards.limits import format_cost
 from judgecards.metrics.stats import Estimate
 from judgecards.report import plots
 from judgecards.report.model import JudgeReport, Report, ShownDisagreement

@@ -23,17 +23,14 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
-from judgecards.cards import Card, list_cards, load_card
-from judgecards.cards.render import check_inputs
-from judgecards.cards.unicode_text import lone_surrogate
+from judgecards.cards import Card, check_inputs, list_cards, load_card, lone_surrogate
 from judgecards.errors import CardError, InvalidInput, ProviderConfigError, TransportError
-from judgecards.judging.judge import Judge
-from judgecards.limits.pricing import PriceTable, load_prices
+from judgecards.judging import Judge
+from judgecards.limits import PriceTable, load_prices
 from judgecards.pairwise.compare import ComparisonResult, compare_many
 from judgecards.serve.api_errors import ApiError, ErrorResponse
 from judgecards.serve.auth import AdminUser, csrf_protect
-from judgecards.storage.results import JudgeResult
-from judgecards.storage.store import Store
+from judgecards.storage import JudgeResult, Store
 
 __all__ = ["router"]
 

@@ -27,7 +27,7 @@ from judgecards.serve.api_errors import error_json, install_error_handlers
 from judgecards.serve.auth import AnyUser
 from judgecards.serve.pages import STATIC_DIR, error_page
 from judgecards.serve.tokens import Tokens
-from judgecards.storage.store import Store
+from judgecards.storage import Store
 
 __all__ = ["CONTENT_SECURITY_POLICY", "SecurityHeaders", "create_app"]
 

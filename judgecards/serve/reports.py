@@ -23,7 +23,7 @@ from judgecards.serve.api_errors import ApiError, ErrorResponse
 from judgecards.serve.auth import AdminUser
 from judgecards.serve.pages import render
 from judgecards.serve.report_models import AuditReportOut, audit_report_out
-from judgecards.storage.store import Store
+from judgecards.storage import Store
 
 __all__ = ["router"]
 

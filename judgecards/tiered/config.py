@@ -43,17 +43,17 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from judgecards.cards.render import DEFAULT_MAX_INPUT_CHARS
+from judgecards.cards import DEFAULT_MAX_INPUT_CHARS
 from judgecards.errors import CardNotFound, InputError
-from judgecards.judging.jsonl import read_items as read_checked_items
+from judgecards.judging import read_items as read_checked_items
 from judgecards.tiered._toml_lines import toml_key_lines
 from judgecards.tiered.checks import JsonCheck, LengthCheck, MetricCheck, RegexCheck
 from judgecards.tiered.pipeline import JudgeCheck, Tier, TieredEval
 
 if TYPE_CHECKING:
-    from judgecards.judging.judge import Judge
-    from judgecards.limits.pricing import PriceTable
-    from judgecards.storage.store import Store
+    from judgecards.judging import Judge
+    from judgecards.limits import PriceTable
+    from judgecards.storage import Store
 
 __all__ = [
     "ConfigSource",
@@ -390,8 +390,7 @@ def _build_judge(
     judge_output: Mapping[str, Any] | None = None,
     stand_in: bool = False,
 ) -> Judge:
-    from judgecards.judging.judge import Judge
-    from judgecards.judging.replay import replay_stand_in
+    from judgecards.judging import Judge, replay_stand_in
 
     directories = [spec.cards_dir] if isinstance(spec.cards_dir, str) else spec.cards_dir
     options: dict[str, Any] = {"timeout": spec.timeout, "max_input_chars": max_input_chars}

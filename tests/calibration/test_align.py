@@ -18,8 +18,7 @@ from calibration.alignment.cards import aligned_system
 from calibration.alignment.split import AlignItem, AlignSplit, split_labelled
 from calibration.labels import CalibrationRepository, NewLabel, open_store
 from judgecards import Judge
-from judgecards.cards import load_card
-from judgecards.cards.render import render
+from judgecards.cards import load_card, render
 from judgecards.cli import cli
 from judgecards.errors import AlignmentError
 from tests.fakes.http import reference_judgment

@@ -31,8 +31,7 @@ from calibration.alignment.pairwise import PAIR_EXAMPLES_INTRO
 from calibration.alignment.run import Candidate, Plan, Scorer
 from calibration.labels import CalibrationRepository, label_fields, open_store
 from judgecards import Judge, compare_many
-from judgecards.cards.card import load_card, lock_lines
-from judgecards.cards.render import render
+from judgecards.cards import load_card, lock_lines, render
 from judgecards.cli import cli
 from judgecards.errors import AlignmentError, CardLockMismatch
 from tests.fakes.server import FakeRequest, FakeServer

@@ -24,8 +24,7 @@ from calibration.audits.sampling import largest_remainder
 from calibration.labels import open_store
 from calibration.labels.transfer import LabelImportError, read_labels
 from judgecards.cards import load_card
-from judgecards.storage.results import JudgeResult
-from judgecards.storage.store import Store
+from judgecards.storage import JudgeResult, Store
 from tests.fakes.http import Script, openai_chat, reference_judgment
 from tests.fakes.server import tagged
 

@@ -32,8 +32,7 @@ from calibration.stats import judgment_confidence, order_consistency, sample_agr
 from judgecards import Judge
 from judgecards.cli import cli
 from judgecards.errors import AuditError
-from judgecards.storage.results import JudgeResult
-from judgecards.storage.store import Store
+from judgecards.storage import JudgeResult, Store
 from tests.calibration.public_data import llmbar
 from tests.fakes.http import Script, openai_chat, token_logprobs
 from tests.fakes.judges import openai_judge

@@ -29,7 +29,7 @@ from judgecards import Store, compare_many
 from judgecards.cards import load_card
 from judgecards.cli import cli
 from judgecards.errors import EstimateError, JudgecardsError, UncalibratedJudgeWarning
-from judgecards.storage.results import JudgeResult
+from judgecards.storage import JudgeResult
 from tests.fakes.http import Script, openai_chat, reference_judgment
 from tests.fakes.judges import openai_judge
 from tests.fakes.server import FakeServer, tagged

@@ -15,7 +15,7 @@ import pytest
 
 from calibration.labels import import_labels, read_labels
 from judgecards.cards import load_card
-from judgecards.storage.store import Store
+from judgecards.storage import Store
 from tests.calibration.test_labels import stored_results
 
 

@@ -18,8 +18,7 @@ import pytest
 from calibration.audits import Audit, LabelQueue, LabelQueueError, QueueItem
 from calibration.labels import open_store, read_labels
 from judgecards.cards import load_card
-from judgecards.storage.results import JudgeResult
-from judgecards.storage.store import Store
+from judgecards.storage import JudgeResult, Store
 
 MODEL = "openai:gpt-4o"
 T0 = datetime(2025, 5, 1, tzinfo=timezone.utc)

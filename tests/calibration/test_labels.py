@@ -23,8 +23,7 @@ from calibration.labels.transfer import (
 )
 from judgecards.cards import load_card
 from judgecards.cli import cli
-from judgecards.storage.results import JudgeResult
-from judgecards.storage.store import Store
+from judgecards.storage import JudgeResult, Store
 
 MODEL = "openai:gpt-4o"
 

@@ -28,7 +28,7 @@ from judgecards import Judge, compare_many
 from judgecards.cli import cli
 from judgecards.errors import AuditError, WrongCardKind
 from judgecards.pairwise.compare import ComparisonResult
-from judgecards.storage.store import Store
+from judgecards.storage import Store
 from tests.calibration.public_data import mt_bench
 from tests.fakes.http import Script, openai_chat
 from tests.fakes.judges import openai_judge

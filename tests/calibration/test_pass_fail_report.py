@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from calibration import Audit, judge_rates, rogan_gladen
 from calibration.stats.pass_fail import NOT_MATCH, binary_labels
 from judgecards.cli import cli
-from judgecards.storage.store import Store
+from judgecards.storage import Store
 from tests.fakes.http import Script, openai_chat
 from tests.fakes.judges import openai_judge
 

@@ -15,8 +15,8 @@ from click.testing import CliRunner
 from calibration.audits import Audit, calibrations, latest_calibration, warn_if_uncalibrated
 from judgecards.cli import cli
 from judgecards.errors import UncalibratedJudgeWarning
-from judgecards.judging.judge import Judge
-from judgecards.storage.store import Store
+from judgecards.judging import Judge
+from judgecards.storage import Store
 from tests.calibration.test_audit import MODEL, T0, VERDICTS, labelled_audit
 
 REPO = Path(__file__).resolve().parents[2]

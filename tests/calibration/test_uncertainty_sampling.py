@@ -31,8 +31,7 @@ from calibration import agreement, corrected_mean, kappa
 from calibration.audits.audit import Audit, AuditError
 from calibration.stats import draw_pps, inclusion_probabilities
 from judgecards.cards import load_card
-from judgecards.storage.results import JudgeResult
-from judgecards.storage.store import Store
+from judgecards.storage import JudgeResult, Store
 from tests.calibration.public_data import mt_bench
 
 

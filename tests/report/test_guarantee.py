@@ -15,7 +15,7 @@ from calibration.cascades import Cascade, PairwiseCascade
 from calibration.cascades.repository import cascade_decisions, cascade_result_decisions
 from judgecards.report import build_report, render_html
 from judgecards.report.model import JudgeReport, Report
-from judgecards.storage.store import Store
+from judgecards.storage import Store
 from tests.calibration import test_cascade as single
 from tests.calibration import test_pairwise_cascade as pairwise
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from calibration import Audit
 from judgecards.report import build_report, render_html
-from judgecards.storage.store import Store
+from judgecards.storage import Store
 from tests.calibration.test_pass_fail_report import judged
 
 

@@ -21,7 +21,7 @@ from judgecards.cli import cli
 from judgecards.report import Report, build_report, render_html
 from judgecards.report.svg import UnsafeSvg, inline_svg
 from judgecards.report.views import judge_views, plot_count
-from judgecards.storage.store import Store
+from judgecards.storage import Store
 from tests.report.data import HOSTILE, HOSTILE_MODEL, MODEL, build, judged
 
 RESAMPLES = 300

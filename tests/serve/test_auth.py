@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from judgecards.serve.tokens import TokenError, Tokens, expired, token_hash
-from judgecards.storage.store import Store
+from judgecards.storage import Store
 from tests.serve.conftest import ServedApp
 
 

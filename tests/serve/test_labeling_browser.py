@@ -26,7 +26,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from calibration.labels import open_store
 from judgecards.cards import load_card
-from judgecards.storage.results import JudgeResult
+from judgecards.storage import JudgeResult
 from tests.calibration.test_label_queue import MODEL, SCORES, SECRET_REASON, T0
 from tests.serve.conftest import ServedApp
 

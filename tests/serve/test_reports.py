@@ -189,7 +189,7 @@ def test_the_saved_file_opens_offline_with_every_plot(
 ) -> None:
     from judgecards.report import build_report
     from judgecards.report.views import judge_views, plot_count
-    from judgecards.storage.store import Store
+    from judgecards.storage import Store
 
     output = tmp_path / "report.html"
     result = CliRunner().invoke(cli, ["report", "-o", str(output), "--db", str(served.db_path),
