@@ -10,8 +10,9 @@ The contract:
   another object (``judge._prepare``): the public seam is the only way in (a package face
   re-exporting its own private modules' names is fine);
 - a private module (``pkg._mod``) is imported only from inside ``pkg``;
-- a calibration subpackage (``calibration.labels``, ``.audits`` ...) is entered only through its
-  face, its ``__init__``: from cli, serve and report and from the other subpackages alike;
+- a subpackage by job (calibration's: ``calibration.labels``, ``.audits`` ...; the core's:
+  ``judgecards.cards``, ``.replies``, ``.judging``, ``.limits``, ``.storage``) is entered only
+  through its face, its ``__init__``: from cli, serve and report and from the other packages alike;
 - layers only point down: the judgecards core never imports ``calibration``, and nothing below
   the user-facing layers (``judgecards.cli``, ``.serve``, ``.report``, ``.demo``, the
   ``__main__`` entry point) imports them.
@@ -22,7 +23,7 @@ Every rule holds with no exception list.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -205,24 +206,32 @@ def private_attributes_used(module: str, source: str) -> list[str]:
     return bad
 
 
-def faces_bypassed(found: list[Import], known: Mapping[str, Path], package: str) -> list[str]:
-    """Imports of a module inside one of ``package``'s subpackages from outside that subpackage.
+def faces_bypassed(found: list[Import], guarded: Collection[str]) -> list[str]:
+    """Imports of a module inside one of the ``guarded`` subpackages from outside it.
 
     A subpackage is entered through its face (its ``__init__``): ``calibration.labels``, not
     ``calibration.labels.repository``. Only modules of the same subpackage import each other
     directly; that keeps each face the one list of what the subpackage offers.
     """
-    faces = {name for name, path in known.items() if path.name == "__init__.py"}
     bad = []
     for entry in found:
-        target = entry.target
-        if not _within(target, package) or target in faces:
-            continue
-        owner = target.rpartition(".")[0]
-        if owner == package or _within(entry.importer, owner):
-            continue
-        bad.append(f"{entry.importer}:{entry.line} imports {target}")
+        for package in guarded:
+            if (
+                _within(entry.target, package)
+                and entry.target != package
+                and not _within(entry.importer, package)
+            ):
+                bad.append(f"{entry.importer}:{entry.line} imports {entry.target}")
     return bad
+
+
+def subpackages(known: Mapping[str, Path], package: str) -> list[str]:
+    """The packages directly inside ``package``."""
+    return sorted(
+        name
+        for name, path in known.items()
+        if path.name == "__init__.py" and name.rpartition(".")[0] == package
+    )
 
 
 KNOWN = module_paths()
@@ -270,7 +279,8 @@ def test_a_subpackage_module_imported_past_its_face_is_found() -> None:
         Import("app", "pkg.top", ("x",), 3),  # a module of the package itself
         Import("app", "pkg.sub.a", ("x",), 4),  # past the face
     ]
-    assert faces_bypassed(found, known, "pkg") == ["app:4 imports pkg.sub.a"]
+    assert subpackages(known, "pkg") == ["pkg.sub"]
+    assert faces_bypassed(found, subpackages(known, "pkg")) == ["app:4 imports pkg.sub.a"]
 
 
 def test_a_cycle_through_a_function_level_import_is_found() -> None:
@@ -308,10 +318,19 @@ def test_private_modules_are_imported_only_inside_their_package() -> None:
     assert private_modules_imported(IMPORTS) == set()
 
 
-def test_calibration_subpackages_are_entered_through_their_faces() -> None:
-    # cli, serve and report, and calibration's own subpackages, import `calibration.audits`,
-    # never `calibration.audits.queue`.
-    assert faces_bypassed(IMPORTS, KNOWN, "calibration") == []
+# The core's subpackages by job (issue 19 item 3); providers/, batch/, pairwise/, tiered/ and the
+# user-facing layers keep their own modules' paths.
+CORE_BY_JOB = tuple(
+    f"judgecards.{name}" for name in ("cards", "replies", "judging", "limits", "storage")
+)
+
+
+def test_subpackages_by_job_are_entered_through_their_faces() -> None:
+    # cli, serve and report, calibration and the other subpackages import `calibration.audits`
+    # or `judgecards.storage`, never `calibration.audits.queue` or `judgecards.storage.store`.
+    guarded = [*subpackages(KNOWN, "calibration"), *CORE_BY_JOB]
+    assert set(CORE_BY_JOB) <= set(KNOWN)
+    assert faces_bypassed(IMPORTS, guarded) == []
 
 
 def test_the_judgecards_core_never_imports_calibration() -> None:

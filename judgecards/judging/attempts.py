@@ -14,11 +14,12 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from judgecards import replies
 from judgecards.errors import JudgeOutputError, RenderError, TransportError
 from judgecards.judging.prepared import ItemJudge, PreparedItem
 from judgecards.judging.requests import larger_budget, reask
 from judgecards.providers.base import Completion, CompletionRequest, Usage
-from judgecards.replies import decide, parse_reply, structured_output
+from judgecards.replies import decide, parse_reply
 from judgecards.storage import CacheEntry, JudgeResult, TokenUsage
 
 __all__ = ["Attempts", "Run"]
@@ -76,7 +77,7 @@ class Attempts:
         try:
             judgment = parse_reply(
                 self.judge.card,
-                structured_output.reply_text(completion.text, self.request),
+                replies.reply_text(completion.text, self.request),
                 inputs=self.item.inputs,
                 truncated=completion.truncated,
             )
@@ -103,8 +104,8 @@ class Attempts:
             verdict_overridden=decision.verdict_overridden,
             output={**judgment.model_dump(mode="json"), **decision.annotations},
             cached=self.all_cached,
-            extraction=structured_output.extraction_of(self.request, decision.annotations),
-            native_method=structured_output.native_method_of(self.request),
+            extraction=replies.extraction_of(self.request, decision.annotations),
+            native_method=replies.native_method_of(self.request),
         )
 
     def _cut(self) -> JudgeResult | None:

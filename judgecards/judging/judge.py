@@ -29,6 +29,7 @@ from collections.abc import (
 from dataclasses import replace
 from typing import Any
 
+from judgecards import replies
 from judgecards.cards import DEFAULT_MAX_INPUT_CHARS, Card, check_inputs, load_card
 from judgecards.errors import (
     InvalidInput,
@@ -60,7 +61,6 @@ from judgecards.limits import (
 )
 from judgecards.providers import make_provider, split_model
 from judgecards.providers.base import Completion, CompletionRequest, Provider, endpoint_of
-from judgecards.replies import structured_output
 from judgecards.schemas import RubricPolicy
 from judgecards.storage import CacheEntry, GroupedSaves, JudgeResult, Store
 
@@ -132,7 +132,7 @@ class Judge:
         rpm: float | None = None,
         tpm: float | None = None,
         max_cost: float | None = None,
-        output_mode: structured_output.OutputMode | None = None,
+        output_mode: replies.OutputMode | None = None,
         **provider_options: Any,
     ) -> None:
         if max_attempts < 1:
@@ -172,9 +172,9 @@ class Judge:
         # this judge's (issue 22 item 11).
         self.endpoint = endpoint_of(provider)
         self.is_mock = prefix == "mock"
-        self.output_mode: structured_output.OutputMode = output_mode or self.card.spec.output_mode
-        self.native = structured_output.sends_natively(self.card, self.output_mode, provider)
-        self._probe = structured_output.NativeProbe()  # auto: the first native request alone
+        self.output_mode: replies.OutputMode = output_mode or self.card.spec.output_mode
+        self.native = replies.sends_natively(self.card, self.output_mode, provider)
+        self._probe = replies.NativeProbe()  # auto: the first native request alone
         self._owns_store = not isinstance(db, Store)
         self.store = db if isinstance(db, Store) else Store(db)
         self.cache = cache
@@ -599,7 +599,7 @@ class Judge:
     def _failed(self, state: Attempts, request: CompletionRequest, error: TransportError) -> Run:
         if error.stops_batch:  # bad credentials or a wrong URL: every other item would fail too
             raise error
-        if refused := structured_output.native_refused(self.provider, request, error):
+        if refused := replies.native_refused(self.provider, request, error):
             raise refused  # output_mode native: every item would be refused the same way
         state.transport_retries += error.retries
         # A field rejected during the call is not sent again: record what was sent last.

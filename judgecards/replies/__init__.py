@@ -18,6 +18,12 @@ _EXPORTS: dict[str, str] = {
 # `_SHARED`: what `judgecards`' face (documented there), the other subpackages, cli, serve,
 # report and calibration take from here.
 _SHARED: dict[str, str] = {
+    "sends_natively": "judgecards.replies.structured_output",
+    "reply_text": "judgecards.replies.structured_output",
+    "native_refused": "judgecards.replies.structured_output",
+    "native_method_of": "judgecards.replies.structured_output",
+    "extraction_of": "judgecards.replies.structured_output",
+    "NativeProbe": "judgecards.replies.structured_output",
     "OUTPUT_MODES": "judgecards.replies.structured_output",
     "OutputMode": "judgecards.replies.structured_output",
     "decide": "judgecards.replies.verdicts",
@@ -34,8 +40,14 @@ if TYPE_CHECKING:
     from judgecards.replies.geval import weighted_scores as weighted_scores
     from judgecards.replies.parse import parse_reply as parse_reply
     from judgecards.replies.structured_output import OUTPUT_MODES as OUTPUT_MODES
+    from judgecards.replies.structured_output import NativeProbe as NativeProbe
     from judgecards.replies.structured_output import OutputMode as OutputMode
+    from judgecards.replies.structured_output import extraction_of as extraction_of
     from judgecards.replies.structured_output import guards_schema as guards_schema
+    from judgecards.replies.structured_output import native_method_of as native_method_of
+    from judgecards.replies.structured_output import native_refused as native_refused
+    from judgecards.replies.structured_output import reply_text as reply_text
     from judgecards.replies.structured_output import restates_fields as restates_fields
+    from judgecards.replies.structured_output import sends_natively as sends_natively
     from judgecards.replies.structured_output import strict_schema as strict_schema
     from judgecards.replies.verdicts import decide as decide
