@@ -408,7 +408,7 @@ def test_a_repeated_key_is_not_a_judgment(reference: Card, reply: str) -> None:
 def test_end_to_end_a_repeated_key_is_re_asked_then_an_error_record(
     provider: str, mode: str
 ) -> None:
-    from judgecards.replies.structured_output import reply_text
+    from judgecards.replies import reply_text
     from tests.fakes.http import anthropic_message
     from tests.fakes.judges import anthropic_judge
 
