@@ -22,6 +22,7 @@ _EXPORTS: dict[str, str] = {
 # `_SHARED`: what `judgecards`' face (documented there), the other subpackages, cli, serve,
 # report and calibration take from here.
 _SHARED: dict[str, str] = {
+    "CheckedItems": "judgecards.judging.jsonl",
     "Judge": "judgecards.judging.judge",
     "LOOKUP_CHUNK": "judgecards.judging.pool",
     "PreparedItem": "judgecards.judging.prepared",
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     from judgecards.judging.bias import self_preference_warning as self_preference_warning
     from judgecards.judging.bias import verbosity_bias_pairwise as verbosity_bias_pairwise
     from judgecards.judging.bias import verbosity_bias_single as verbosity_bias_single
+    from judgecards.judging.jsonl import CheckedItems as CheckedItems
     from judgecards.judging.jsonl import check_items as check_items
     from judgecards.judging.jsonl import problems_error as problems_error
     from judgecards.judging.jsonl import read_items as read_items
