@@ -26,7 +26,7 @@ sys.path.insert(0, str(REPO))
 
 from bench._runs import Measure, repeat, table  # noqa: E402
 from judgecards.batch import collect_batch, submit_batch  # noqa: E402
-from judgecards.judge import Judge  # noqa: E402
+from judgecards.judging import Judge  # noqa: E402
 from tests.fakes.batch_server import BatchFake  # noqa: E402
 
 MODEL = "openai:gpt-4o-mini"

@@ -54,8 +54,7 @@ def run_ours(
 def run_plain(base_url: str, data: list[dict[str, str]], concurrency: int) -> tuple[float, float]:
     import openai
 
-    from judgecards.cards import load_card
-    from judgecards.render import render
+    from judgecards.cards import load_card, render
     from judgecards.schemas import ReferenceJudgment
 
     card = load_card("reference")

@@ -31,11 +31,10 @@ LABEL = {"verdict": "match", "correctness": 5, "completeness": 5, "style_fidelit
 
 
 def one_run(items: int, labels: int) -> list[Measure]:
-    from calibration.audit import Audit
-    from calibration.label_queue import LabelQueue
-    from calibration.migrations import open_store
+    from calibration.audits import Audit, LabelQueue
+    from calibration.labels import open_store
     from judgecards.cards import load_card
-    from judgecards.results import JudgeResult
+    from judgecards.storage import JudgeResult
 
     card = load_card("reference@1")
     start = datetime(2025, 5, 1, tzinfo=timezone.utc)

@@ -72,9 +72,8 @@ def run_plain(base_url: str, data: list[dict[str, str]], concurrency: int) -> fl
 
     import openai
 
-    from judgecards.cards import load_card
+    from judgecards.cards import load_card, render
     from judgecards.pairwise.compare import pair_orders
-    from judgecards.render import render
     from judgecards.schemas import PairwiseJudgment
 
     card = load_card("pairwise")

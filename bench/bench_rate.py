@@ -6,7 +6,7 @@ providers send; the fake's old ``retry-after-ms`` of a few milliseconds hid what
 costs) or, in the second scenario, no ``retry-after``. N items are judged asking concurrency C:
 
   * ``fixed C``: the semaphore alone (no limiter; judgecards before the limiter);
-  * ``adaptive C``: the per-run `judgecards.rate.AdaptiveLimiter`;
+  * ``adaptive C``: the per-run `judgecards.limits.rate.AdaptiveLimiter`;
   * ``fixed 8``: the semaphore at exactly the server's capacity, what a user who knew the
     limit would ask for: the best this client can do on this machine.
 
@@ -49,7 +49,7 @@ sys.path.insert(0, str(REPO))
 
 from bench._items import reference_items  # noqa: E402
 from bench._runs import Measure, repeat, table  # noqa: E402
-from judgecards.rate import AdaptiveLimiter, Permit, RateLimits, Refusal  # noqa: E402
+from judgecards.limits import AdaptiveLimiter, Permit, RateLimits, Refusal  # noqa: E402
 from tests.fakes.server import spawn  # noqa: E402
 
 

@@ -26,9 +26,9 @@ from pathlib import Path
 from bench._runs import Measure, machine, repeat, table
 from judgecards import Judge, Store
 from judgecards.cards import list_cards, load_card
-from judgecards.judge_requests import first_request
+from judgecards.judging.requests import first_request
+from judgecards.limits import CHARACTERS, counter_for
 from judgecards.providers.base import CompletionRequest
-from judgecards.token_count import CHARACTERS, counter_for
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "squad"
 PREDICTIONS = "pred_v2_0_BERT_single_model_Google_AI_Language.json"

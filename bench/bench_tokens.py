@@ -9,7 +9,7 @@ of `bench.bench_structured`, ``../shared/data/squad``), for ``reference@1``, ``r
     characters / 4 and, with the ``tokens`` extra, OpenAI's o200k_base tokenizer (gpt-4o's);
     and their share of v1's (schema in the prompt). Target (issue 10): the newest card with
     native output <= 50% of v1's;
-  * the static share: the part of the prompt before the item (`judgecards.prompt_cache`), the
+  * the static share: the part of the prompt before the item (`judgecards.cards.prompt_cache`), the
     only part a provider can cache (characters; the schema sent natively is not in it);
   * against a loopback fake of Anthropic's Messages API that bills a ``cache_control`` prefix
     it has already answered as a cache read and a new one as a cache write (tokens = characters
@@ -45,12 +45,10 @@ sys.path.insert(0, str(REPO))
 from bench._runs import Measure, machine, repeat, table  # noqa: E402
 from bench.bench_structured import COUNTED_BY, cards, squad_items, tokens_per_judgment  # noqa: E402
 from judgecards import Judge  # noqa: E402
-from judgecards.cards import load_card  # noqa: E402
-from judgecards.pricing import load_prices  # noqa: E402
-from judgecards.prompt_cache import CACHE_MINIMUMS_ENV  # noqa: E402
-from judgecards.render import render  # noqa: E402
-from judgecards.structured_output import guards_schema  # noqa: E402
-from judgecards.token_count import CHARACTERS, counter_for  # noqa: E402
+from judgecards.cards import load_card, render  # noqa: E402
+from judgecards.cards.prompt_cache import CACHE_MINIMUMS_ENV  # noqa: E402
+from judgecards.limits import CHARACTERS, counter_for, load_prices  # noqa: E402
+from judgecards.replies import guards_schema  # noqa: E402
 from tests.fakes.http import reference_judgment  # noqa: E402
 from tests.fakes.server import FakeRequest, FakeServer  # noqa: E402
 

@@ -28,7 +28,7 @@ import argparse
 import numpy as np
 from numpy.typing import NDArray
 
-from calibration.selective import cascade_stage_thresholds, selective_threshold
+from calibration.stats import cascade_stage_thresholds, selective_threshold
 from tests.builders import LLMBAR_SUBSETS, llmbar_set
 
 Bools = NDArray[np.bool_]

@@ -28,7 +28,7 @@ from numpy.typing import NDArray
 from scipy.stats import t as student_t
 
 from calibration import SmallSampleWarning
-from calibration.ppi import corrected_estimate, corrected_mean
+from calibration.stats import corrected_estimate, corrected_mean
 from judgecards.metrics.stats import Estimate
 from tests.builders import SUMMEVAL_DIMENSIONS, summeval
 

@@ -55,7 +55,7 @@ from numpy.typing import NDArray
 from scipy.stats import t as student_t
 
 from calibration import SmallSampleWarning
-from calibration.ppi import corrected_estimate
+from calibration.stats import corrected_estimate
 from tests.builders import SUMMEVAL_DIMENSIONS, mt_bench, summeval
 
 Floats = NDArray[np.float64]

@@ -15,7 +15,7 @@ differ by system), finite population, but λ and the rectifier's variance are sh
   given the judge's score, were shared: Σ_g π_s(g)·v(g), v(g) pooled over labels the judge
   scored g, π_s(g) the share of the system's items the judge scored g (known for every item);
   ``jmax``: max(own, jvar);
-* ``--betting``: the betting interval (`calibration._ppi_bounded`, bounds 1–5) with a fixed λ
+* ``--betting``: the betting interval (`calibration.stats._ppi_bounded`, bounds 1–5) with a fixed λ
   fitted on the *other* systems' labels (independent of the system's own), against the same
   interval with λ = 0.
 
@@ -46,7 +46,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.stats import t as student_t
 
-from calibration._ppi_bounded import betting_interval
+from calibration.stats._ppi_bounded import betting_interval
 from tests.builders import SUMMEVAL_DIMENSIONS, summeval
 
 Floats = NDArray[np.float64]

@@ -69,113 +69,113 @@ one exception tree under `judgecards.JudgecardsError`, and imported from there.
 
 ``__all__`` holds the functions and the classes a caller builds; the result types named in
 parentheses above are returned by them and imported, when a caller needs to name one, from the
-module that defines them (``from calibration.report import AgreementReport``). Importing one from
+module that defines them (``from calibration.stats import AgreementReport``). Importing one from
 ``calibration`` itself still works in this release, with a `DeprecationWarning` that names its
 module. The calibration tables' SQL is all in
-`calibration.repository`.
+`calibration.labels.repository`.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from judgecards._lazy import lazy_exports, public_names
+from judgecards.faces import lazy_exports, public_names
 
-# Names are imported on first use (PEP 562): the command line imports `calibration.status` on
+# Names are imported on first use (PEP 562): the command line imports `calibration.audits.status` on
 # every run, and that must not pay for numpy, scipy and scikit-learn. This table is the face:
 # `__all__` is derived from it. To add a name, add it here and to the TYPE_CHECKING imports below
 # (tests/test_faces.py checks they match). Result types stay importable from their modules.
 _EXPORTS: dict[str, str] = {
-    "Audit": "calibration.audit",
-    "Cascade": "calibration.cascade",
-    "Jury": "calibration.jury_run",
-    "LabelQueue": "calibration.label_queue",
-    "PairwiseCascade": "calibration.pairwise_cascade",
-    "SmallSampleWarning": "calibration._core",
-    "agreement": "calibration.agreement_measures",
+    "Audit": "calibration.audits",
+    "Cascade": "calibration.cascades",
+    "Jury": "calibration.juries",
+    "LabelQueue": "calibration.audits",
+    "PairwiseCascade": "calibration.cascades",
+    "SmallSampleWarning": "calibration.stats",
+    "agreement": "calibration.stats",
     "align": "calibration.alignment",
     "alignment_runs": "calibration.alignment",
-    "calibrate": "calibration.report",
-    "cascade_thresholds": "calibration.selective",
-    "comparison_confidence": "calibration.pairwise_cascade",
-    "corrected_estimate": "calibration.ppi",
-    "corrected_mean": "calibration.ppi",
-    "corrected_rate": "calibration.ppi",
-    "dawid_skene": "calibration.dawid_skene_model",
-    "draw_pps": "calibration.uncertainty_sampling",
+    "calibrate": "calibration.stats",
+    "cascade_thresholds": "calibration.stats",
+    "comparison_confidence": "calibration.cascades",
+    "corrected_estimate": "calibration.stats",
+    "corrected_mean": "calibration.stats",
+    "corrected_rate": "calibration.stats",
+    "dawid_skene": "calibration.juries",
+    "draw_pps": "calibration.stats",
     "estimate": "calibration.estimates",
-    "evaluate_jury": "calibration.jury",
+    "evaluate_jury": "calibration.juries",
     "export_labels": "calibration.labels",
-    "fit_jury": "calibration.jury",
-    "fleiss_kappa": "calibration.interrater",
+    "fit_jury": "calibration.juries",
+    "fleiss_kappa": "calibration.stats",
     "import_labels": "calibration.labels",
-    "inclusion_probabilities": "calibration.uncertainty_sampling",
-    "inter_annotator": "calibration.interrater",
-    "judge_rates": "calibration.error_rates",
-    "judgment_confidence": "calibration.confidence",
-    "kappa": "calibration.agreement_measures",
-    "krippendorff_alpha": "calibration.interrater",
-    "latest_calibration": "calibration.status",
-    "majority_vote": "calibration.jury",
-    "order_consistency": "calibration.confidence",
-    "pairwise_agreement": "calibration.pairwise",
-    "pairwise_human_agreement": "calibration.pairwise",
+    "inclusion_probabilities": "calibration.stats",
+    "inter_annotator": "calibration.stats",
+    "judge_rates": "calibration.stats",
+    "judgment_confidence": "calibration.stats",
+    "kappa": "calibration.stats",
+    "krippendorff_alpha": "calibration.stats",
+    "latest_calibration": "calibration.audits",
+    "majority_vote": "calibration.juries",
+    "order_consistency": "calibration.stats",
+    "pairwise_agreement": "calibration.stats",
+    "pairwise_human_agreement": "calibration.stats",
     "read_labels": "calibration.labels",
-    "rogan_gladen": "calibration.error_rates",
-    "sample_agreement": "calibration.confidence",
-    "selective_threshold": "calibration.selective",
-    "stored_cascade_runs": "calibration.cascade_history",
-    "stratified_corrected_mean": "calibration.ppi_stratified",
-    "stratified_corrected_rate": "calibration.ppi_stratified",
-    "warn_if_uncalibrated": "calibration.status",
+    "rogan_gladen": "calibration.stats",
+    "sample_agreement": "calibration.stats",
+    "selective_threshold": "calibration.stats",
+    "stored_cascade_runs": "calibration.cascades",
+    "stratified_corrected_mean": "calibration.stats",
+    "stratified_corrected_rate": "calibration.stats",
+    "warn_if_uncalibrated": "calibration.audits",
 }
 
 # Names dropped from the face: they resolve, with a DeprecationWarning naming their new home,
 # for one release. Not part of `__all__` and not in the TYPE_CHECKING block.
 _MOVED: dict[str, str] = {
-    "AgreementReport": "calibration.report",
+    "AgreementReport": "calibration.stats",
     "AlignmentError": "judgecards.errors",
-    "AlignmentResult": "calibration.align_run",
-    "AlignmentRun": "calibration.records",
-    "AnchorSet": "calibration.records",
+    "AlignmentResult": "calibration.alignment",
+    "AlignmentRun": "calibration.labels",
+    "AnchorSet": "calibration.labels",
     "AuditError": "judgecards.errors",
-    "AuditReport": "calibration.audit_report",
-    "AuditSummary": "calibration.audit_report",
-    "CalibrationStatus": "calibration.status",
-    "CandidateScore": "calibration.align_run",
-    "CascadeDecision": "calibration.cascade",
-    "CascadeJudge": "calibration.cascade_history",
-    "CascadeRun": "calibration.cascade",
-    "CascadeStage": "calibration.cascade",
-    "ClassScores": "calibration.report",
-    "CorrectedEstimate": "calibration.ppi",
-    "DawidSkeneResult": "calibration.dawid_skene_model",
-    "EarlierQueue": "calibration.cascade_stages",
+    "AuditReport": "calibration.audits",
+    "AuditSummary": "calibration.audits",
+    "CalibrationStatus": "calibration.audits",
+    "CandidateScore": "calibration.alignment",
+    "CascadeDecision": "calibration.cascades",
+    "CascadeJudge": "calibration.cascades",
+    "CascadeRun": "calibration.cascades",
+    "CascadeStage": "calibration.cascades",
+    "ClassScores": "calibration.stats",
+    "CorrectedEstimate": "calibration.stats",
+    "DawidSkeneResult": "calibration.juries",
+    "EarlierQueue": "calibration.cascades",
     "EstimateError": "judgecards.errors",
     "EstimateRow": "calibration.estimates",
     "EstimatesReport": "calibration.estimates",
-    "FittedJury": "calibration.jury",
-    "InterAnnotatorReport": "calibration.interrater",
-    "JudgeRates": "calibration.error_rates",
-    "JudgeReliability": "calibration.jury",
-    "JurorReliability": "calibration.jury_run",
-    "JuryEvaluation": "calibration.jury",
-    "JuryRun": "calibration.jury_run",
-    "JuryVerdict": "calibration.jury_run",
+    "FittedJury": "calibration.juries",
+    "InterAnnotatorReport": "calibration.stats",
+    "JudgeRates": "calibration.stats",
+    "JudgeReliability": "calibration.juries",
+    "JurorReliability": "calibration.juries",
+    "JuryEvaluation": "calibration.juries",
+    "JuryRun": "calibration.juries",
+    "JuryVerdict": "calibration.juries",
     "LabelImportError": "judgecards.errors",
     "LabelImportReport": "calibration.labels",
-    "LabelQueueError": "calibration.queue_records",
-    "MajorityVote": "calibration.jury",
-    "PairDecision": "calibration.pairwise_cascade",
-    "PairwiseAgreement": "calibration.pairwise",
-    "PairwiseCascadeRun": "calibration.pairwise_cascade",
-    "PositionPreference": "calibration.queue_records",
-    "QueueItem": "calibration.queue_records",
-    "QueueSettings": "calibration.queue_records",
-    "RaterPair": "calibration.interrater",
-    "SelectiveThreshold": "calibration.selective",
-    "StoredCascadeRun": "calibration.cascade_history",
-    "ThresholdTest": "calibration.selective",
+    "LabelQueueError": "calibration.audits",
+    "MajorityVote": "calibration.juries",
+    "PairDecision": "calibration.cascades",
+    "PairwiseAgreement": "calibration.stats",
+    "PairwiseCascadeRun": "calibration.cascades",
+    "PositionPreference": "calibration.audits",
+    "QueueItem": "calibration.audits",
+    "QueueSettings": "calibration.audits",
+    "RaterPair": "calibration.stats",
+    "SelectiveThreshold": "calibration.stats",
+    "StoredCascadeRun": "calibration.cascades",
+    "ThresholdTest": "calibration.stats",
 }
 
 __all__ = public_names(_EXPORTS)
@@ -186,45 +186,51 @@ __getattr__, __dir__ = lazy_exports("calibration", globals(), _EXPORTS, moved=_M
 if TYPE_CHECKING:
     # The same table for type checkers (`X as X` marks a re-export); tests/test_faces.py keeps
     # the two in step.
-    from calibration._core import SmallSampleWarning as SmallSampleWarning
-    from calibration.agreement_measures import agreement as agreement
-    from calibration.agreement_measures import kappa as kappa
     from calibration.alignment import align as align
     from calibration.alignment import alignment_runs as alignment_runs
-    from calibration.audit import Audit as Audit
-    from calibration.cascade import Cascade as Cascade
-    from calibration.cascade_history import stored_cascade_runs as stored_cascade_runs
-    from calibration.confidence import judgment_confidence as judgment_confidence
-    from calibration.confidence import order_consistency as order_consistency
-    from calibration.confidence import sample_agreement as sample_agreement
-    from calibration.dawid_skene_model import dawid_skene as dawid_skene
-    from calibration.error_rates import judge_rates as judge_rates
-    from calibration.error_rates import rogan_gladen as rogan_gladen
+    from calibration.audits import Audit as Audit
+    from calibration.audits import LabelQueue as LabelQueue
+    from calibration.audits import latest_calibration as latest_calibration
+    from calibration.audits import warn_if_uncalibrated as warn_if_uncalibrated
+    from calibration.cascades import Cascade as Cascade
+    from calibration.cascades import PairwiseCascade as PairwiseCascade
+    from calibration.cascades import comparison_confidence as comparison_confidence
+    from calibration.cascades import stored_cascade_runs as stored_cascade_runs
     from calibration.estimates import estimate as estimate
-    from calibration.interrater import fleiss_kappa as fleiss_kappa
-    from calibration.interrater import inter_annotator as inter_annotator
-    from calibration.interrater import krippendorff_alpha as krippendorff_alpha
-    from calibration.jury import evaluate_jury as evaluate_jury
-    from calibration.jury import fit_jury as fit_jury
-    from calibration.jury import majority_vote as majority_vote
-    from calibration.jury_run import Jury as Jury
-    from calibration.label_queue import LabelQueue as LabelQueue
+    from calibration.juries import Jury as Jury
+    from calibration.juries import dawid_skene as dawid_skene
+    from calibration.juries import evaluate_jury as evaluate_jury
+    from calibration.juries import fit_jury as fit_jury
+    from calibration.juries import majority_vote as majority_vote
     from calibration.labels import export_labels as export_labels
     from calibration.labels import import_labels as import_labels
     from calibration.labels import read_labels as read_labels
-    from calibration.pairwise import pairwise_agreement as pairwise_agreement
-    from calibration.pairwise import pairwise_human_agreement as pairwise_human_agreement
-    from calibration.pairwise_cascade import PairwiseCascade as PairwiseCascade
-    from calibration.pairwise_cascade import comparison_confidence as comparison_confidence
-    from calibration.ppi import corrected_estimate as corrected_estimate
-    from calibration.ppi import corrected_mean as corrected_mean
-    from calibration.ppi import corrected_rate as corrected_rate
-    from calibration.ppi_stratified import stratified_corrected_mean as stratified_corrected_mean
-    from calibration.ppi_stratified import stratified_corrected_rate as stratified_corrected_rate
-    from calibration.report import calibrate as calibrate
-    from calibration.selective import cascade_thresholds as cascade_thresholds
-    from calibration.selective import selective_threshold as selective_threshold
-    from calibration.status import latest_calibration as latest_calibration
-    from calibration.status import warn_if_uncalibrated as warn_if_uncalibrated
-    from calibration.uncertainty_sampling import draw_pps as draw_pps
-    from calibration.uncertainty_sampling import inclusion_probabilities as inclusion_probabilities
+    from calibration.stats import SmallSampleWarning as SmallSampleWarning
+    from calibration.stats import agreement as agreement
+    from calibration.stats import calibrate as calibrate
+    from calibration.stats import cascade_thresholds as cascade_thresholds
+    from calibration.stats import corrected_estimate as corrected_estimate
+    from calibration.stats import corrected_mean as corrected_mean
+    from calibration.stats import corrected_rate as corrected_rate
+    from calibration.stats import draw_pps as draw_pps
+    from calibration.stats import fleiss_kappa as fleiss_kappa
+    from calibration.stats import (
+        inclusion_probabilities as inclusion_probabilities,
+    )
+    from calibration.stats import inter_annotator as inter_annotator
+    from calibration.stats import judge_rates as judge_rates
+    from calibration.stats import judgment_confidence as judgment_confidence
+    from calibration.stats import kappa as kappa
+    from calibration.stats import krippendorff_alpha as krippendorff_alpha
+    from calibration.stats import order_consistency as order_consistency
+    from calibration.stats import pairwise_agreement as pairwise_agreement
+    from calibration.stats import pairwise_human_agreement as pairwise_human_agreement
+    from calibration.stats import rogan_gladen as rogan_gladen
+    from calibration.stats import sample_agreement as sample_agreement
+    from calibration.stats import selective_threshold as selective_threshold
+    from calibration.stats import (
+        stratified_corrected_mean as stratified_corrected_mean,
+    )
+    from calibration.stats import (
+        stratified_corrected_rate as stratified_corrected_rate,
+    )

@@ -32,6 +32,18 @@ MARKER = re.compile(r"^<!-- generated: ([a-z-]+)(?: ([\w.]+))? -->$", re.MULTILI
 FACES = (
     "judgecards",
     "calibration",
+    "calibration.stats",
+    "calibration.labels",
+    "calibration.estimates",
+    "calibration.audits",
+    "calibration.cascades",
+    "calibration.juries",
+    "calibration.alignment",
+    "judgecards.cards",
+    "judgecards.replies",
+    "judgecards.judging",
+    "judgecards.limits",
+    "judgecards.storage",
     "judgecards.testing",
     "judgecards.batch",
     "judgecards.importers",
@@ -158,14 +170,14 @@ def errors_section() -> str:
 def _type_name(annotation: Any) -> str:
     text = getattr(annotation, "__name__", None) if isinstance(annotation, type) else None
     text = text or str(annotation).replace("typing.", "")
-    return text.replace("judgecards.card_spec.", "").replace(" | ", " or ")
+    return text.replace("judgecards.cards.spec.", "").replace(" | ", " or ")
 
 
 def card_format_section() -> str:
     from pydantic import BaseModel
     from pydantic_core import PydanticUndefined
 
-    from judgecards import card_spec
+    from judgecards.cards import spec as card_spec
 
     out = []
     seen: list[type[BaseModel]] = []
@@ -201,15 +213,15 @@ def card_format_section() -> str:
 
 
 def _migration_sets() -> list[tuple[str, Any]]:
-    sets = [("judgecards", "judgecards.store_migrations")]
+    sets = [("judgecards", "judgecards.storage.migrations")]
     sets += [("judgecards.batch", "judgecards.batch.repository")]
     sets += [("judgecards.serve", "judgecards.serve.repository")]
-    sets += [("calibration", "calibration.migrations")]
+    sets += [("calibration", "calibration.labels.migrations")]
     return [(name, importlib.import_module(module).migrations) for name, module in sets]
 
 
 def database_section() -> str:
-    from judgecards.store import Store
+    from judgecards.storage import Store
 
     out = []
     with tempfile.TemporaryDirectory() as tmp:

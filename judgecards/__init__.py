@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from judgecards._lazy import lazy_exports, public_names
+from judgecards.faces import lazy_exports, public_names
 
 __version__ = "0.1.0"
 
 # The face, grouped by job: judging, cards, storage, pairwise, tiered evaluation, and the errors a
 # caller catches. `__all__` is derived from this table; everything else is imported from its
 # subpackage (`judgecards.errors`, `judgecards.pairwise.*`, `judgecards.batch`, `judgecards.tiered`,
-# `judgecards.pricing`, `judgecards.rate`, `judgecards.bias`, `judgecards.export`, ...).
+# `judgecards.limits.pricing`, `judgecards.limits.rate`, `judgecards.judging.bias`, `judgecards.storage.export`, ...).
 _EXPORTS: dict[str, str] = {
     "BudgetError": "judgecards.errors",
     "Card": "judgecards.cards",
@@ -29,23 +29,23 @@ _EXPORTS: dict[str, str] = {
     "Criterion": "judgecards.schemas",
     "InputError": "judgecards.errors",
     "InvalidInput": "judgecards.errors",
-    "Judge": "judgecards.judge",
+    "Judge": "judgecards.judging",
     "JudgeOutputError": "judgecards.errors",
-    "JudgeResult": "judgecards.results",
+    "JudgeResult": "judgecards.storage",
     "JudgecardsError": "judgecards.errors",
     "MissingExtra": "judgecards.errors",
     "MissingInput": "judgecards.errors",
     "NotRecorded": "judgecards.errors",
-    "OutputMode": "judgecards.structured_output",
+    "OutputMode": "judgecards.replies",
     "ProviderConfigError": "judgecards.errors",
     "ProviderError": "judgecards.errors",
-    "RetryPolicy": "judgecards.retry",
+    "RetryPolicy": "judgecards.judging",
     "RubricPolicy": "judgecards.schemas",
-    "RunPlan": "judgecards.plan",
-    "Store": "judgecards.store",
+    "RunPlan": "judgecards.limits",
+    "Store": "judgecards.storage",
     "StoreError": "judgecards.errors",
     "TieredEval": "judgecards.tiered.pipeline",
-    "TokenUsage": "judgecards.results",
+    "TokenUsage": "judgecards.storage",
     "TransportError": "judgecards.errors",
     "UncalibratedJudgeWarning": "judgecards.errors",
     "acompare_many": "judgecards.pairwise.compare",
@@ -61,53 +61,53 @@ _EXPORTS: dict[str, str] = {
 # for one release. Not part of `__all__` and not in the TYPE_CHECKING block.
 _MOVED: dict[str, str] = {
     "MOCK_BANNER": "judgecards.providers.mock",
-    "AdaptiveLimiter": "judgecards.rate",
+    "AdaptiveLimiter": "judgecards.limits",
     "BatchCollection": "judgecards.batch",
     "BatchError": "judgecards.batch",
     "BatchJob": "judgecards.batch",
-    "BudgetStats": "judgecards.budget",
+    "BudgetStats": "judgecards.limits",
     "CardLockMismatch": "judgecards.errors",
     "CardValidationError": "judgecards.errors",
     "ComparePlan": "judgecards.pairwise.budget",
-    "CostCap": "judgecards.budget",
+    "CostCap": "judgecards.limits",
     "EvalPlan": "judgecards.tiered",
     "ImportResult": "judgecards.importers",
     "InputTooLarge": "judgecards.errors",
     "JudgeCheck": "judgecards.tiered",
-    "LengthCorrelation": "judgecards.bias",
-    "LimiterStats": "judgecards.rate",
-    "ModelPrice": "judgecards.pricing",
+    "LengthCorrelation": "judgecards.judging",
+    "LimiterStats": "judgecards.limits",
+    "ModelPrice": "judgecards.limits",
     "ModelRating": "judgecards.pairwise.ratings",
     "OutputError": "judgecards.errors",
     "PairOutcome": "judgecards.pairwise.rules",
     "PairwiseReport": "judgecards.pairwise.report",
-    "PairwiseVerbosity": "judgecards.bias",
-    "PriceTable": "judgecards.pricing",
+    "PairwiseVerbosity": "judgecards.judging",
+    "PriceTable": "judgecards.limits",
     "RankingError": "judgecards.errors",
     "Ratings": "judgecards.pairwise.ratings",
-    "Refusal": "judgecards.rate",
+    "Refusal": "judgecards.limits",
     "RenderError": "judgecards.errors",
     "Tier": "judgecards.tiered",
     "TieredReport": "judgecards.tiered",
-    "TransportCounters": "judgecards.retry",
+    "TransportCounters": "judgecards.judging",
     "WrongCardKind": "judgecards.errors",
     "bradley_terry": "judgecards.pairwise.ratings",
-    "comparisons_table": "judgecards.export",
+    "comparisons_table": "judgecards.storage",
     "elo": "judgecards.pairwise.ratings",
     "import_openai_graders": "judgecards.importers",
     "import_promptfoo": "judgecards.importers",
-    "load_prices": "judgecards.pricing",
-    "model_family": "judgecards.bias",
+    "load_prices": "judgecards.limits",
+    "model_family": "judgecards.judging",
     "pairwise_report": "judgecards.pairwise.report",
     "plan_comparisons": "judgecards.pairwise.compare",
     "resolve_pair": "judgecards.pairwise.rules",
-    "results_table": "judgecards.export",
-    "self_preference_warning": "judgecards.bias",
-    "strict_schema": "judgecards.structured_output",
-    "verbosity_bias_pairwise": "judgecards.bias",
-    "verbosity_bias_single": "judgecards.bias",
-    "weighted_scores": "judgecards.geval",
-    "write_table": "judgecards.export",
+    "results_table": "judgecards.storage",
+    "self_preference_warning": "judgecards.judging",
+    "strict_schema": "judgecards.replies",
+    "verbosity_bias_pairwise": "judgecards.judging",
+    "verbosity_bias_single": "judgecards.judging",
+    "weighted_scores": "judgecards.replies",
+    "write_table": "judgecards.storage",
 }
 
 __all__ = public_names(_EXPORTS)
@@ -136,19 +136,19 @@ if TYPE_CHECKING:
     from judgecards.errors import StoreError as StoreError
     from judgecards.errors import TransportError as TransportError
     from judgecards.errors import UncalibratedJudgeWarning as UncalibratedJudgeWarning
-    from judgecards.judge import Judge as Judge
+    from judgecards.judging import Judge as Judge
+    from judgecards.judging import RetryPolicy as RetryPolicy
+    from judgecards.limits import RunPlan as RunPlan
     from judgecards.pairwise.compare import ComparisonResult as ComparisonResult
     from judgecards.pairwise.compare import acompare_many as acompare_many
     from judgecards.pairwise.compare import compare as compare
     from judgecards.pairwise.compare import compare_many as compare_many
     from judgecards.pairwise.report import comparison_report as comparison_report
     from judgecards.pairwise.stored import rank_stored as rank_stored
-    from judgecards.plan import RunPlan as RunPlan
-    from judgecards.results import JudgeResult as JudgeResult
-    from judgecards.results import TokenUsage as TokenUsage
-    from judgecards.retry import RetryPolicy as RetryPolicy
+    from judgecards.replies import OutputMode as OutputMode
     from judgecards.schemas import Criterion as Criterion
     from judgecards.schemas import RubricPolicy as RubricPolicy
-    from judgecards.store import Store as Store
-    from judgecards.structured_output import OutputMode as OutputMode
+    from judgecards.storage import JudgeResult as JudgeResult
+    from judgecards.storage import Store as Store
+    from judgecards.storage import TokenUsage as TokenUsage
     from judgecards.tiered.pipeline import TieredEval as TieredEval

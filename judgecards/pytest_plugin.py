@@ -3,7 +3,7 @@
 - ``judge("reference", model=...)`` builds a `Judge`; the model and database default to
   ``--judge-model`` / ``--judge-db`` (or the ``judge_model`` / ``judge_db`` ini settings), and
   every judge a test made is closed when the test ends.
-- ``--judge-offline`` builds offline judges (`judgecards.replay`): stored judgments and cached
+- ``--judge-offline`` builds offline judges (`judgecards.judging.replay`): stored judgments and cached
   replies only, and a test whose item was never recorded fails with `NotRecorded`, which says
   how to record it. CI without keys replays what a developer recorded.
 - At the end of the session, a table of judgments, cache hits, provider calls, tokens, error
@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 import pytest
 
 if TYPE_CHECKING:
-    from judgecards.judge import Judge
-    from judgecards.results import JudgeResult
+    from judgecards.judging import Judge
+    from judgecards.storage import JudgeResult
 
 __all__ = ["JudgeFactory", "JudgeStats"]
 
@@ -171,7 +171,7 @@ class _JudgeSession:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if hasattr(self.config, "workerinput") or self.stats.judges == 0:
             return
-        from judgecards.pricing import PRICES_ENV, format_cost
+        from judgecards.limits import PRICES_ENV, format_cost
 
         stats = self.stats
         mode = "offline (stored judgments only)" if self.offline else "online"
@@ -211,7 +211,7 @@ def _session(config: pytest.Config) -> _JudgeSession:
 def _recording_judge(stats: JudgeStats) -> type[Judge]:
     """A `Judge` subclass that adds every result it returns to ``stats``. Built when a test
     first asks for a judge, so collecting tests never imports the judge."""
-    from judgecards.judge import Judge
+    from judgecards.judging import Judge
 
     class RecordingJudge(Judge):
         __doc__ = Judge.__doc__

@@ -4,7 +4,7 @@ Provider SDKs build their error messages from response bodies, and some servers 
 they were sent (a proxy answering 400 "invalid key sk-..."). Such text flows into exceptions,
 stderr and every error row of a batch, so it is scrubbed where judgecards creates error text
 (`judgecards.errors.ProviderError`) and again in the one place every write to the database
-passes through (`judgecards.database.Transaction`, with `scrubber`), whichever table or column
+passes through (`judgecards.storage.database.Transaction`, with `scrubber`), whichever table or column
 the text is bound for.
 
 Two kinds of secret are replaced by ``[REDACTED]``:

@@ -310,7 +310,7 @@ class RubricJudgment(BaseModel):
 
     Which criteria must be present, and their scales, come from the item's ``criteria`` input, so
     the model alone cannot check them: `problems_given` does, and the judge re-asks with its
-    findings (`judgecards.parse`). The prompt and the request carry a JSON Schema built for the
+    findings (`judgecards.replies.parse`). The prompt and the request carry a JSON Schema built for the
     item's criteria (`rubric_schema`). Subclass this model for a custom criteria card.
     """
 
@@ -376,7 +376,7 @@ class RubricPolicy(BaseModel):
         primary: the criterion reported as the headline score (``output["rubric"]["primary"]``).
         thresholds: pass constraints, ``{criterion: minimum}``; with any, the result's verdict is
             ``"pass"`` when every listed score reaches its minimum and ``"fail"`` otherwise. Scores
-            are compared as the judge wrote them (never G-Eval-weighted; see `judgecards.geval`).
+            are compared as the judge wrote them (never G-Eval-weighted; see `judgecards.replies.geval`).
         weights: an explicit weighted aggregate, ``{criterion: weight}``; the weighted mean of the
             listed (written) scores goes to ``scores["aggregate"]``. Absent by default.
     """

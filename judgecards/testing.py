@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from judgecards.pairwise.compare import ComparisonResult, OrderJudgment
-    from judgecards.results import JudgeResult
+    from judgecards.storage import JudgeResult
 
 __all__ = ["assert_judgment", "assert_prefers"]
 

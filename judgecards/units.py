@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from judgecards.pairwise.compare import acompare_many, compare_many
 from judgecards.pairwise.comparisons import ComparisonResult
 from judgecards.pairwise.rules import ANSWERS, is_pairwise
-from judgecards.results import JudgeResult
+from judgecards.storage import JudgeResult
 
 if TYPE_CHECKING:
-    from judgecards.judge import Judge, Progress
+    from judgecards.judging import Judge, Progress
 
 __all__ = ["ANSWERS", "ITEMS", "ItemUnits", "PairUnits", "Units", "is_pairwise"]
 

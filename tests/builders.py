@@ -39,15 +39,14 @@ from numpy.typing import NDArray
 
 import calibration
 from calibration import import_labels
-from calibration.audit import Audit
-from calibration.migrations import open_store
+from calibration.audits import Audit
+from calibration.labels import open_store
 from judgecards import Judge, compare_many
 from judgecards.cards import load_card
 from judgecards.cli import cli
-from judgecards.export import DATASETTE_METADATA
 from judgecards.pairwise.compare import ComparisonResult
-from judgecards.results import JudgeResult
-from judgecards.store import Store
+from judgecards.storage import JudgeResult, Store
+from judgecards.storage.export import DATASETTE_METADATA
 from tests.fakes.batch_server import BatchFake
 from tests.fakes.http import Script, openai_chat, reference_judgment, token_logprobs
 from tests.fakes.judges import openai_judge
@@ -492,7 +491,7 @@ def report_database(db: Path, work: Path) -> None:
 
     Reference items are judged through the real OpenAI SDK against a scripted transport by a
     lenient judge (it reads a partly right answer as right); two audits are sampled through
-    `calibration.audit.Audit` and their sheets filled in by "people" (alice on both, bob on the
+    `calibration.audits.audit.Audit` and their sheets filled in by "people" (alice on both, bob on the
     second, slipping on a few items so there is a human ceiling); a pairwise judge that prefers
     long answers compares three models, and some comparisons get winner labels through
     `calibration.import_labels`. Some inputs and one model label are hostile HTML.

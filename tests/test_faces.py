@@ -79,7 +79,7 @@ def test_a_moved_name_warns_once_per_use_and_names_its_new_import(face: str, nam
 
 
 def test_the_warning_points_at_the_caller() -> None:
-    # stacklevel: the warning names the line that used the old import, not judgecards/_lazy.py.
+    # stacklevel: the warning names the line that used the old import, not judgecards/faces.py.
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         from judgecards import elo  # noqa: F401
@@ -106,3 +106,35 @@ def test_an_unknown_name_is_still_an_attribute_error() -> None:
 
     with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
         judgecards.no_such_name  # noqa: B018
+
+
+# The subpackages by job (issue 19 item 3): each face hands on two tables, `_EXPORTS` (its
+# `__all__`, documented under it) and `_SHARED` (what the top face and the other packages take).
+SUBPACKAGE_FACES = [
+    *(f"calibration.{name}" for name in ("stats", "labels", "estimates", "audits")),
+    *(f"calibration.{name}" for name in ("cascades", "juries", "alignment")),
+    *(f"judgecards.{name}" for name in ("cards", "replies", "judging", "limits", "storage")),
+]
+
+
+@pytest.mark.parametrize("name", SUBPACKAGE_FACES)
+def test_a_subpackage_face_lists_each_name_once_and_for_type_checkers(name: str) -> None:
+    face = _face(name)
+    assert not set(face._EXPORTS) & set(face._SHARED)
+    assert set(face.__all__) == set(face._EXPORTS)
+    assert _reexports(face) == {*face._EXPORTS.items(), *face._SHARED.items()}
+
+
+@pytest.mark.parametrize("name", SUBPACKAGE_FACES)
+def test_no_submodule_shadows_a_name_of_its_face(name: str) -> None:
+    # Importing a submodule sets it as an attribute of its package: a module named like a name
+    # the face hands on (`judgecards.cards.render`, once) would replace that name.
+    import pkgutil
+
+    face = _face(name)
+    submodules = {info.name for info in pkgutil.iter_modules(face.__path__)}
+    assert not submodules & {*face._EXPORTS, *face._SHARED}
+    for module in sorted(submodules):
+        importlib.import_module(f"{name}.{module}")
+    for exported in {*face._EXPORTS, *face._SHARED}:
+        assert not isinstance(getattr(face, exported), ModuleType), exported

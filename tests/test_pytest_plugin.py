@@ -296,7 +296,7 @@ def test_loading_the_plugin_imports_nothing_heavy() -> None:
     # pytest loads the plugin in every project where judgecards is installed.
     code = (
         "import sys, judgecards.pytest_plugin, judgecards.testing; "
-        "print(sorted(m for m in ('pydantic', 'jinja2', 'openai', 'judgecards.judge') "
+        "print(sorted(m for m in ('pydantic', 'jinja2', 'openai', 'judgecards.judging.judge') "
         "if m in sys.modules))"
     )
     loaded = subprocess.run(

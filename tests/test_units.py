@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from judgecards import Judge
 from judgecards.cards import load_card
-from judgecards.store import Store
+from judgecards.storage import Store
 from judgecards.units import ITEMS, PairUnits, is_pairwise
 
 PAIRS = [

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from judgecards._yaml import MAX_ALIAS_NODES, load_yaml
 from judgecards.cards import parse_card_file
 from judgecards.errors import CardValidationError, InputError
+from judgecards.safe_yaml import MAX_ALIAS_NODES, load_yaml
 from tests.builders import YAML_BOMB as BOMB
 
 # Nodes added by aliases (a sequence counts itself and its items): b adds 9 * 10 = 90, c adds

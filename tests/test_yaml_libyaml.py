@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 import yaml
 
-from judgecards import _yaml
-from judgecards.cards import CARD_SUFFIX, builtin_cards_dir
+from judgecards import safe_yaml as _yaml
+from judgecards.cards.card import CARD_SUFFIX, builtin_cards_dir
 from judgecards.errors import InputError
 from tests.builders import REPO
 from tests.builders import YAML_BOMB as BOMB

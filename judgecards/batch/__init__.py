@@ -9,9 +9,9 @@ run cannot tell them apart, except for ``via="batch"`` and the lower cost.
 
 from __future__ import annotations
 
-from judgecards.batch.api import BatchError, BatchStatus
 from judgecards.batch.collect import BatchCollection, collect_batch
 from judgecards.batch.submit import BatchJob, SubmittedBatch, submit_batch
+from judgecards.providers.batch_api import BatchError, BatchStatus
 
 __all__ = [
     "BatchCollection",

@@ -29,23 +29,16 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Literal
 
-from judgecards.batch.api import (
-    BatchAPI,
-    BatchError,
-    BatchStatus,
-    Outcome,
-    OutcomeState,
-)
-from judgecards.batch.apis import batch_api_for
 from judgecards.batch.claims import CLAIM_LEASE, Claims, claim_in_force, describe_holder
 from judgecards.batch.pairs import write_comparisons
 from judgecards.batch.repository import BatchRepository, ItemRow, JobRow
 from judgecards.batch.submit import BatchJob, submit_batch
-from judgecards.judge import Judge
-from judgecards.prepared import PreparedItem
+from judgecards.judging import Judge, PreparedItem
 from judgecards.providers.base import Completion
+from judgecards.providers.batch_adapters import batch_api_for
+from judgecards.providers.batch_api import BatchAPI, BatchError, BatchStatus, Outcome, OutcomeState
 from judgecards.redaction import redact
-from judgecards.results import JudgeResult
+from judgecards.storage import JudgeResult
 
 __all__ = [
     "BatchCollection",

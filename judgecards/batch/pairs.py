@@ -15,7 +15,7 @@ from typing import Any
 
 from judgecards.batch.repository import BatchRepository
 from judgecards.batch.submit import BatchJob, submit_batch
-from judgecards.judge import Judge
+from judgecards.judging import Judge
 from judgecards.pairwise.compare import ComparisonResult, combine_orders, pair_orders
 from judgecards.pairwise.stored import save_comparisons
 

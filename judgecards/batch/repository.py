@@ -33,7 +33,7 @@ from typing import Any
 import sqlite_utils
 from sqlite_utils import Migrations
 
-from judgecards.database import Database
+from judgecards.storage import Database
 
 __all__ = ["BatchRepository", "ItemRow", "JobRow", "migrations"]
 

@@ -21,12 +21,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from judgecards.batch.api import BatchAPI, BatchError
-from judgecards.batch.apis import batch_api_for
 from judgecards.batch.claims import Claims
 from judgecards.batch.repository import BatchRepository
-from judgecards.judge import Judge
-from judgecards.prepared import PreparedItem
+from judgecards.judging import Judge, PreparedItem
+from judgecards.providers.batch_adapters import batch_api_for
+from judgecards.providers.batch_api import BatchAPI, BatchError
 from judgecards.redaction import redact
 
 __all__ = ["BatchJob", "SubmittedBatch", "judge_settings", "submit_batch"]

@@ -18,8 +18,8 @@ from typing import Any
 
 import click
 
-from judgecards._lean_sqlite_utils import import_without_dataframe_libraries
 from judgecards.errors import JudgecardsError
+from judgecards.storage import import_without_dataframe_libraries
 
 __all__ = ["main"]
 

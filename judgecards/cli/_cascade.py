@@ -1,7 +1,7 @@
 """``judgecards cascade ITEMS --guarantee T --model M1 --model M2``: judge down a calibrated
 cascade of models (and the options ``compare --guarantee`` shares). Every judge is built and the cascade
 calibrated from the stored labels before any call, so a judge without enough labels stops the
-run (exit 2) with nothing paid for; see `calibration.cascade`.
+run (exit 2) with nothing paid for; see `calibration.cascades.cascade`.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from judgecards.cli._common import deprecated, mock_banner
 from judgecards.cli._progress import StagedProgress, reporting
 
 if TYPE_CHECKING:
-    from calibration.cascade import CascadeRun
+    from calibration.cascades import CascadeRun
     from judgecards.cards import Card
-    from judgecards.judge import Judge
-    from judgecards.results import JudgeResult
+    from judgecards.judging import Judge
+    from judgecards.storage import JudgeResult
 
 __all__ = [
     "CascadeRunner",
@@ -120,8 +120,8 @@ def cascade_judges(
 ) -> Iterator[list[Judge]]:
     """One judge per model of a cascade, cheapest first, all on one store of ``db``; the mock
     banner once per mock model. Both cascades (``score`` and ``compare``) build theirs here."""
-    from judgecards.judge import Judge
-    from judgecards.store import Store
+    from judgecards.judging import Judge
+    from judgecards.storage import Store
 
     with ExitStack() as stack:
         store = stack.enter_context(Store(db))
@@ -186,7 +186,7 @@ def score_cascade(
     Raises:
         AuditError: a judge lacks labels, or no judge can meet ``target`` (nothing called).
     """
-    from calibration.cascade import Cascade
+    from calibration.cascades import Cascade
 
     run, elapsed = judge_down(
         lambda judges: Cascade(judges, target=target, delta=delta),

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 from judgecards.cli._ci_output import CiCase, CiRun, Outcome
 
 if TYPE_CHECKING:
-    from calibration.audit_report import AuditReport
+    from calibration.audits import AuditReport
     from judgecards.pairwise.compare import ComparisonResult
-    from judgecards.results import JudgeResult
+    from judgecards.storage import JudgeResult
     from judgecards.tiered.report import TieredReport
 
 __all__ = ["audit_run", "compare_run", "eval_run", "score_run"]

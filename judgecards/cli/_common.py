@@ -53,7 +53,7 @@ def plan_database(db: Path, plan: bool) -> Iterator[Any]:
     if not plan:
         yield db
         return
-    from judgecards.store import Store
+    from judgecards.storage import Store
 
     with Store(db, read_only=True) if db.is_file() else Store(":memory:") as store:
         yield store
@@ -67,8 +67,7 @@ def command_judge(
     call, so it needs no API key: the offline stand-in has the same keys (as a provider, not
     ``offline=True``, which ``--no-cache`` would contradict), and the database is
     `plan_database`'s."""
-    from judgecards.judge import Judge
-    from judgecards.replay import replay_stand_in
+    from judgecards.judging import Judge, replay_stand_in
 
     stand_in = replay_stand_in(model) if plan else None
     with plan_database(db, plan) as database:
@@ -267,7 +266,7 @@ def max_errors_option(function: F) -> F:
 
 
 def max_input_chars_option(function: F) -> F:
-    from judgecards.render import DEFAULT_MAX_INPUT_CHARS
+    from judgecards.cards import DEFAULT_MAX_INPUT_CHARS
 
     return click.option(
         "--max-input-chars",
@@ -282,7 +281,7 @@ def max_input_chars_option(function: F) -> F:
 
 def _load_prices(ctx: click.Context, param: click.Parameter, value: Path | None) -> Any:
     # Read and validated while parsing: a bad price file fails (exit 2) before any call.
-    from judgecards.pricing import load_prices
+    from judgecards.limits import load_prices
 
     return load_prices(value) if value is not None else None
 
@@ -305,13 +304,13 @@ def input_limit(max_input_chars: int) -> int | None:
 def oversized_inputs(
     fields: Mapping[str, str], limit: int | None
 ) -> Callable[[Mapping[str, Any]], list[tuple[str, str]]]:
-    """An item check (`judgecards.jsonl.read_items`) naming every input over ``limit``.
+    """An item check (`judgecards.judging.jsonl.read_items`) naming every input over ``limit``.
 
     Args:
         fields: line field -> the card input it becomes (for messages).
         limit: characters; ``None`` checks nothing.
     """
-    from judgecards.render import input_size
+    from judgecards.cards import input_size
 
     def check(item: Mapping[str, Any]) -> list[tuple[str, str]]:
         if limit is None:
@@ -356,7 +355,7 @@ def finish_run(
 
 def warn_if_uncalibrated(judge: Any) -> None:
     """Once per run: warn when the judge's card version was never calibrated for its model."""
-    from calibration.status import warn_if_uncalibrated as warn
+    from calibration.audits import warn_if_uncalibrated as warn
 
     warn(judge, stacklevel=2)
 

@@ -2,7 +2,7 @@
 
 Kept apart from ``compare`` so the plain path stays as it is. Every judge is built and the
 cascade calibrated from the stored labels before any call, so a judge without enough labels
-stops the run (exit 2) with nothing paid for; see `calibration.pairwise_cascade`. The output has
+stops the run (exit 2) with nothing paid for; see `calibration.cascades.pairwise`. The output has
 one line per pair: the comparison of the judge that decided it (or of the last judge that saw
 it), with ``cascade``: who decided it, at what threshold, the audit it went to.
 """
@@ -62,8 +62,8 @@ def compare_cascade(  # noqa: PLR0913  keyword-only options of the command
     Raises:
         AuditError: a judge lacks labels, or no judge can meet ``target`` (nothing called).
     """
-    from calibration.pairwise_cascade import PairwiseCascade
-    from judgecards.pricing import run_cost, run_cost_text
+    from calibration.cascades import PairwiseCascade
+    from judgecards.limits import run_cost, run_cost_text
 
     run, elapsed = judge_down(
         lambda judges: PairwiseCascade(judges, target=target, delta=delta),

@@ -13,7 +13,7 @@ import click
 from judgecards.cli._rate import exit_not_judged, max_cost_option
 
 if TYPE_CHECKING:
-    from judgecards.judge import Judge
+    from judgecards.judging import Judge
     from judgecards.pairwise.compare import ComparisonResult
 
 __all__ = [

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 import click
 
 from judgecards.cli._common import deprecated
-from judgecards.structured_output import OUTPUT_MODES
+from judgecards.replies import OUTPUT_MODES
 
 __all__ = ["SETTINGS", "judge_output_options"]
 

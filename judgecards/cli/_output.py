@@ -6,7 +6,7 @@ beside it and moved into place, so a reader never sees half a file; if writing f
 disk), the temporary file is removed and the old output, if any, is left as it was. The results
 are in the database by then, so a re-run writes the file without calling the judge again. A
 temporary file left by a killed run is removed by the next successful write
-(`judgecards.temporary_files`).
+(`judgecards.storage.temporary_files`).
 
 Paths that are not regular files (``/dev/stdout``, a named pipe) are written in place.
 """
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import IO, TypeVar
 
 from judgecards.errors import OutputError
-from judgecards.temporary_files import create_beside, sweep_beside
+from judgecards.storage import create_beside, sweep_beside
 
 __all__ = ["OutputFile"]
 

@@ -241,7 +241,7 @@ class ProgressReporter:
 def for_judge(
     judge: Any, label: str = "judging", *, unit: str = "items", total: int | None = None
 ) -> ProgressReporter:
-    """A reporter showing ``judge``'s live transport retries (`judgecards.retry.TransportCounters`);
+    """A reporter showing ``judge``'s live transport retries (`judgecards.judging.retry.TransportCounters`);
     ``total``: the items to judge, when known before the first finishes."""
     counters = judge.transport_counters
     return ProgressReporter(

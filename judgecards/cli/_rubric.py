@@ -64,8 +64,8 @@ def _pairs(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) 
 
 def _read_rubric(path: Path) -> RubricChoice:
     """The file, parsed with the bounded YAML loader; unknown keys refused with their line."""
-    from judgecards._yaml import load_yaml
     from judgecards.errors import InputError
+    from judgecards.safe_yaml import load_yaml
 
     document = load_yaml(
         path.read_text(encoding="utf-8"), file=path, error=InputError, what="rubric"
@@ -94,8 +94,8 @@ def _old_options(
     criteria_path: Path | None,
 ) -> dict[str, Any]:
     """The deprecated options' policy fields (and one deprecation line per option given)."""
-    from judgecards._yaml import load_yaml
     from judgecards.errors import InputError
+    from judgecards.safe_yaml import load_yaml
 
     data: dict[str, Any] = {}
     for option, key, value in (

@@ -1,6 +1,6 @@
 """A ``score`` run streamed to its output file, and its summary added up as results arrive.
 
-The items are read from a file already checked line by line (`judgecards.jsonl.check_items`),
+The items are read from a file already checked line by line (`judgecards.judging.jsonl.check_items`),
 judged through `judgecards.Judge.ascore_stream`, and each result is written to the output as it
 comes (input order) and folded into a `ScoreTally`. So a run holds only the items in flight and
 the summary's running figures, whatever the file's size. The output is still replaced atomically
@@ -23,9 +23,8 @@ from judgecards.cli._output import OutputFile
 if TYPE_CHECKING:
     from judgecards.cards import Card
     from judgecards.cli._rubric import RubricChoice
-    from judgecards.jsonl import CheckedItems
-    from judgecards.judge import Judge, Progress
-    from judgecards.results import JudgeResult
+    from judgecards.judging import CheckedItems, Judge, Progress
+    from judgecards.storage import JudgeResult
 
 __all__ = ["ScoreTally", "answer_words", "card_and_items", "judge_options", "stream_to_file"]
 
@@ -40,7 +39,7 @@ def card_and_items(
     time, when judged), for ``score``, ``cascade`` and ``batch submit``: nothing here opens the
     database or calls a provider."""
     from judgecards.cards import load_card
-    from judgecards.jsonl import check_items
+    from judgecards.judging import check_items
 
     card = load_card(card_ref, cards_dir=list(cards_dirs) or None)
     required = [name for name, spec in card.spec.inputs.items() if spec.required]
@@ -184,7 +183,7 @@ class ScoreTally:
                 self._pairs.setdefault(axis, Counter())[words, value] += 1
 
     def _prompt_cache(self) -> str:
-        """The share of input tokens the provider's prompt cache served (`judgecards.prompt_cache`),
+        """The share of input tokens the provider's prompt cache served (`judgecards.cards.prompt_cache`),
         or nothing when it served and stored none."""
         if not self.tokens_in or not (self.cache_read or self.cache_write):
             return ""
@@ -192,7 +191,7 @@ class ScoreTally:
         return f" ({share:.0%} of input read from the prompt cache, {self.cache_write} written)"
 
     def summary(self, elapsed: float, output_path: Path) -> str:
-        from judgecards.pricing import run_cost_text
+        from judgecards.limits import run_cost_text
 
         lines = [f"\n{self.count} items in {elapsed:.1f}s -> {output_path}"]
         if self.verdicts:
@@ -231,7 +230,7 @@ class ScoreTally:
             scores = {score for _, score in pairs}
             if pairs.total() < 3 or len(lengths) == 1 or len(scores) == 1:
                 continue  # nothing to correlate
-            from judgecards.bias import verbosity_bias_single
+            from judgecards.judging import verbosity_bias_single
 
             # Expanded for this one computation (8 bytes a value), then dropped.
             corr = verbosity_bias_single(

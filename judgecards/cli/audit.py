@@ -24,7 +24,7 @@ _KAPPA = click.FloatRange(-1.0, 1.0)  # Cohen's kappa is at most 1: a gate above
 
 
 def _audit(db: Path, cards_dirs: tuple[Path, ...] = (), resamples: int = 2000) -> Any:
-    from calibration.audit import Audit
+    from calibration.audits import Audit
     from judgecards.errors import StoreError
 
     if not db.is_file():  # every audit command works on stored results: never start a new file
@@ -409,7 +409,7 @@ def rerun_command(  # noqa: PLR0913, PLR0917  click passes one parameter per opt
 @db_option
 def list_command(card: str | None, model: str | None, db: Path) -> None:
     """Every audit, oldest first, with its cached headline."""
-    from calibration.status import calibrations
+    from calibration.audits import calibrations
 
     with _audit(db) as api:
         records = api.audits(card=card, model=model)

@@ -37,8 +37,8 @@ if TYPE_CHECKING:
     from judgecards.batch.collect import Retry
     from judgecards.batch.repository import JobRow
     from judgecards.batch.submit import BatchJob
-    from judgecards.judge import Judge
-    from judgecards.store import Store
+    from judgecards.judging import Judge
+    from judgecards.storage import Store
 
 __all__ = ["batch", "judge_for", "submit_items", "submitted_text"]
 
@@ -170,7 +170,7 @@ def submit(  # noqa: PLR0913, PLR0917  click passes one parameter per option
 
 def _open(db: Path) -> Store:
     from judgecards.errors import StoreError
-    from judgecards.store import Store
+    from judgecards.storage import Store
 
     if not db.exists():
         raise StoreError(f"no database at {db}: nothing was submitted there", path=db)
@@ -179,9 +179,9 @@ def _open(db: Path) -> Store:
 
 def judge_for(store: Store, job: JobRow, base_url: str | None = None) -> Judge:
     """A judge like the one that submitted ``job`` (same card version, model and parameters)."""
-    from judgecards.batch.api import BatchError
     from judgecards.batch.collect import job_matches
-    from judgecards.judge import Judge
+    from judgecards.judging import Judge
+    from judgecards.providers.batch_api import BatchError
 
     settings = job.settings
     accepted = inspect.signature(Judge).parameters
@@ -217,8 +217,8 @@ def _groups(jobs: list[JobRow]) -> list[list[JobRow]]:
 
 
 def _selected(store: Store, selector: str | None, *, open_only: bool) -> list[JobRow]:
-    from judgecards.batch.api import BatchError
     from judgecards.batch.repository import BatchRepository
+    from judgecards.providers.batch_api import BatchError
 
     jobs = BatchRepository(store).jobs(selector)
     if selector and not jobs:
@@ -262,10 +262,10 @@ def status(selector: str | None, base_url: str | None, db: Path) -> None:
     the batch's metadata; Anthropic: by creation time and request count) and adopted when
     exactly one matches.
     """
-    from judgecards.batch.apis import batch_api_for
     from judgecards.batch.claims import claim_in_force, describe_holder
     from judgecards.batch.collect import progress_line, refresh
     from judgecards.batch.repository import BatchRepository
+    from judgecards.providers.batch_adapters import batch_api_for
 
     with _open(db) as store:
         jobs = _selected(store, selector, open_only=True)
@@ -384,9 +384,9 @@ def collect(  # noqa: PLR0917  click passes one parameter per option
 def cancel(selector: str, base_url: str | None, db: Path) -> None:
     """Ask the provider to stop the batches of submission/batch ID. Requests already answered
     stay answered: collect them afterwards."""
-    from judgecards.batch.apis import batch_api_for
     from judgecards.batch.collect import refresh
     from judgecards.batch.repository import BatchRepository
+    from judgecards.providers.batch_adapters import batch_api_for
 
     with _open(db) as store:
         jobs = _selected(store, selector, open_only=True)

@@ -24,7 +24,7 @@ def list_command(cards_dirs: tuple[Path, ...], db: Path) -> None:
     A card file that fails to load is listed as broken with its error (file:line); it fails
     only the commands that use it.
     """
-    from calibration.status import calibrations
+    from calibration.audits import calibrations
     from judgecards.cards import CardLibrary
 
     library = CardLibrary(list(cards_dirs) or None)

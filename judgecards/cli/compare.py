@@ -47,8 +47,7 @@ from judgecards.cli._output import OutputFile
 from judgecards.cli._progress import for_judge, reporting
 from judgecards.cli._rate import budget_lines, rate_judge_options, rate_limit_options
 from judgecards.errors import InputError, WrongCardKind
-from judgecards.jsonl import problems_error, read_jsonl
-from judgecards.prepared import item_id_of
+from judgecards.judging import item_id_of, problems_error, read_jsonl
 
 _SHOWN_UNMATCHED = 20
 
@@ -314,7 +313,7 @@ def compare(  # noqa: PLR0913, PLR0915, PLR0917  click passes one parameter per 
         "without new calls",
     )
 
-    from judgecards.pricing import run_cost, run_cost_text
+    from judgecards.limits import run_cost, run_cost_text
 
     report = comparison_report(comparisons, judge_model=model, seed=seed)
     failed = [c for c in comparisons if c.status == "error"]

@@ -1,7 +1,7 @@
 """``judgecards cost``: what the stored results cost, totalled by card, model or UTC day.
 
 Each result's cost was computed when it was judged, from the tokens billed and the price table
-then in force (`judgecards.pricing`); this command adds them up and never re-prices. Results of
+then in force (`judgecards.limits.pricing`); this command adds them up and never re-prices. Results of
 unknown cost (a model with no price, or rows stored before costs were recorded) are counted
 apart, so a total is never presented as complete when it is not.
 """
@@ -16,9 +16,8 @@ import click
 
 from judgecards.cli._common import db_option
 from judgecards.errors import StoreError
-from judgecards.export import time_bound
-from judgecards.pricing import format_cost
-from judgecards.store import Store
+from judgecards.limits import format_cost
+from judgecards.storage import Store, time_bound
 
 __all__ = ["cost"]
 

@@ -66,8 +66,8 @@ def corrected_lines(db: Path, card: str, model: str) -> list[str]:
     ``score`` prints them before its own verdict shares and means, which are the judge's and
     so uncorrected; the last line says so.
     """
-    from calibration.repository import CalibrationRepository
-    from judgecards.store import Store
+    from calibration.labels import CalibrationRepository
+    from judgecards.storage import Store
 
     with Store(db, read_only=True) as store:
         if not CalibrationRepository(store).labels(card=card, model=model):

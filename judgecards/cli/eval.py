@@ -102,7 +102,7 @@ def eval_command(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917  click passes one 
     judge model with no price), nothing evaluated; 130 interrupted (what the judge saved is
     printed).
     """
-    from judgecards.store import Store
+    from judgecards.storage import Store
     from judgecards.tiered.config import build_pipeline, check_fields, load_config, read_items
 
     config, source = load_config(config_path)
@@ -200,7 +200,7 @@ def eval_command(  # noqa: PLR0912, PLR0913, PLR0915, PLR0917  click passes one 
             note=f"; the judge's results are stored in {db}: run the same command again to "
             "write the file without new calls",
         )
-    from judgecards.pricing import run_cost, run_cost_text
+    from judgecards.limits import run_cost, run_cost_text
 
     judged = [outcome.judge for outcome in report.items if outcome.judge is not None]
     if as_json:

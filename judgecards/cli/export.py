@@ -15,9 +15,10 @@ import click
 
 from judgecards.cli._common import db_option, deprecated
 from judgecards.cli._output import OutputFile
-from judgecards.export import (
+from judgecards.storage import (
     EXPORT_FORMATS,
     ExportFormat,
+    Store,
     Table,
     comparisons_table,
     export_format,
@@ -26,7 +27,6 @@ from judgecards.export import (
     time_bound,
     write_table,
 )
-from judgecards.store import Store
 
 __all__ = ["export", "export_time", "run_export"]
 

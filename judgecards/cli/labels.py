@@ -9,7 +9,7 @@ import click
 
 from judgecards.cli._common import cards_dir_option, db_option
 from judgecards.cli.export import export_time
-from judgecards.export import EXPORT_FORMATS
+from judgecards.storage import EXPORT_FORMATS
 
 _FORMAT = click.Choice(["csv", "jsonl"])
 

@@ -80,7 +80,7 @@ def rank(  # noqa: PLR0913, PLR0917  click passes one parameter per option
     labels cannot be ranked and are counted as skipped.
     """
     from judgecards.pairwise.stored import rankable_comparisons
-    from judgecards.store import Store
+    from judgecards.storage import Store
 
     # Read-only: ranking never creates, migrates or writes a database (StoreError if missing).
     with Store(db, read_only=True) as store:

@@ -65,7 +65,7 @@ def report(  # noqa: PLR0917  click passes one parameter per option
     from judgecards.report.html import render_html
     from judgecards.report.model import build_report
     from judgecards.report.plots import require_matplotlib
-    from judgecards.store import Store
+    from judgecards.storage import Store
 
     require_matplotlib()
     target = OutputFile(output)

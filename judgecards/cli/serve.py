@@ -32,7 +32,7 @@ from judgecards.cli._common import db_option
 from judgecards.errors import JudgecardsError
 from judgecards.serve.repository import TokenRow
 from judgecards.serve.tokens import ROLES, Tokens, expired, login_link
-from judgecards.store import Store
+from judgecards.storage import Store
 
 __all__ = ["serve"]
 

@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable
 from typing import ClassVar, Literal, NoReturn
 
-from judgecards.delimiters import neutralise_text
+from judgecards.cards import neutralise_text
 from judgecards.errors import NotRecorded
 from judgecards.providers.base import Completion, CompletionRequest, RetryDecision, Usage
 

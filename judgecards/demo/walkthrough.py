@@ -53,10 +53,10 @@ from judgecards.demo.datasets import (
 )
 from judgecards.demo.recorded import Recorded, RecordedProvider
 from judgecards.errors import AuditError
-from judgecards.judge import Judge
+from judgecards.judging import Judge
 from judgecards.metrics.stats import Estimate
 from judgecards.pairwise.compare import compare_many
-from judgecards.store import Store
+from judgecards.storage import Store
 
 __all__ = ["CASCADE", "DemoRun", "run_demo"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from judgecards._lazy import lazy_exports
+from judgecards.faces import lazy_exports
 
 if TYPE_CHECKING:
     from judgecards.importers._output import Gap, ImportResult

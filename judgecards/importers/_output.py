@@ -25,8 +25,8 @@ from typing import Any
 
 import yaml
 
-from judgecards._yaml import YamlDocument, load_yaml
 from judgecards.errors import InputError, OutputError
+from judgecards.safe_yaml import YamlDocument, load_yaml
 
 __all__ = [
     "CardDraft",
@@ -345,7 +345,7 @@ def _write_files(plan: ImportPlan, directory: Path) -> list[str]:
 def _validate(plan: ImportPlan, directory: Path) -> None:
     """Load what was written the way ``judgecards eval`` will: a failure here is our bug."""
     from judgecards.cards import parse_card_file
-    from judgecards.store import Store
+    from judgecards.storage import Store
     from judgecards.tiered.config import build_pipeline, load_config
 
     for card in plan.cards:

@@ -28,7 +28,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from judgecards._yaml import YamlDocument
 from judgecards.errors import InputError
 from judgecards.importers._output import (
     CARDS_DIR,
@@ -42,6 +41,7 @@ from judgecards.importers._output import (
     unique,
     write_plan,
 )
+from judgecards.safe_yaml import YamlDocument
 
 __all__ = ["import_openai_graders", "plan_openai_graders"]
 

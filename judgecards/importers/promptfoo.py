@@ -31,7 +31,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from judgecards._yaml import YamlDocument
 from judgecards.errors import InputError
 from judgecards.importers._output import (
     CARDS_DIR,
@@ -45,6 +44,7 @@ from judgecards.importers._output import (
     unique,
     write_plan,
 )
+from judgecards.safe_yaml import YamlDocument
 
 __all__ = ["import_promptfoo", "plan_promptfoo"]
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from judgecards._lazy import lazy_exports, public_names
+from judgecards.faces import lazy_exports, public_names
 
 # `rouge` is both a submodule and a function: imported here, before anything can import the
 # submodule, so that the package attribute is the function (a lazy lookup would find the module).

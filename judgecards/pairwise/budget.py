@@ -2,11 +2,11 @@
 cap on comparisons (``compare --max-cost``, `compare_many` with ``Judge(max_cost=)``).
 
 The unit is a pair: half a pair decides nothing, so a pair's two orders start together or not at
-all. Each order is projected as `judgecards.budget` projects one item (its first request's
+all. Each order is projected as `judgecards.limits.budget` projects one item (its first request's
 estimated input tokens, a reply at its ``max_tokens`` cap); an order already stored or whose
 first reply is in the response cache costs nothing, and one whose inputs are refused is never
 sent. Under a cap the first order of a pair to start reserves the projection of both
-(`judgecards.budget.CostCap.together`); a pair that does not fit is not started and its
+(`judgecards.limits.budget.CostCap.together`); a pair that does not fit is not started and its
 comparison is ``not_judged``: not an error, not stored, so a re-run with a higher cap judges
 exactly the pairs left (and any order finished before is not paid for again).
 """
@@ -18,14 +18,19 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from judgecards.judge_pool import LOOKUP_CHUNK
-from judgecards.plan import RunPlan, estimate_tokens
-from judgecards.prepared import PreparedItem
-from judgecards.pricing import ModelPrice, format_cost
-from judgecards.token_count import CHARACTERS, TokenCounter, counter_for
+from judgecards.judging import LOOKUP_CHUNK, PreparedItem
+from judgecards.limits import (
+    CHARACTERS,
+    ModelPrice,
+    RunPlan,
+    TokenCounter,
+    counter_for,
+    estimate_tokens,
+    format_cost,
+)
 
 if TYPE_CHECKING:
-    from judgecards.judge import Judge
+    from judgecards.judging import Judge
 
 __all__ = ["ComparePlan", "OrderCost", "hold_pairs", "order_costs"]
 
@@ -41,9 +46,9 @@ class OrderCost:
         state: ``stored`` (judged before), ``cached`` (its first reply is in the response
             cache), ``refused`` (never sent) or ``to_judge``.
         input_tokens: its first request's input tokens as the plan counts them (a tokenizer
-            where there is one, `judgecards.token_count`), when ``to_judge`` (else 0: nothing is
+            where there is one, `judgecards.limits.token_count`), when ``to_judge`` (else 0: nothing is
             sent, or it is free).
-        estimated_tokens: the same as a cap counts them (`judgecards.plan.estimate_tokens`).
+        estimated_tokens: the same as a cap counts them (`judgecards.limits.plan.estimate_tokens`).
         max_tokens: its reply cap, when ``to_judge``.
     """
 
@@ -55,7 +60,7 @@ class OrderCost:
 
     def projected(self, price: ModelPrice) -> float:
         """The most its first call can cost, as a cap projects it
-        (`judgecards.budget.CostCap.projected`)."""
+        (`judgecards.limits.budget.CostCap.projected`)."""
         if self.state != "to_judge":
             return 0.0
         return price.cost(self.estimated_tokens, self.max_tokens)
@@ -97,7 +102,7 @@ def _order_cost(judge: Judge, item: PreparedItem, counter: TokenCounter) -> Orde
 @dataclass(frozen=True)
 class ComparePlan:
     """What comparing ``pairs`` would send, both orders of each, and its projected cost in US
-    dollars (`judgecards.plan.RunPlan` over the judgments), with no call made.
+    dollars (`judgecards.limits.plan.RunPlan` over the judgments), with no call made.
 
     Attributes:
         pairs: pairs given; decided: pairs with both orders already stored (free);

@@ -30,15 +30,15 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from judgecards.errors import WrongCardKind
+from judgecards.judging import item_id_of
 from judgecards.pairwise.budget import ComparePlan, hold_pairs
 from judgecards.pairwise.comparisons import ComparisonResult, OrderJudgment
 from judgecards.pairwise.rules import VERDICTS, Verdict, is_pairwise, resolve_pair
 from judgecards.pairwise.stored import save_comparisons
-from judgecards.prepared import item_id_of
-from judgecards.results import JudgeResult
+from judgecards.storage import JudgeResult
 
 if TYPE_CHECKING:
-    from judgecards.judge import Judge, Progress
+    from judgecards.judging import Judge, Progress
 
 __all__ = [
     "ComparisonResult",

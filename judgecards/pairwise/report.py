@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from judgecards.bias import PairwiseVerbosity, self_preference_warning, verbosity_bias_pairwise
+from judgecards.judging import PairwiseVerbosity, self_preference_warning, verbosity_bias_pairwise
 from judgecards.metrics.stats import Estimate, bootstrap_ci
 from judgecards.pairwise.rules import PairOutcome
 

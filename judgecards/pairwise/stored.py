@@ -17,7 +17,7 @@ from judgecards.errors import RankingError
 if TYPE_CHECKING:
     from judgecards.pairwise.comparisons import ComparisonResult
     from judgecards.pairwise.ratings import Comparison, Ratings
-    from judgecards.store import Store
+    from judgecards.storage import Store
 
 __all__ = [
     "RankableComparisons",

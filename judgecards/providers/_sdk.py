@@ -1,7 +1,7 @@
 """What the two official-SDK providers share: key and base-URL lookup, one client per flavour.
 
 Clients are built once and reused (per-call construction is what makes many tools slow), always
-with ``max_retries=0`` because `judgecards.retry` is the only retry layer.
+with ``max_retries=0`` because `judgecards.judging.retry` is the only retry layer.
 """
 
 from __future__ import annotations

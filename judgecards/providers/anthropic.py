@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
-from judgecards.prompt_cache import estimated_tokens, load_cache_minimums
+from judgecards.cards import estimated_tokens, load_cache_minimums
 from judgecards.providers._sdk import SDKProvider
 from judgecards.providers.base import (
     Completion,
@@ -40,7 +40,7 @@ class AnthropicProvider(SDKProvider):
     """
 
     name: ClassVar[str] = "anthropic"
-    # Sends a JSON schema natively (`CompletionRequest.native`); see judgecards.structured_output.
+    # Sends a JSON schema natively (`CompletionRequest.native`); see judgecards.replies.structured_output.
     native_output: ClassVar[bool] = True
     key_variable: ClassVar[str] = "ANTHROPIC_API_KEY"
     base_url_variable: ClassVar[str] = "ANTHROPIC_BASE_URL"
@@ -137,7 +137,7 @@ _EPHEMERAL = {"type": "ephemeral"}
 def _mark_static_prefix(
     arguments: dict[str, Any], request: CompletionRequest, minimum: int
 ) -> None:
-    """Mark the card's static prefix for Anthropic's prompt cache (`judgecards.prompt_cache`).
+    """Mark the card's static prefix for Anthropic's prompt cache (`judgecards.cards.prompt_cache`).
 
     The cached prefix runs from the start of the request to the marked block, system prompt
     included, so the first user message is split into its static part (marked) and the item;

@@ -1,7 +1,7 @@
 """The provider protocol: one call in each flavour (sync, async) plus a classifier for errors.
 
 Providers only *classify* failures; retries, the cache and concurrency live above them in
-`judgecards.retry` and `judgecards.judge`. That keeps a new provider to one small module.
+`judgecards.judging.retry` and `judgecards.judging.judge`. That keeps a new provider to one small module.
 """
 
 from __future__ import annotations
@@ -48,10 +48,10 @@ class CompletionRequest:
     # messages already fix; a provider that sends it natively must key on that mode.
     response_schema: Mapping[str, Any] | None = field(default=None, hash=False)
     # How many leading characters of the first message are the card's static part, the same
-    # for every item (`judgecards.prompt_cache`): Anthropic marks them for its prompt cache.
+    # for every item (`judgecards.cards.prompt_cache`): Anthropic marks them for its prompt cache.
     # Not in `cache_fields`: it changes what is billed, never the reply.
     static_prefix_chars: int = 0
-    # Native structured output (`judgecards.structured_output`): ``schema`` sends
+    # Native structured output (`judgecards.replies.structured_output`): ``schema`` sends
     # ``native_schema`` as the provider's JSON-schema output (OpenAI ``response_format``,
     # Anthropic ``output_config``), ``tool`` as a forced tool (Anthropic models without
     # ``output_config``), ``json_object`` as ``{"type": "json_object", "schema": ...}`` (the
@@ -120,7 +120,7 @@ class Usage:
     ``input_tokens`` counts every prompt token, cached or not (OpenAI's ``prompt_tokens``;
     Anthropic's ``input_tokens`` plus its cache reads and writes, which it reports apart);
     ``cache_read_tokens`` and ``cache_write_tokens`` are the part of them read from and written
-    to the provider's prompt cache, billed at their own rates (`judgecards.pricing`).
+    to the provider's prompt cache, billed at their own rates (`judgecards.limits.pricing`).
     """
 
     input_tokens: int = 0
@@ -185,7 +185,7 @@ class RetryDecision:
     """How the retry layer should treat an exception raised by a provider call.
 
     A decision is a pure function of the error: classifying never changes the provider, so
-    concurrent calls cannot see each other's failures (`judgecards.retry` acts on it).
+    concurrent calls cannot see each other's failures (`judgecards.judging.retry` acts on it).
 
     Attributes:
         retry: the same request may succeed if sent again.

@@ -1,6 +1,6 @@
 """OpenAI and every OpenAI-compatible server (vLLM, Ollama, llama.cpp, LM Studio…).
 
-The SDK is built with ``max_retries=0``: `judgecards.retry` is the only retry layer, so a 500 is
+The SDK is built with ``max_retries=0``: `judgecards.judging.retry` is the only retry layer, so a 500 is
 tried as often as our policy says and not three times that.
 """
 
@@ -43,7 +43,7 @@ class OpenAIProvider(SDKProvider):
     """
 
     name: ClassVar[str] = "openai"
-    # Sends a JSON schema natively (`CompletionRequest.native`); see judgecards.structured_output.
+    # Sends a JSON schema natively (`CompletionRequest.native`); see judgecards.replies.structured_output.
     native_output: ClassVar[bool] = True
     key_variable: ClassVar[str] = "OPENAI_API_KEY"
     base_url_variable: ClassVar[str] = "OPENAI_BASE_URL"
@@ -87,7 +87,7 @@ class OpenAIProvider(SDKProvider):
             arguments["top_logprobs"] = request.top_logprobs
         if request.native is not None and request.native_schema is not None:
             # Strict mode: the server constrains the reply to the schema (the strict subset,
-            # `judgecards.structured_output.strict_schema`); pydantic still validates it.
+            # `judgecards.replies.structured_output.strict_schema`); pydantic still validates it.
             if request.native == "json_object":
                 # llama-cpp-python's own form: it refuses "json_schema" but builds a grammar
                 # from a schema given with "json_object".

@@ -1,8 +1,8 @@
 """The report's numbers, read from one results database by the functions the commands use.
 
 Nothing here computes a measure of its own: the audits over time, their fields, the human
-ceiling, the disagreements and the gate are `calibration.audit.Audit.report` (what ``judgecards
-audit report`` prints); the corrected estimates are `calibration.estimates.estimate`
+ceiling, the disagreements and the gate are `calibration.audits.audit.Audit.report` (what ``judgecards
+audit report`` prints); the corrected estimates are `calibration.estimates.corrected`
 (``judgecards estimate``); win rates and position bias are `judgecards.pairwise.pairwise_report`
 over the stored two-order outcomes; ratings are `judgecards.pairwise.stored.rankable_comparisons`
 (``judgecards rank``); tokens and cost are `judgecards.Store.cost_totals` (``judgecards cost
@@ -22,17 +22,16 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from calibration._core import SmallSampleWarning
-from calibration.audit import Audit
-from calibration.audit_report import AuditSummary, GateCheck
-from calibration.cascade_history import StoredCascadeRun, stored_cascade_runs
+from calibration.audits import Audit, AuditSummary, GateCheck
+from calibration.cascades import StoredCascadeRun, stored_cascade_runs
 from calibration.estimates import EstimatesReport, estimate
+from calibration.stats import SmallSampleWarning
 from judgecards.errors import AuditError, EstimateError, RankingError, ReportError
 from judgecards.pairwise.ratings import Ratings
 from judgecards.pairwise.report import PairwiseReport, pairwise_report
 from judgecards.pairwise.rules import PairOutcome
 from judgecards.pairwise.stored import rankable_comparisons
-from judgecards.store import Store
+from judgecards.storage import Store
 
 __all__ = [
     "CostRow",
@@ -129,7 +128,7 @@ class JudgeReport:
         costs: tokens and cost per UTC day.
         guarantee: the agreement guarantee in force, in words.
         cascades: the cascade runs this judge took part in, from their stored decisions
-            (`calibration.cascade_history`), oldest first; the guarantee states them.
+            (`calibration.cascades.history`), oldest first; the guarantee states them.
     """
 
     card: str

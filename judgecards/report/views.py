@@ -14,10 +14,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from calibration.estimates_report import EstimateRow, interval_notes
-from calibration.pass_fail import PassFailView
+from calibration.estimates import EstimateRow, interval_notes
+from calibration.stats import PassFailView
+from judgecards.limits import format_cost
 from judgecards.metrics.stats import Estimate
-from judgecards.pricing import format_cost
 from judgecards.report import plots
 from judgecards.report.model import JudgeReport, Report, ShownDisagreement
 

@@ -23,18 +23,15 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
-from judgecards.cards import Card, list_cards, load_card
+from judgecards.cards import Card, check_inputs, list_cards, load_card, lone_surrogate
 from judgecards.errors import CardError, InvalidInput, ProviderConfigError, TransportError
-from judgecards.judge import Judge
+from judgecards.judging import Judge
+from judgecards.limits import PriceTable, load_prices
 from judgecards.pairwise.compare import ComparisonResult, compare_many
 from judgecards.pairwise.rules import is_pairwise
-from judgecards.pricing import PriceTable, load_prices
-from judgecards.render import check_inputs
-from judgecards.results import JudgeResult
 from judgecards.serve.api_errors import ApiError, ErrorResponse
 from judgecards.serve.auth import AdminUser, csrf_protect
-from judgecards.store import Store
-from judgecards.unicode_text import lone_surrogate
+from judgecards.storage import JudgeResult, Store
 
 __all__ = ["router"]
 

@@ -1,7 +1,7 @@
 """`create_app`: the ASGI app over one results database, with every router, the error shape,
 the security headers and the static files.
 
-One `Store` (one connection behind one lock, `judgecards.database`) serves every request:
+One `Store` (one connection behind one lock, `judgecards.storage.database`) serves every request:
 routes that touch the database are plain ``def`` functions, which FastAPI runs in its thread
 pool, so a slow query or judge never stalls the event loop, and writers in this process queue
 on the lock instead of meeting "database is locked". Other processes (the CLI on the same file)
@@ -27,7 +27,7 @@ from judgecards.serve.api_errors import error_json, install_error_handlers
 from judgecards.serve.auth import AnyUser
 from judgecards.serve.pages import STATIC_DIR, error_page
 from judgecards.serve.tokens import Tokens
-from judgecards.store import Store
+from judgecards.storage import Store
 
 __all__ = ["CONTENT_SECURITY_POLICY", "SecurityHeaders", "create_app"]
 
@@ -153,7 +153,7 @@ def create_app(
         max_body_bytes: the largest request body accepted (413 beyond it).
         **settings: kept on ``app.state.settings`` for the routers (e.g. ``reservation_s``).
     """
-    from calibration.migrations import open_store
+    from calibration.labels import open_store
 
     store = open_store(Store(Path(db_path)))
 

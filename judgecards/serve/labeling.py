@@ -5,7 +5,7 @@ Pages: ``/label`` lists the queues the token may label (admins also start new on
 fetched by ``/static/label.js`` as JSON and put on the page with ``textContent`` only, so
 nothing from an item is ever parsed as HTML, and the page's HTML holds no item at all.
 
-JSON (`calibration.label_queue` does the work; bodies in `judgecards.serve.labeling_models`):
+JSON (`calibration.audits.queue` does the work; bodies in `judgecards.serve.labeling_models`):
 
 * ``GET /v1/audits`` — labelers: the queues that are for them, with their progress; admins:
   every audit with its settings, judge model and cached kappa.
@@ -39,8 +39,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, Path, Request
 from fastapi.responses import HTMLResponse
 
-from calibration.label_queue import LabelQueue
-from calibration.queue_records import LabelQueueError
+from calibration.audits import LabelQueue, LabelQueueError
 from judgecards.errors import AuditError, CardError, StoreError
 from judgecards.serve.api_errors import ApiError, ErrorResponse
 from judgecards.serve.auth import AdminUser, AnyUser, Principal, csrf_protect
@@ -120,7 +119,7 @@ def _refresh_soon(request: Request, audit_id: int) -> None:
 
 
 def _refresh(store: Any, cards_dir: Any, audit_id: int) -> None:
-    from calibration.audit import Audit
+    from calibration.audits import Audit
 
     try:
         Audit(store, cards_dir=cards_dir, n_resamples=500).refresh(audit_id)

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from calibration.queue_records import (
+from calibration.audits import (
     MAX_NOTE_CHARS,
     JudgeAnswer,
     PositionPreference,

@@ -1,7 +1,7 @@
 """The JSON shape of ``GET /v1/audits/{id}/report`` (documented in ``/openapi.json``).
 
 Built from the same values ``judgecards audit report --json`` and ``judgecards estimate --json``
-print (`calibration.audit_report.AuditSummary`, `calibration.estimates.EstimatesReport`), with
+print (`calibration.audits.report.AuditSummary`, `calibration.estimates.EstimatesReport`), with
 every undefined number (``nan``) as ``null``.
 """
 
@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from calibration.audit_report import AuditSummary, FieldAgreement
+from calibration.audits import AuditSummary, FieldAgreement
 from calibration.estimates import EstimateRow, EstimatesReport
 from judgecards.metrics.stats import Estimate
 

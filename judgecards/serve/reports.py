@@ -23,7 +23,7 @@ from judgecards.serve.api_errors import ApiError, ErrorResponse
 from judgecards.serve.auth import AdminUser
 from judgecards.serve.pages import render
 from judgecards.serve.report_models import AuditReportOut, audit_report_out
-from judgecards.store import Store
+from judgecards.storage import Store
 
 __all__ = ["router"]
 
@@ -50,7 +50,7 @@ def report_link(card: str, model: str) -> str:
 
 @router.get("/reports", response_class=HTMLResponse, include_in_schema=False)
 def reports_index(request: Request, principal: AdminUser) -> HTMLResponse:
-    from calibration.status import calibrations
+    from calibration.audits import calibrations
     from judgecards.report.model import stored_judges
 
     store = _store(request)
@@ -112,7 +112,7 @@ def judge_report_page(
 def audit_report(
     request: Request, principal: AdminUser, audit_id: int = Path(ge=1, le=2**62)
 ) -> AuditReportOut:
-    from calibration.audit import Audit
+    from calibration.audits import Audit
     from calibration.estimates import estimate
 
     store = _store(request)

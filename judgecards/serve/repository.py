@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import sqlite_utils
 from sqlite_utils import Migrations
 
-from judgecards.store import Store
+from judgecards.storage import Store
 
 __all__ = ["SessionRow", "TokenRow", "TokenRepository", "migrations"]
 

@@ -20,7 +20,7 @@ from typing import Literal, get_args
 
 from judgecards.errors import JudgecardsError
 from judgecards.serve.repository import SessionRow, TokenRepository, TokenRow
-from judgecards.store import Store
+from judgecards.storage import Store
 
 __all__ = [
     "ROLES",

@@ -326,7 +326,7 @@ class JsonCheck:
 def _import_model(reference: str) -> type[_PydanticModel]:
     # The rule cards follow: judgecards.schemas and JUDGECARDS_SCHEMA_MODULES only, decided
     # before anything runs (a config may come with the items, from anywhere).
-    from judgecards.schema_import import import_schema_model
+    from judgecards.cards import import_schema_model
 
     try:
         return import_schema_model(reference)

@@ -44,17 +44,17 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from judgecards.cards import DEFAULT_MAX_INPUT_CHARS
 from judgecards.errors import CardNotFound, InputError
-from judgecards.jsonl import read_items as read_checked_items
-from judgecards.render import DEFAULT_MAX_INPUT_CHARS
+from judgecards.judging import read_items as read_checked_items
 from judgecards.tiered._toml_lines import toml_key_lines
 from judgecards.tiered.checks import JsonCheck, LengthCheck, MetricCheck, RegexCheck
 from judgecards.tiered.pipeline import JudgeCheck, Tier, TieredEval
 
 if TYPE_CHECKING:
-    from judgecards.judge import Judge
-    from judgecards.pricing import PriceTable
-    from judgecards.store import Store
+    from judgecards.judging import Judge
+    from judgecards.limits import PriceTable
+    from judgecards.storage import Store
 
 __all__ = [
     "ConfigSource",
@@ -159,7 +159,7 @@ class ConfigSource:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.data: Any = None
-        self._yaml: Any = None  # judgecards._yaml.YamlDocument, for YAML configs
+        self._yaml: Any = None  # judgecards.safe_yaml.YamlDocument, for YAML configs
         self._toml_lines: dict[tuple[str, ...], int] | None = None
         try:
             text = path.read_text("utf-8")
@@ -179,7 +179,7 @@ class ConfigSource:
 
     def _parse_yaml(self, text: str) -> None:
         # The one bounded loader cards use too: an alias bomb in an inline schema is refused.
-        from judgecards._yaml import load_yaml
+        from judgecards.safe_yaml import load_yaml
 
         self._yaml = load_yaml(text, file=self.path, error=InputError)
         self.data = self._yaml.data
@@ -313,7 +313,7 @@ def build_pipeline(
     ``prices`` (``--prices``) prices every judge's results (else the shipped table and
     ``JUDGECARDS_PRICES``). ``judge_output`` (``--set``) overrides every judge tier's ``output_mode``,
     ``max_tokens`` and ``top_logprobs``. ``stand_in`` (``eval --plan``) gives every
-    judge the offline stand-in provider (`judgecards.replay`): no API key, no call possible.
+    judge the offline stand-in provider (`judgecards.judging.replay`): no API key, no call possible.
 
     Raises:
         InputError: a check, card or judge setting the config names is invalid (with its line),
@@ -388,8 +388,7 @@ def _build_judge(
     base: Path,
     overrides: _JudgeOverrides,
 ) -> Judge:
-    from judgecards.judge import Judge
-    from judgecards.replay import replay_stand_in
+    from judgecards.judging import Judge, replay_stand_in
 
     model, prices = overrides.model, overrides.prices
     directories = [spec.cards_dir] if isinstance(spec.cards_dir, str) else spec.cards_dir

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from judgecards.prepared import item_id_of
+from judgecards.judging import item_id_of
 from judgecards.tiered.checks import (
     Check,
     CheckArgumentError,
@@ -27,8 +27,8 @@ from judgecards.tiered.plan import EvalPlan
 from judgecards.tiered.report import ItemOutcome, Outcome, TieredReport, TierStats
 
 if TYPE_CHECKING:
-    from judgecards.judge import Judge, Progress
-    from judgecards.results import JudgeResult
+    from judgecards.judging import Judge, Progress
+    from judgecards.storage import JudgeResult
 
 __all__ = ["JudgeCheck", "Tier", "TieredEval"]
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from judgecards.plan import RunPlan
+from judgecards.limits import RunPlan
 
 __all__ = ["EvalPlan"]
 

@@ -13,7 +13,7 @@ from dataclasses import field as dataclass_field
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from judgecards.results import JudgeResult
+    from judgecards.storage import JudgeResult
 
 __all__ = ["ItemOutcome", "Outcome", "TierStats", "TieredReport"]
 

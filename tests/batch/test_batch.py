@@ -14,7 +14,7 @@ import pytest
 
 from judgecards.batch import BatchError, collect_batch, submit_batch
 from judgecards.batch.repository import BatchRepository
-from judgecards.judge import Judge
+from judgecards.judging import Judge
 from tests.builders import BATCH_PROVIDERS as PROVIDERS
 from tests.builders import batch_judge_on as judge_on
 from tests.builders import qa_items as items

@@ -27,7 +27,7 @@ from click.testing import CliRunner
 
 from judgecards.batch import BatchCollection, collect_batch, submit_batch
 from judgecards.cli import cli
-from judgecards.judge import Judge
+from judgecards.judging import Judge
 from tests.builders import BATCH_PROVIDERS as PROVIDERS
 from tests.builders import REPO, compare_args, submitted_entries, wait_for
 from tests.builders import batch_judge_on as judge_on

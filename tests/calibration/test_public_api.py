@@ -11,15 +11,15 @@ import calibration
 
 MODULES = [
     "calibration",
-    "calibration.agreement_measures",
-    "calibration.dawid_skene_model",
-    "calibration.interrater",
-    "calibration.jury",
-    "calibration.pairwise",
-    "calibration.ppi",
-    "calibration.ppi_stratified",
-    "calibration.report",
-    "calibration.selective",
+    "calibration.stats.agreement_measures",
+    "calibration.juries.dawid_skene_model",
+    "calibration.stats.interrater",
+    "calibration.juries.jury",
+    "calibration.stats.pairwise",
+    "calibration.stats.ppi",
+    "calibration.stats.ppi_stratified",
+    "calibration.stats.report",
+    "calibration.stats.selective",
 ]
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from judgecards import Judge
-from judgecards.cards import (
+from judgecards.cards.card import (
     CardLibrary,
     builtin_cards_dir,
     card_hash,

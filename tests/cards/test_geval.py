@@ -15,8 +15,14 @@ import pytest
 
 from judgecards import Judge
 from judgecards.cards import load_card
-from judgecards.geval import ScoreSite, json_number_spans, score_sites, weigh, weighted_scores
 from judgecards.providers.base import TokenLogprob
+from judgecards.replies.geval import (
+    ScoreSite,
+    json_number_spans,
+    score_sites,
+    weigh,
+    weighted_scores,
+)
 from judgecards.schemas import DEFAULT_CRITERIA
 from tests.fakes.http import (
     Script,

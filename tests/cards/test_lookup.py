@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from judgecards import cards
-from judgecards.cards import load_card
+from judgecards.cards import card, load_card
 from judgecards.errors import CardNotFound, CardValidationError
 from tests.builders import FIXTURES
 
@@ -25,7 +24,7 @@ def library(tmp_path: Path) -> Path:
 
 def parsed(directory: Path) -> set[str]:
     """The card files under ``directory`` that were parsed and validated (the parse cache)."""
-    return {Path(path).name for path, _, _ in cards._validated if path.startswith(str(directory))}
+    return {Path(path).name for path, _, _ in card._validated if path.startswith(str(directory))}
 
 
 def version(library: Path, number: int, body: str) -> Path:

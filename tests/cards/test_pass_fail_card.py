@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 from calibration import judge_rates
-from calibration.label_fields import label_fields
+from calibration.labels import label_fields
 from judgecards.cards import load_card
 from judgecards.schemas import PassFailJudgment
-from judgecards.store import Store
+from judgecards.storage import Store
 from tests.fakes.http import Script, openai_chat
 from tests.fakes.judges import openai_judge
 

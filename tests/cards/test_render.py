@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from judgecards.cards import Card, load_card
+from judgecards.cards import Card, load_card, render
 from judgecards.errors import MissingInput, RenderError
-from judgecards.render import render
 from tests.builders import FIXTURES
 
 USER_CARDS = FIXTURES / "cards" / "user"
@@ -201,8 +200,8 @@ def test_nested_input_values_are_neutralised(reference: Card) -> None:
 
 
 def test_an_input_over_the_limit_names_card_input_size_and_limit(reference: Card) -> None:
+    from judgecards.cards import DEFAULT_MAX_INPUT_CHARS, check_inputs
     from judgecards.errors import InputTooLarge, InvalidInput
-    from judgecards.render import DEFAULT_MAX_INPUT_CHARS, check_inputs
 
     at_limit = {**INPUTS, "model_output": "x" * DEFAULT_MAX_INPUT_CHARS}
     check_inputs(reference, at_limit)  # the limit itself is accepted
@@ -217,8 +216,8 @@ def test_an_input_over_the_limit_names_card_input_size_and_limit(reference: Card
 
 
 def test_the_input_limit_is_configurable_and_counts_structured_inputs(reference: Card) -> None:
+    from judgecards.cards import check_inputs
     from judgecards.errors import InputTooLarge
-    from judgecards.render import check_inputs
 
     check_inputs(reference, {**INPUTS, "model_output": "x" * 300_000}, max_input_chars=None)
     with pytest.raises(InputTooLarge, match="'gold_answer'"):

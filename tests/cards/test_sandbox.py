@@ -12,10 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from judgecards.cards import Card, parse_card_file
+from judgecards.cards import Card, parse_card_file, render
+from judgecards.cards.sandbox import RenderLimitExceeded, RenderLimits, compile_body, render_bounded
 from judgecards.errors import CardValidationError, RenderError
-from judgecards.render import render
-from judgecards.sandbox import RenderLimitExceeded, RenderLimits, compile_body, render_bounded
 
 HEAD = """---
 name: hostile

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from judgecards.cards import parse_card_file
+from judgecards.cards.schema_import import SCHEMA_MODULES_ENV, import_schema_model
 from judgecards.errors import CardValidationError
-from judgecards.schema_import import SCHEMA_MODULES_ENV, import_schema_model
 
 EVIL = """from pathlib import Path
 Path(__file__).with_name("RAN").write_text("the module ran")
@@ -108,7 +108,7 @@ def test_an_installed_module_is_never_imported_unless_allowed(
 @pytest.mark.parametrize(
     ("reference", "words"),
     [
-        ("judgecards.judge:Judge", "not an allowed schema module"),  # ours, but not listed
+        ("judgecards.judging.judge:Judge", "not an allowed schema module"),  # ours, but not listed
         ("json:JSONDecoder", "is not a pydantic model"),  # listed below, but not a model
         ("no_such_module_x:M", "cannot import 'no_such_module_x'"),  # listed, not there
         ("pydantic:NoSuch", "has no attribute 'NoSuch'"),

@@ -12,8 +12,7 @@ from typing import Any
 import pytest
 
 from judgecards import Judge, MissingInput
-from judgecards.cards import load_card
-from judgecards.render import render
+from judgecards.cards import load_card, render
 from tests.fakes.http import Script, anthropic_message, openai_chat
 from tests.fakes.judges import anthropic_judge, openai_judge
 from tests.fakes.server import tagged

@@ -313,9 +313,9 @@ def test_a_sheet_round_trips_a_lone_carriage_return_and_an_id_starting_with_tab(
     import csv
     from datetime import datetime, timedelta, timezone
 
-    from calibration.migrations import open_store
+    from calibration.labels import open_store
     from judgecards.cards import load_card
-    from judgecards.results import JudgeResult
+    from judgecards.storage import JudgeResult
 
     run = Cli(tmp_path / "cr.db")
     card = load_card("reference@1")

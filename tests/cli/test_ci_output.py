@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from calibration.audit import Audit
+from calibration.audits import Audit
 from judgecards.cli import cli
 from judgecards.cli._ci_output import (
     CiCase,

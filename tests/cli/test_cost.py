@@ -15,8 +15,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from judgecards.cli import cli
-from judgecards.store import Store
-from judgecards.token_count import counter_for
+from judgecards.limits import counter_for
+from judgecards.storage import Store
 from tests.builders import EVAL_SURVIVORS, EVAL_YAML, canned_query, cli_json, eval_setup, run_cli
 from tests.fakes.http import Script, openai_chat, reference_judgment
 from tests.fakes.judges import openai_judge

@@ -48,7 +48,7 @@ def test_a_kappa_gate_outside_minus_one_to_one_is_a_usage_error(
 
 def test_a_kappa_gate_of_one_is_allowed(tmp_path: Path) -> None:
     # Accepted as an option; it fails later only because there are no audits to gate on.
-    from judgecards.store import Store
+    from judgecards.storage import Store
 
     Store(tmp_path / "a.db").close()  # audit commands need an existing database
     result = run_cli("audit", "report", "--min-kappa", "1", "--db", str(tmp_path / "a.db"))
@@ -65,7 +65,7 @@ def test_rank_without_a_database_is_a_located_error_and_creates_none(tmp_path: P
 
 
 def test_rank_with_nothing_to_rank_says_so(tmp_path: Path) -> None:
-    from judgecards.store import Store
+    from judgecards.storage import Store
 
     db = tmp_path / "empty.db"
     Store(db).close()

@@ -13,7 +13,7 @@ import pytest
 from click.testing import Result
 
 from judgecards.cli import cli
-from judgecards.store import Store
+from judgecards.storage import Store
 from tests.builders import run_cli
 
 

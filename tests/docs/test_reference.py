@@ -140,7 +140,7 @@ def test_every_error_has_a_reference_entry() -> None:
 
 
 def test_every_card_key_has_a_reference_entry() -> None:
-    from judgecards.card_spec import FrontMatter, OutputSpec
+    from judgecards.cards import FrontMatter, OutputSpec
 
     page = _expanded("reference/card-format.md")
     for model in (FrontMatter, OutputSpec):
@@ -151,7 +151,7 @@ def test_every_card_key_has_a_reference_entry() -> None:
 def test_every_table_has_a_reference_entry(tmp_path: Path) -> None:
     import sqlite3
 
-    from judgecards.store import Store
+    from judgecards.storage import Store
 
     page = _expanded("reference/database.md")
     path = tmp_path / "all.db"

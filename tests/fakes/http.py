@@ -23,7 +23,7 @@ from typing import Any
 
 import httpx2
 
-from judgecards.retry import RetryPolicy
+from judgecards.judging import RetryPolicy
 
 Reply = (
     httpx2.Response

@@ -44,7 +44,7 @@ def item(key: str) -> dict[str, str]:
 def create_token(db: Path, role: str, name: str) -> str:
     """A token made the way people make them (the CLI), before the server starts."""
     from judgecards.serve.tokens import Tokens
-    from judgecards.store import Store
+    from judgecards.storage import Store
 
     with Store(db) as store:
         return Tokens(store).create(role, name).secret

@@ -12,12 +12,11 @@ import pytest
 from click.testing import CliRunner
 
 from judgecards import Judge, compare_many
-from judgecards.cards import parse_card_file
+from judgecards.cards import parse_card_file, render
 from judgecards.cli import cli
 from judgecards.errors import InputError, OutputError
 from judgecards.importers import import_openai_graders, import_promptfoo
-from judgecards.render import render
-from judgecards.store import Store
+from judgecards.storage import Store
 from judgecards.tiered.config import build_pipeline, load_config
 from judgecards.tiered.report import TieredReport
 from tests.builders import FIXTURES

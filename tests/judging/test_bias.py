@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from judgecards.bias import (
+from judgecards.judging import (
     model_family,
     self_preference_warning,
     verbosity_bias_pairwise,

@@ -11,7 +11,7 @@ import pytest
 from judgecards import Judge, RetryPolicy
 from judgecards.errors import InputTooLarge
 from judgecards.providers.openai import OpenAIProvider
-from judgecards.store import Store
+from judgecards.storage import Store
 from tests.fakes.http import Script, Waits, openai_chat
 
 REPLY = json.dumps(

@@ -1,4 +1,4 @@
-"""The public seam on `Judge` (`judgecards.prepared`): what every driver (plan, pool, cost cap,
+"""The public seam on `Judge` (`judgecards.judging.prepared`): what every driver (plan, pool, cost cap,
 batch, pairwise budget) learns of an item before paying for it, asked one way."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from judgecards import Judge
-from judgecards.prepared import PreparedItem, item_id_of
+from judgecards.judging import PreparedItem, item_id_of
 
 
 def item(item_id: Any, question: str = "What is 2+2?") -> dict[str, Any]:

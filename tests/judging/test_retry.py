@@ -20,8 +20,8 @@ import openai
 import pytest
 
 from judgecards.errors import TransportError
+from judgecards.judging.retry import Sent, TransportState, acall_with_retries, call_with_retries
 from judgecards.providers.base import CompletionRequest, Message, RetryDecision
-from judgecards.retry import Sent, TransportState, acall_with_retries, call_with_retries
 from tests.fakes.http import (
     Script,
     Waits,

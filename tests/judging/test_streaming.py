@@ -17,7 +17,7 @@ import httpx2
 import pytest
 
 from judgecards import Judge, TransportError
-from judgecards.judge_pool import LOOKUP_CHUNK, window_for
+from judgecards.judging.pool import LOOKUP_CHUNK, window_for
 from tests.builders import REPO, run_cli, write_jsonl
 from tests.fakes.http import Script, openai_chat, reference_judgment, unauthorized
 from tests.fakes.judges import openai_judge
@@ -86,7 +86,7 @@ def test_a_long_stream_holds_only_a_window_of_requests_and_results(tmp_path: Pat
     import gc
 
     from judgecards.providers.base import CompletionRequest
-    from judgecards.results import JudgeResult
+    from judgecards.storage import JudgeResult
 
     judge = Judge("reference@1", "mock:judge", db=tmp_path / "j.db")
     live: dict[str, int] = {}
@@ -209,7 +209,7 @@ def test_score_writes_every_result_in_input_order_with_the_same_summary(tmp_path
     assert [row["item_id"] for row in written] == [f"i{i}" for i in range(n)]
     # The running tally says what the whole list would have said.
     from judgecards.cli._score_run import ScoreTally
-    from judgecards.results import JudgeResult
+    from judgecards.storage import JudgeResult
 
     results = [JudgeResult.model_validate(row) for row in written]
     whole = ScoreTally.of(results, [varied(i) for i in range(n)])
@@ -217,7 +217,7 @@ def test_score_writes_every_result_in_input_order_with_the_same_summary(tmp_path
     assert summary in done.output
     assert whole.verbosity() in done.output
     # …and its correlations are those of the (length, score) pairs in input order.
-    from judgecards.bias import verbosity_bias_single
+    from judgecards.judging import verbosity_bias_single
 
     words = [len(varied(i)["model_output"].split()) for i in range(n)]
     corr = verbosity_bias_single(words, [r.scores["correctness"] for r in results])
@@ -257,7 +257,7 @@ def test_a_file_that_cannot_be_read_twice_is_read_once(tmp_path: Path) -> None:
 
 def test_the_tally_counts_items_a_cost_cap_left_as_neither_ok_nor_errors() -> None:
     from judgecards.cli._score_run import ScoreTally
-    from judgecards.results import JudgeResult
+    from judgecards.storage import JudgeResult
 
     fields: dict[str, Any] = {"card": "reference@1", "card_hash": "h", "model": "openai:gpt-4o"}
     left = JudgeResult.model_validate({"id": "a", "status": "not_judged", **fields})
@@ -297,7 +297,7 @@ def test_the_verbosity_correlations_are_scipy_stats_own() -> None:
     import numpy as np
     from scipy import stats
 
-    from judgecards.bias import verbosity_bias_single
+    from judgecards.judging import verbosity_bias_single
 
     rng = np.random.default_rng(7)
     for n in (3, 4, 25, 300):
@@ -318,7 +318,7 @@ def test_a_library_import_leaves_sqlite_utils_numpy_types_alone() -> None:
     import sys
 
     script = (
-        "import judgecards.store, sqlite_utils.db, numpy\n"
+        "import judgecards.storage.store, sqlite_utils.db, numpy\n"
         "print(numpy.int64 in sqlite_utils.db.COLUMN_TYPE_MAPPING)\n"
     )
     done = subprocess.run(

@@ -1,4 +1,4 @@
-"""``--max-cost`` / ``Judge(max_cost=)`` (`judgecards.budget`), through the real OpenAI SDK
+"""``--max-cost`` / ``Judge(max_cost=)`` (`judgecards.limits.budget`), through the real OpenAI SDK
 against the loopback fake server: items whose projected spend would pass the cap never start,
 are reported as not judged (not errors, never stored), and a re-run with a higher cap judges
 exactly them. A model with no price cannot be capped."""

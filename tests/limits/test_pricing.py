@@ -8,7 +8,7 @@ import pytest
 
 from judgecards import Judge
 from judgecards.errors import InputError
-from judgecards.pricing import MOCK_SOURCE, PRICES_ENV, format_cost, load_prices
+from judgecards.limits.pricing import MOCK_SOURCE, PRICES_ENV, format_cost, load_prices
 from tests.fakes.http import Script, openai_chat, reference_judgment
 from tests.fakes.judges import openai_judge
 

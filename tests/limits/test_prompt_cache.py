@@ -16,15 +16,14 @@ import pytest
 from click.testing import CliRunner
 
 from judgecards import InputError
-from judgecards.cards import builtin_cards_dir, load_card, read_lock
+from judgecards.cards import render
+from judgecards.cards.card import builtin_cards_dir, load_card, read_lock
+from judgecards.cards.prompt_cache import CACHE_MINIMUMS_ENV, load_cache_minimums, static_text
 from judgecards.cli import cli
-from judgecards.export import RESULT_COLUMNS, results_table
-from judgecards.judge_requests import first_request
-from judgecards.pricing import load_prices
-from judgecards.prompt_cache import CACHE_MINIMUMS_ENV, load_cache_minimums, static_text
-from judgecards.render import render
-from judgecards.store import Store
-from judgecards.token_count import CHARACTERS
+from judgecards.judging.requests import first_request
+from judgecards.limits import CHARACTERS, load_prices
+from judgecards.storage import Store
+from judgecards.storage.export import RESULT_COLUMNS, results_table
 from tests.fakes.http import Script, anthropic_message, openai_chat, reference_judgment
 from tests.fakes.judges import anthropic_judge, openai_judge
 from tests.fakes.server import FakeRequest, FakeServer

@@ -1,4 +1,4 @@
-"""Adaptive concurrency (`judgecards.rate`): the limiter's rules, the retry loop feeding it through
+"""Adaptive concurrency (`judgecards.limits.rate`): the limiter's rules, the retry loop feeding it through
 the real SDKs, and whole runs against a loopback server that takes only so many calls at once.
 
 Unit tests step a fake clock and record waits instead of sleeping; the runs assert counts
@@ -21,9 +21,9 @@ import httpx2
 import pytest
 
 from judgecards import Judge
+from judgecards.judging.retry import RetryPolicy, acall_with_retries, call_with_retries
+from judgecards.limits.rate import DECREASE, AdaptiveLimiter, Permit
 from judgecards.providers.base import CompletionRequest, Message
-from judgecards.rate import DECREASE, AdaptiveLimiter, Permit
-from judgecards.retry import RetryPolicy, acall_with_retries, call_with_retries
 from tests.builders import EVAL_YAML, eval_setup
 from tests.fakes.http import Script, Waits, anthropic_message, openai_chat, rate_limited
 from tests.fakes.judges import anthropic_provider, openai_provider

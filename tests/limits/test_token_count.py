@@ -20,9 +20,9 @@ import pytest
 import tiktoken
 
 from judgecards import Judge, Store
-from judgecards.plan import estimate_tokens
+from judgecards.limits import estimate_tokens
+from judgecards.limits.token_count import CHARACTERS, TOKEN_ESTIMATE, _encoder, counter_for
 from judgecards.providers.base import CompletionRequest, Message
-from judgecards.token_count import CHARACTERS, TOKEN_ESTIMATE, _encoder, counter_for
 from tests.builders import shared_data_dir
 
 DATA = shared_data_dir() / "squad"

@@ -22,9 +22,8 @@ from judgecards import (
     comparison_report,
     rank_stored,
 )
-from judgecards.cards import load_card
+from judgecards.cards import load_card, render
 from judgecards.pairwise.stored import load_comparisons, rankable_comparisons
-from judgecards.render import render
 from tests.fakes.http import Script, anthropic_message, openai_chat
 from tests.fakes.judges import anthropic_judge, openai_judge
 from tests.fakes.server import tagged

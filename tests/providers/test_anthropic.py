@@ -204,7 +204,7 @@ def test_temperature_rejected_by_the_model_is_dropped_and_the_call_retried(
     )
     judge = anthropic_judge(script, waits=waits)
 
-    with caplog.at_level(logging.WARNING, logger="judgecards.retry"):
+    with caplog.at_level(logging.WARNING, logger="judgecards.judging.retry"):
         first = judge.score(**INPUTS)
     second = judge.score(**{**INPUTS, "model_output": "Jupiter, the gas giant."})
 

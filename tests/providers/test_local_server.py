@@ -21,9 +21,9 @@ from pydantic import ValidationError
 
 from judgecards import Judge, Store
 from judgecards.errors import TransportError
-from judgecards.export import results_table
 from judgecards.providers.openai import OpenAIProvider
 from judgecards.schemas import DEFAULT_CRITERIA, ReferenceGrade, ReferenceJudgment
+from judgecards.storage import results_table
 from tests.fakes.http import Script, Waits, anthropic_message, bad_request, openai_chat
 from tests.fakes.judges import OPENAI_KEY, anthropic_judge, openai_judge
 

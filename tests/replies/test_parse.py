@@ -1,6 +1,6 @@
 """Reading judge replies: fenced, prose-wrapped, repeated, truncated, final-token; and quotations.
 
-The rule under test (`judgecards.parse`): a reply that is one JSON object (bare or in one fence)
+The rule under test (`judgecards.replies.parse`): a reply that is one JSON object (bare or in one fence)
 is the answer; otherwise the candidates are the reply's top-level objects minus those copied
 from the inputs, and exactly one distinct valid judgment must remain. Final-token cards read the
 rating only from a bare last line that is not copied from the inputs.
@@ -15,7 +15,7 @@ import pytest
 
 from judgecards.cards import Card, load_card
 from judgecards.errors import JudgeOutputError
-from judgecards.parse import json_objects, parse_reply, read_reply
+from judgecards.replies.parse import json_objects, parse_reply, read_reply
 from judgecards.schemas import ReferenceJudgment
 from tests.builders import FIXTURES
 from tests.fakes.http import Script, openai_chat, reference_judgment
@@ -408,7 +408,7 @@ def test_a_repeated_key_is_not_a_judgment(reference: Card, reply: str) -> None:
 def test_end_to_end_a_repeated_key_is_re_asked_then_an_error_record(
     provider: str, mode: str
 ) -> None:
-    from judgecards.structured_output import reply_text
+    from judgecards.replies import reply_text
     from tests.fakes.http import anthropic_message
     from tests.fakes.judges import anthropic_judge
 
@@ -429,7 +429,7 @@ def test_end_to_end_a_repeated_key_is_re_asked_then_an_error_record(
 
 
 def _native_request(judge: Any) -> Any:
-    from judgecards.judge_requests import first_request
+    from judgecards.judging.requests import first_request
 
     return first_request(
         judge.card, ECHOING, model="gpt-4o", temperature=0, max_tokens=100, top_logprobs=None,

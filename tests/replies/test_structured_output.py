@@ -19,14 +19,10 @@ import pytest
 from pydantic import BaseModel, Field
 
 from judgecards import Judge, ProviderConfigError, Store
-from judgecards.judge_requests import TRUNCATION_CEILING
+from judgecards.judging.requests import TRUNCATION_CEILING
 from judgecards.providers.mock import MockProvider
+from judgecards.replies.structured_output import drop_optional_nulls, guards_schema, strict_schema
 from judgecards.schemas import DEFAULT_CRITERIA, ReferenceJudgment, rubric_schema
-from judgecards.structured_output import (
-    drop_optional_nulls,
-    guards_schema,
-    strict_schema,
-)
 from tests.builders import GUARDED_CARD
 from tests.builders import GUARDED_INPUTS as INPUTS
 from tests.builders import schema_objects as walk
@@ -550,7 +546,7 @@ def test_a_null_for_an_optional_field_takes_its_default(
 def test_exports_carry_the_extraction_and_older_rows_read_as_unknown(tmp_path: Path) -> None:
     import io
 
-    from judgecards.export import results_table, write_table
+    from judgecards.storage import results_table, write_table
 
     db = tmp_path / "j.db"
     Judge("reference@1", "mock:judge", db=db).score(**INPUTS)

@@ -20,10 +20,10 @@ from jsonschema import Draft202012Validator
 from pydantic import BaseModel, Field, ValidationError
 
 from judgecards.cards import load_card
-from judgecards.judge_requests import first_request
+from judgecards.judging.requests import first_request
 from judgecards.providers.mock import synthesize
+from judgecards.replies import restates_fields, strict_schema
 from judgecards.schemas import item_schema
-from judgecards.structured_output import restates_fields, strict_schema
 from tests.builders import GUARDED_CARD
 from tests.builders import GUARDED_INPUTS as INPUTS
 from tests.builders import schema_objects as walk

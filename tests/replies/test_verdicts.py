@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from judgecards.cards import Bound, Card, VerdictRule, VerdictSpec, load_card
+from judgecards.replies.verdicts import apply_rules, decide, extract_scores
 from judgecards.schemas import ReferenceJudgment, ReferenceScores
-from judgecards.verdicts import apply_rules, decide, extract_scores
 from tests.builders import FIXTURES
 
 USER_CARDS = FIXTURES / "cards" / "user"
@@ -126,7 +126,7 @@ def test_no_rules_means_the_models_verdict_is_kept() -> None:
 
 def test_a_card_without_verdict_has_none() -> None:
     card = load_card("rating@1", cards_dir=USER_CARDS)
-    from judgecards.parse import parse_reply
+    from judgecards.replies import parse_reply
 
     decision = decide(card, parse_reply(card, "Good.\nRating: [[8]]"))
     assert decision.scores == {"rating": 8}

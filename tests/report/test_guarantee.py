@@ -11,12 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from calibration.cascade import Cascade
-from calibration.cascade_repository import cascade_decisions, cascade_result_decisions
-from calibration.pairwise_cascade import PairwiseCascade
+from calibration.cascades import Cascade, PairwiseCascade
+from calibration.cascades.repository import cascade_decisions, cascade_result_decisions
 from judgecards.report import build_report, render_html
 from judgecards.report.model import JudgeReport, Report
-from judgecards.store import Store
+from judgecards.storage import Store
 from tests.builders import (
     CASCADE_HUMAN,
     PAIR_CASCADE_CARD,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from calibration import Audit
 from judgecards.report import build_report, render_html
-from judgecards.store import Store
+from judgecards.storage import Store
 from tests.builders import pass_fail_judged as judged
 
 

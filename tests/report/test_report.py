@@ -19,7 +19,7 @@ import pytest
 from judgecards.report import Report, build_report, render_html
 from judgecards.report.svg import UnsafeSvg, inline_svg
 from judgecards.report.views import judge_views, plot_count
-from judgecards.store import Store
+from judgecards.storage import Store
 from tests.builders import HOSTILE_MODEL, MODEL, run_cli
 from tests.builders import REPORT_HOSTILE as HOSTILE
 from tests.builders import report_database as build

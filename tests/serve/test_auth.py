@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from judgecards.serve.tokens import TokenError, Tokens, expired, token_hash
-from judgecards.store import Store
+from judgecards.storage import Store
 from tests.builders import ServedApp
 
 

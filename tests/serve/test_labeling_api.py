@@ -12,8 +12,8 @@ from typing import Any
 import httpx
 import pytest
 
-from calibration.migrations import open_store
-from calibration.status import latest_calibration
+from calibration.audits import latest_calibration
+from calibration.labels import open_store
 from tests.builders import LABELING_JUDGE as JUDGE
 from tests.builders import MODEL, SECRET_REASON, ServedApp, pairwise_results, wait_for
 from tests.builders import seed_labeling_results as seed_results

@@ -23,7 +23,7 @@ import pytest
 from playwright.sync_api import expect
 from sklearn.metrics import cohen_kappa_score
 
-from calibration.migrations import open_store
+from calibration.labels import open_store
 from tests.builders import LABELING_HOSTILE as HOSTILE
 from tests.builders import LABELING_JUDGE as JUDGE
 from tests.builders import MODEL, SCORES, SECRET_REASON, ServedApp

@@ -17,7 +17,7 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
-from calibration.status import calibrations
+from calibration.audits import calibrations
 from judgecards.cli import cli
 from judgecards.serve.reports import report_link
 from tests.builders import (
@@ -195,7 +195,7 @@ def test_the_saved_file_opens_offline_with_every_plot(
 ) -> None:
     from judgecards.report import build_report
     from judgecards.report.views import judge_views, plot_count
-    from judgecards.store import Store
+    from judgecards.storage import Store
 
     output = tmp_path / "report.html"
     result = CliRunner().invoke(cli, ["report", "-o", str(output), "--db", str(served.db_path),
@@ -242,7 +242,7 @@ def _contrarian(row: dict[str, str]) -> dict[str, Any]:
 
 
 def _negative_kappa_db(db: Path, work: Path) -> None:
-    from calibration.audit import Audit
+    from calibration.audits import Audit
 
     report_judged(db, n=45)
     with Audit(db, n_resamples=200) as audit:

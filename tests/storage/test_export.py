@@ -23,9 +23,11 @@ import yaml
 
 from calibration.labels import export_labels, read_labels
 from judgecards.cli._output import OutputFile
-from judgecards.csv_safety import from_spreadsheet_cell
 from judgecards.errors import OutputError
-from judgecards.export import (
+from judgecards.judging import Judge
+from judgecards.providers.mock import MockProvider
+from judgecards.storage import Store, from_spreadsheet_cell
+from judgecards.storage.export import (
     DATASETTE_METADATA,
     Table,
     comparisons_table,
@@ -34,9 +36,6 @@ from judgecards.export import (
     write_table,
     write_table_file,
 )
-from judgecards.judge import Judge
-from judgecards.providers.mock import MockProvider
-from judgecards.store import Store
 from tests.builders import REPO, canned_queries, run_cli
 from tests.builders import canned_query as query
 

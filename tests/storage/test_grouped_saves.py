@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from judgecards import Judge, JudgeResult, Store, StoreError
-from judgecards.grouped_saves import GroupedSaves
+from judgecards.storage import GroupedSaves
 
 
 def items(n: int) -> list[dict[str, Any]]:

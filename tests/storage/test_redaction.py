@@ -17,7 +17,7 @@ import pytest
 
 from judgecards import JudgeResult, Store, TransportError, compare_many
 from judgecards.batch import collect_batch, submit_batch
-from judgecards.judge import Judge
+from judgecards.judging import Judge
 from judgecards.redaction import REDACTED, redact, register_secret
 from tests.builders import REPO
 from tests.fakes.batch_server import BatchFake

@@ -14,7 +14,7 @@ import pytest
 
 from judgecards import Judge, JudgeResult, Store, StoreError, TokenUsage
 from judgecards.providers.base import Completion, TokenLogprob, Usage
-from judgecards.store import CacheEntry, card_filter, default_db_path
+from judgecards.storage import CacheEntry, card_filter, default_db_path
 from tests.builders import REPO
 from tests.fakes.http import Script, openai_chat, reference_judgment
 from tests.fakes.judges import openai_judge
@@ -357,14 +357,14 @@ def test_only_the_store_and_the_calibration_repository_hold_sql() -> None:
 
     root = REPO
     allowed = {
-        "judgecards/database.py", "judgecards/store.py", "judgecards/store_migrations.py",
-        "calibration/repository.py",
-        "calibration/queue_repository.py",  # the labelling queues (calibration.label_queue)
-        "calibration/migrations.py",  # the calibration schema, applied through Store.migrate
-        "calibration/cascade_repository.py",  # who decided each comparison of a pairwise cascade
+        "judgecards/storage/database.py", "judgecards/storage/store.py", "judgecards/storage/migrations.py",
+        "calibration/labels/repository.py",
+        "calibration/audits/queue_repository.py",  # the labelling queues (calibration.audits.queue)
+        "calibration/labels/migrations.py",  # the calibration schema, applied through Store.migrate
+        "calibration/cascades/repository.py",  # who decided each comparison of a pairwise cascade
         "judgecards/serve/repository.py",  # the server's tokens, through Store.transaction
         "judgecards/batch/repository.py",  # provider batches and their items (judgecards.batch)
-        "judgecards/duplicate_ids.py",  # a private temporary database of ids, not the store
+        "judgecards/judging/duplicate_ids.py",  # a private temporary database of ids, not the store
     }  # fmt: skip
     sql = re.compile(
         r"\b(SELECT\s.+\sFROM|INSERT\s+(OR\s+\w+\s+)?INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM)\b"

@@ -21,8 +21,8 @@ TRIALS = 10
 def _open_new_databases(
     directory: str, barrier: Barrier, calibration_tables: bool, errors: Any
 ) -> None:
-    from calibration.migrations import open_store
-    from judgecards.store import Store
+    from calibration.labels import open_store
+    from judgecards.storage import Store
 
     for trial in range(TRIALS):
         path = Path(directory) / f"trial-{trial}.db"

@@ -1,4 +1,4 @@
-"""Temporary files beside an output (`judgecards.temporary_files`): a run killed while writing
+"""Temporary files beside an output (`judgecards.storage.temporary_files`): a run killed while writing
 leaves one behind, and the next successful write of that output removes it, never a file of a
 writer still running."""
 
@@ -14,7 +14,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from judgecards.cli import cli
-from judgecards.temporary_files import create_beside, sweep_beside
+from judgecards.storage import create_beside, sweep_beside
 from tests.builders import REPO
 
 # Writes the output through the CLI's OutputFile and stops in the middle, after saying so.

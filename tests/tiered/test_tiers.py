@@ -235,7 +235,7 @@ class Answer(BaseModel):
 
 def test_schema_as_a_pydantic_model_or_its_import_path(monkeypatch: pytest.MonkeyPatch) -> None:
     # A module of this checkout is not an installed package: refused unless trusted by name
-    # (judgecards.schema_import), the rule a card's output.schema follows.
+    # (judgecards.cards.schema_import), the rule a card's output.schema follows.
     with pytest.raises(ValueError, match=r"refusing to import 'tests\.tiered\.test_tiers'"):
         JsonCheck("out", schema="tests.tiered.test_tiers:Answer")
     monkeypatch.setenv("JUDGECARDS_SCHEMA_MODULES", "tests.tiered.test_tiers")

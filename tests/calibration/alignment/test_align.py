@@ -13,17 +13,14 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from calibration.align_cards import aligned_system
-from calibration.align_split import AlignItem, AlignSplit, split_labelled
 from calibration.alignment import alignment_runs
-from calibration.migrations import open_store
-from calibration.records import NewLabel
-from calibration.repository import CalibrationRepository
+from calibration.alignment.cards import aligned_system
+from calibration.alignment.split import AlignItem, AlignSplit, split_labelled
+from calibration.labels import CalibrationRepository, NewLabel, open_store
 from judgecards import Judge
-from judgecards.cards import load_card
+from judgecards.cards import load_card, render
 from judgecards.cli import cli
 from judgecards.errors import AlignmentError
-from judgecards.render import render
 from tests.builders import run_cli
 from tests.fakes.http import reference_judgment
 from tests.fakes.server import FakeRequest, FakeServer
@@ -347,9 +344,9 @@ def test_examples_are_neutralised_data() -> None:
 
 
 def test_a_candidate_is_never_scored_on_its_own_examples(tmp_path: Path) -> None:
-    from calibration.align_run import Candidate, Plan, Scorer
-    from calibration.align_split import shared_units as same_inputs
-    from calibration.label_fields import label_fields
+    from calibration.alignment.run import Candidate, Plan, Scorer
+    from calibration.alignment.split import shared_units as same_inputs
+    from calibration.labels import label_fields
 
     card = load_card("reference@1")
     shown = AlignItem("r1", "q1", item(1), "match", None, "key1")

@@ -18,14 +18,13 @@ import httpx2
 import pytest
 
 from calibration import kappa
-from calibration.audit import Audit, AuditError
-from calibration.audit_sampling import largest_remainder
-from calibration.labels import LabelImportError, read_labels
-from calibration.migrations import open_store
-from calibration.status import latest_calibration
+from calibration.audits import latest_calibration
+from calibration.audits.audit import Audit, AuditError
+from calibration.audits.sampling import largest_remainder
+from calibration.labels import open_store
+from calibration.labels.transfer import LabelImportError, read_labels
 from judgecards.cards import load_card
-from judgecards.results import JudgeResult
-from judgecards.store import Store
+from judgecards.storage import JudgeResult, Store
 from tests.builders import (
     MODEL,
     SCORES,

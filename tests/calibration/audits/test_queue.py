@@ -15,13 +15,10 @@ from typing import Any
 
 import pytest
 
-from calibration.audit import Audit
-from calibration.label_queue import LabelQueue, LabelQueueError, QueueItem
-from calibration.labels import read_labels
-from calibration.migrations import open_store
+from calibration.audits import Audit, LabelQueue, LabelQueueError, QueueItem
+from calibration.labels import open_store, read_labels
 from judgecards.cards import load_card
-from judgecards.results import JudgeResult
-from judgecards.store import Store
+from judgecards.storage import JudgeResult, Store
 from tests.builders import REPO, SECRET_REASON, pairwise_results
 
 MODEL = "openai:gpt-4o"

@@ -12,12 +12,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from calibration.audit import Audit
-from calibration.status import calibrations, latest_calibration, warn_if_uncalibrated
+from calibration.audits import Audit, calibrations, latest_calibration, warn_if_uncalibrated
 from judgecards.cli import cli
 from judgecards.errors import UncalibratedJudgeWarning
-from judgecards.judge import Judge
-from judgecards.store import Store
+from judgecards.judging import Judge
+from judgecards.storage import Store
 from tests.builders import MODEL, REPO, T0, VERDICTS, labelled_audit
 
 
@@ -30,10 +29,10 @@ def test_a_database_without_calibration_tables_is_simply_uncalibrated(tmp_path: 
 
 
 def test_importing_calibration_status_stays_light() -> None:
-    # Judge imports calibration.status on every construction; numpy, scipy and scikit-learn
+    # Judge imports calibration.audits.status on every construction; numpy, scipy and scikit-learn
     # must wait until a measure is actually used.
     code = (
-        "import sys, calibration, calibration.status\n"
+        "import sys, calibration, calibration.audits.status\n"
         "heavy = [m for m in ('numpy', 'scipy', 'sklearn') if m in sys.modules]\n"
         "print(','.join(heavy))"
     )

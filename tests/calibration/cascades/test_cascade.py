@@ -22,12 +22,12 @@ from calibration import (
     cascade_thresholds,
     latest_calibration,
 )
-from calibration.cascade import Cascade, minimum_labels
-from calibration.cascade_repository import cascade_result_decisions
-from calibration.confidence import judgment_confidence, order_consistency, sample_agreement
+from calibration.cascades.cascade import Cascade, minimum_labels
+from calibration.cascades.repository import cascade_result_decisions
+from calibration.stats import judgment_confidence, order_consistency, sample_agreement
 from judgecards.cli import cli
 from judgecards.errors import AuditError
-from judgecards.store import Store
+from judgecards.storage import Store
 from tests.builders import CASCADE_HUMAN as HUMAN
 from tests.builders import cascade_calibrated as calibrated
 from tests.builders import cascade_calibration_items as calibration_items

@@ -20,12 +20,12 @@ import pytest
 from click.testing import CliRunner, Result
 
 from calibration import Audit, selective_threshold
-from calibration.cascade_repository import cascade_decisions
-from calibration.pairwise_cascade import PairwiseCascade, comparison_confidence
+from calibration.cascades import PairwiseCascade, comparison_confidence
+from calibration.cascades.repository import cascade_decisions
 from judgecards import compare_many
 from judgecards.cli import cli
 from judgecards.errors import AuditError, WrongCardKind
-from judgecards.store import Store
+from judgecards.storage import Store
 from tests.builders import PAIR_CASCADE_CARD as CARD
 from tests.builders import cascade_pair as pair
 from tests.builders import mt_bench

@@ -9,7 +9,7 @@ import pytest
 from numpy.typing import NDArray
 
 from calibration import cascade_thresholds, selective_threshold
-from calibration.selective import cascade_stage_thresholds
+from calibration.stats import cascade_stage_thresholds
 from tests.builders import llmbar_set
 
 

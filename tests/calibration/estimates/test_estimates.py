@@ -21,16 +21,15 @@ from click.testing import CliRunner
 
 import calibration
 from calibration import corrected_estimate, corrected_mean, corrected_rate
-from calibration.audit import Audit
+from calibration.audits import Audit
 from calibration.estimates import EstimatesReport
-from calibration.records import NewLabel
-from calibration.repository import CalibrationRepository
-from calibration.score_scales import score_scales
+from calibration.estimates.scales import score_scales
+from calibration.labels import CalibrationRepository, NewLabel
 from judgecards import Store, compare_many
 from judgecards.cards import load_card
 from judgecards.cli import cli
 from judgecards.errors import EstimateError, JudgecardsError, UncalibratedJudgeWarning
-from judgecards.results import JudgeResult
+from judgecards.storage import JudgeResult
 from tests.builders import MODEL, SCORES, TRUTH, judged_db, write_labels
 from tests.builders import kind_items as items
 from tests.builders import true_verdict as truth

@@ -7,8 +7,7 @@ import warnings
 import numpy as np
 import pytest
 
-from calibration.dawid_skene_model import dawid_skene
-from calibration.jury import evaluate_jury, fit_jury, majority_vote
+from calibration.juries import dawid_skene, evaluate_jury, fit_jury, majority_vote
 from tests.builders import llmbar
 
 

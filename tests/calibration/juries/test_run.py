@@ -11,7 +11,7 @@ from collections.abc import Callable
 import httpx2
 import pytest
 
-from calibration.jury_run import Jury
+from calibration.juries import Jury
 from judgecards import Judge
 from judgecards.errors import WrongCardKind
 from tests.fakes.http import Script, openai_chat, reference_judgment

@@ -15,7 +15,7 @@ import pytest
 
 from calibration.labels import import_labels, read_labels
 from judgecards.cards import load_card
-from judgecards.store import Store
+from judgecards.storage import Store
 from tests.builders import stored_results
 
 

@@ -12,19 +12,18 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from calibration.label_files import from_spreadsheet_cell, spreadsheet_cell
-from calibration.labels import (
+from calibration.labels import open_store
+from calibration.labels.files import from_spreadsheet_cell, spreadsheet_cell
+from calibration.labels.transfer import (
     LabelImportError,
     export_labels,
     import_labels,
     label_fields,
     read_labels,
 )
-from calibration.migrations import open_store
 from judgecards.cards import load_card
 from judgecards.cli import cli
-from judgecards.results import JudgeResult
-from judgecards.store import Store
+from judgecards.storage import JudgeResult, Store
 from tests.builders import stored_results, write_jsonl
 
 MODEL = "openai:gpt-4o"

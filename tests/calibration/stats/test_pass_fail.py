@@ -13,9 +13,9 @@ import pytest
 from click.testing import CliRunner
 
 from calibration import Audit, judge_rates, rogan_gladen
-from calibration.pass_fail import NOT_MATCH, binary_labels
+from calibration.stats.pass_fail import NOT_MATCH, binary_labels
 from judgecards.cli import cli
-from judgecards.store import Store
+from judgecards.storage import Store
 from tests.builders import pass_fail_judged as judged
 
 

@@ -15,9 +15,14 @@ import numpy as np
 import pytest
 
 import calibration
-from calibration._ppi_core import fit_ppi, small_sample_interval
-from calibration.ppi import corrected_estimate, corrected_mean, corrected_rate
-from calibration.ppi_stratified import stratified_corrected_mean, stratified_corrected_rate
+from calibration.stats import (
+    corrected_estimate,
+    corrected_mean,
+    corrected_rate,
+    stratified_corrected_mean,
+    stratified_corrected_rate,
+)
+from calibration.stats._ppi_core import fit_ppi, small_sample_interval
 from tests.builders import SUMMEVAL_DIMENSIONS, mt_bench, summeval
 
 Z95 = NormalDist().inv_cdf(0.975)

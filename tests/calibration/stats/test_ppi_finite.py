@@ -14,9 +14,13 @@ import numpy as np
 import pytest
 
 import calibration
-from calibration._ppi_core import fit_ppi
-from calibration.ppi import corrected_estimate, corrected_mean, corrected_rate
-from calibration.ppi_stratified import stratified_corrected_mean
+from calibration.stats import (
+    corrected_estimate,
+    corrected_mean,
+    corrected_rate,
+    stratified_corrected_mean,
+)
+from calibration.stats._ppi_core import fit_ppi
 from tests.builders import summeval
 
 

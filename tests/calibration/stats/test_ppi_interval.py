@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from calibration import SmallSampleWarning
-from calibration._ppi_core import choose_interval
-from calibration.ppi import corrected_estimate
+from calibration.stats import corrected_estimate
+from calibration.stats._ppi_core import choose_interval
 from tests.builders import data_file, mt_bench, summeval
 
 

@@ -12,7 +12,7 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from calibration import SmallSampleWarning, calibrate
-from calibration.report import AgreementReport
+from calibration.stats import AgreementReport
 from tests.builders import from_confusion
 
 # Same table as in test_agreement.py (rows = human, columns = judge), each cell x3 (n = 30):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from calibration.selective import selective_threshold
+from calibration.stats import selective_threshold
 from tests.builders import llmbar, mt_bench
 
 

@@ -28,11 +28,10 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from calibration import agreement, corrected_mean, kappa
-from calibration.audit import Audit, AuditError
-from calibration.uncertainty_sampling import draw_pps, inclusion_probabilities
+from calibration.audits.audit import Audit, AuditError
+from calibration.stats import draw_pps, inclusion_probabilities
 from judgecards.cards import load_card
-from judgecards.results import JudgeResult
-from judgecards.store import Store
+from judgecards.storage import JudgeResult, Store
 from tests.builders import mt_bench
 
 
