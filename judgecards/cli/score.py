@@ -1,5 +1,5 @@
-"""``judgecards score ITEMS`` and ``judgecards cascade ITEMS``: judge a JSONL file of items,
-with progress and a closing summary.
+"""``judgecards score ITEMS`` and ``judgecards cascade ITEMS | A B``: judge a JSONL file of
+items (a cascade also the pairs of two outputs files), with progress and a closing summary.
 
 One command per way of deciding who judges, each with only the options that mean something for
 it, so no mix of options has to be refused by hand: ``score`` judges with one model (or, with
@@ -40,12 +40,14 @@ from judgecards.cli._common import (
     prices_option,
     warn_if_uncalibrated,
 )
+from judgecards.cli._compare_cascade import compare_cascade
 from judgecards.cli._judge_output import judge_output_options
 from judgecards.cli._output import OutputFile
 from judgecards.cli._progress import for_judge, reporting
 from judgecards.cli._rate import budget_lines, finish_budget, rate_limit_options, rate_options
 from judgecards.cli._rubric import RubricChoice, rubric_options
 from judgecards.cli._score_run import ScoreTally, card_and_items, judge_options, stream_to_file
+from judgecards.cli._units import JoinedPairs, card_and_units, units_argument
 
 __all__ = ["cascade", "score"]
 
@@ -187,7 +189,7 @@ def score(  # noqa: PLR0913, PLR0917  click passes one parameter per option
             cascade_models(models, deprecated_cascade, target),
             guarantee=target,
             delta=old_mode["delta"],
-            items_path=items_path,
+            paths=(items_path,),
             card_ref=card_ref,
             output_path=output_path,
             concurrency=concurrency,
@@ -225,7 +227,7 @@ def score(  # noqa: PLR0913, PLR0917  click passes one parameter per option
             )
         OutputFile(output_path).check()
         submit_items(
-            items_path,
+            (items_path,),
             card_ref,
             model,
             cards_dirs=cards_dirs,
@@ -299,7 +301,7 @@ def score(  # noqa: PLR0913, PLR0917  click passes one parameter per option
 
 
 @click.command()
-@items_argument
+@units_argument
 @_card_option
 @click.option(
     "--model",
@@ -323,10 +325,12 @@ def score(  # noqa: PLR0913, PLR0917  click passes one parameter per option
 @db_option
 @cards_dir_option
 def cascade(models: tuple[str, ...], guarantee: float, **run: Any) -> None:
-    """Judge every item of ITEMS down a cascade of models, each trusted only where people agree
-    with it.
+    """Judge every item of ITEMS, or every pair of A B, down a cascade of models, each trusted
+    only where people agree with it.
 
-    Each item is decided by the first --model (cheapest first) whose agreement with people is
+    ITEMS is a JSONL file of items; A B are two outputs files joined on 'id' as `judgecards
+    compare` joins them, for a pairwise card (--card pairwise), each pair judged in both orders.
+    Each item (or pair) is decided by the first --model (cheapest first) whose agreement with people is
     guaranteed to be at least --guarantee on it, from the labels stored for that card version
     and model; a model that cannot meet it is not called, and items no model is trusted on
     become an audit for people. A model without enough labels stops the run before any call
@@ -341,7 +345,7 @@ def cascade(models: tuple[str, ...], guarantee: float, **run: Any) -> None:
 def _cascade_run(  # noqa: PLR0913  keyword-only options of the command
     models: list[str],
     *,
-    items_path: Path,
+    paths: tuple[Path, ...],
     card_ref: str,
     output_path: Path,
     guarantee: float,
@@ -365,7 +369,7 @@ def _cascade_run(  # noqa: PLR0913  keyword-only options of the command
     cards_dirs: tuple[Path, ...],
 ) -> None:
     # Cheap checks first: nothing below opens the database or calls the provider.
-    card, items = card_and_items(card_ref, cards_dirs, items_path, max_input_chars)
+    card, items = card_and_units(card_ref, cards_dirs, paths, max_input_chars)
     output = OutputFile(output_path)
     output.check()
     ci = CiOutputs(junit, summary_md, output_format)
@@ -383,6 +387,23 @@ def _cascade_run(  # noqa: PLR0913  keyword-only options of the command
         rpm=rpm,
         tpm=tpm,
     )
+    if isinstance(items, JoinedPairs):
+        items.warn_unmatched()
+        compare_cascade(
+            card,
+            models,
+            items.pairs,
+            target=guarantee,
+            delta=delta,
+            db=db,
+            concurrency=concurrency,
+            judge_options=options,
+            output=output,
+            as_json=False,
+            ci=ci,
+            max_errors=max_errors,
+        )
+        return
     results, run, elapsed = score_cascade(
         card,
         models,
