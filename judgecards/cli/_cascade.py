@@ -1,5 +1,5 @@
-"""``judgecards cascade ITEMS --guarantee T --model M1 --model M2``: judge down a calibrated
-cascade of models (and the options ``compare --guarantee`` shares). Every judge is built and the cascade
+"""``judgecards cascade ITEMS | A B --guarantee T --model M1 --model M2``: judge items, or
+pairs, down a calibrated cascade of models. Every judge is built and the cascade
 calibrated from the stored labels before any call, so a judge without enough labels stops the
 run (exit 2) with nothing paid for; see `calibration.cascade`.
 """
@@ -119,7 +119,7 @@ def cascade_judges(
     card: Card, models: Sequence[str], db: Path, judge_options: Mapping[str, Any]
 ) -> Iterator[list[Judge]]:
     """One judge per model of a cascade, cheapest first, all on one store of ``db``; the mock
-    banner once per mock model. Both cascades (``score`` and ``compare``) build theirs here."""
+    banner once per mock model. Both cascades (of items and of pairs) build theirs here."""
     from judgecards.judge import Judge
     from judgecards.store import Store
 
@@ -133,7 +133,7 @@ def cascade_judges(
         yield judges
 
 
-def judge_down(  # noqa: PLR0913  the run settings score and compare both pass by name
+def judge_down(  # noqa: PLR0913  the run settings both cascades pass by name
     make: Callable[[list[Judge]], CascadeRunner[R]],
     card: Card,
     models: Sequence[str],
@@ -147,7 +147,7 @@ def judge_down(  # noqa: PLR0913  the run settings score and compare both pass b
 ) -> tuple[R, float]:
     """Build the judges and the cascade (``make``), calibrate it, print each stage and
     ``heading``, then send ``units`` down it with one progress line per judge; both cascades
-    (``score`` and ``compare``) run here.
+    (of items and of pairs) run here.
 
     Returns:
         The run and the seconds spent judging.
