@@ -13,6 +13,7 @@ old spellings, still work for one release, hidden, with a deprecation line.
 from __future__ import annotations
 
 import functools
+import json
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -192,6 +193,7 @@ def score(  # noqa: PLR0913, PLR0917  click passes one parameter per option
             paths=(items_path,),
             card_ref=card_ref,
             output_path=output_path,
+            as_json=False,
             concurrency=concurrency,
             max_attempts=max_attempts,
             no_cache=no_cache,
@@ -313,6 +315,13 @@ def score(  # noqa: PLR0913, PLR0917  click passes one parameter per option
 )
 @guarantee_options("item", required=True)
 @_output_option
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the summary as JSON (the guarantee, coverage, every stage, who decided what) "
+    "instead of text.",
+)
 @judge_run_options("item")
 @connection_options
 @judge_output_options
@@ -348,6 +357,7 @@ def _cascade_run(  # noqa: PLR0913  keyword-only options of the command
     paths: tuple[Path, ...],
     card_ref: str,
     output_path: Path,
+    as_json: bool,
     guarantee: float,
     delta: float,
     concurrency: int,
@@ -373,7 +383,7 @@ def _cascade_run(  # noqa: PLR0913  keyword-only options of the command
     output = OutputFile(output_path)
     output.check()
     ci = CiOutputs(junit, summary_md, output_format)
-    ci.check(others=[output_path, db])
+    ci.check(as_json=as_json, others=[output_path, db])
     options = judge_options(
         card,
         no_cache=no_cache,
@@ -399,7 +409,7 @@ def _cascade_run(  # noqa: PLR0913  keyword-only options of the command
             concurrency=concurrency,
             judge_options=options,
             output=output,
-            as_json=False,
+            as_json=as_json,
             ci=ci,
             max_errors=max_errors,
         )
@@ -415,8 +425,28 @@ def _cascade_run(  # noqa: PLR0913  keyword-only options of the command
         judge_options=options,
     )
     output.write_lines((result.model_dump_json() for result in results), note=_NOTE.format(db=db))
-    click.echo(ScoreTally.of(results).summary(elapsed, output_path))
-    click.echo(run.summary())
+    tally = ScoreTally.of(results)
+    if as_json:
+        data = run.to_dict()
+        data.update(
+            {
+                "card": card.ref,
+                "models": list(models),
+                "decided_by": dict(
+                    Counter(d.decided_by or "human" for d in run.decisions).most_common()
+                ),
+                "errors": sum(tally.errors.values()),
+                "error_kinds": dict(tally.error_kinds),
+                "results_served_without_call": tally.cached,
+                "output": str(output_path),
+                "elapsed_s": round(elapsed, 3),
+                "mock": any(model.startswith("mock:") for model in models),
+            }
+        )
+        click.echo(json.dumps(data, indent=2))
+    else:
+        click.echo(tally.summary(elapsed, output_path))
+        click.echo(run.summary())
     ci.emit(score_run(results, subject=f"{card.ref} on {' -> '.join(models)}", seconds=elapsed))
     errors = Counter(str(r.error_kind) for r in results if r.status == "error")
     finish_run(errors, len(results), max_errors)

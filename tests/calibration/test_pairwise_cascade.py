@@ -445,16 +445,11 @@ def test_compare_with_a_guarantee_on_the_command_line(
         "2 sent, 4 calls, 1 decided" in result.output
     )
 
-    # Again with the old spelling: every judgment is stored, so nothing is called, the
-    # decisions (and the lines written) are the same, and one line says what to write now.
+    # Again: every judgment is stored, so nothing is called, and the decisions are the same.
     first_rows = rows
-    again = compare("new", *cascade, "--json")
+    again = cascade_run("new", *cascade, "--json")
     assert again.exit_code == 0, again.output
     assert server.requests == before + 10
-    assert [line for line in again.stderr.splitlines() if "deprecated" in line] == [
-        "Warning: compare --guarantee is deprecated and will be removed in the next release: "
-        "use judgecards cascade A B --card pairwise --model M1 --model M2 --guarantee T"
-    ]
     data = json.loads(again.output[again.output.index("{") :])
     assert data["coverage"] == pytest.approx(2 / 3) and data["calls"] == 0
     assert data["decided_by"] == {"openai:cheap": 1, "openai:strong": 1, "human": 1}
@@ -474,6 +469,18 @@ def test_compare_with_a_guarantee_on_the_command_line(
         ]
 
     assert decided(rows) == decided(first_rows)
+
+    # The old spelling: the same decisions and summary, and one line saying what to write now.
+    old = compare("new", *cascade, "--json")
+    assert old.exit_code == 0, old.output
+    assert [line for line in old.stderr.splitlines() if "deprecated" in line] == [
+        "Warning: compare --guarantee is deprecated and will be removed in the next release: "
+        "use judgecards cascade A B --card pairwise --model M1 --model M2 --guarantee T"
+    ]
+    old_data = json.loads(old.stdout[old.stdout.index("{") :])
+    assert {**old_data, "elapsed_s": 0} == {**data, "elapsed_s": 0}
+    rows = [json.loads(line) for line in (tmp_path / "new.out.jsonl").read_text().splitlines()]
+    assert decided(rows) == decided(first_rows) and server.requests == before + 10
 
     # The escalated pair goes to people with the audit commands.
     sheet = tmp_path / "escalated.jsonl"
