@@ -52,32 +52,26 @@ class CascadeRunner(Protocol[R]):
     ) -> R: ...
 
 
-def guarantee_options(unit: str, *, required: bool) -> Callable[[F], F]:
-    """``--guarantee`` and ``--delta`` for a run that judges ``unit``s down a calibrated cascade
-    (keyword arguments of the same names); the judges are the command's ``--model``s."""
-
-    def decorator(function: F) -> F:
-        function = click.option(
-            "--delta",
-            type=click.FloatRange(0, 1, min_open=True, max_open=True),
-            default=0.1,
-            show_default=True,
-            help="Allowed probability, per judge, that its guarantee fails.",
-        )(function)
-        needed = "" if required else " (with several --model, cheapest first)"
-        return click.option(
-            "--guarantee",
-            type=click.FloatRange(0, 1, min_open=True, max_open=True),
-            required=required,
-            default=None,
-            metavar="T",
-            help=f"Let a judge decide a {unit} only where its agreement with people is guaranteed "
-            f"to be at least T (e.g. 0.85), from the labels stored for it{needed}; a {unit} goes "
-            "to the next --model when the current one is not trusted on it, and the rest go to "
-            "people (an audit).",
-        )(function)
-
-    return decorator
+def guarantee_options(function: F) -> F:
+    """``--guarantee`` and ``--delta`` for a run that judges items or pairs down a calibrated
+    cascade (keyword arguments of the same names); the judges are the command's ``--model``s."""
+    function = click.option(
+        "--delta",
+        type=click.FloatRange(0, 1, min_open=True, max_open=True),
+        default=0.1,
+        show_default=True,
+        help="Allowed probability, per judge, that its guarantee fails.",
+    )(function)
+    return click.option(
+        "--guarantee",
+        type=click.FloatRange(0, 1, min_open=True, max_open=True),
+        required=True,
+        metavar="T",
+        help="Let a judge decide an item (or pair) only where its agreement with people is "
+        "guaranteed to be at least T (e.g. 0.85), from the labels stored for it; an item goes "
+        "to the next --model when the current one is not trusted on it, and the rest go to "
+        "people (an audit).",
+    )(function)
 
 
 def cascade_models(

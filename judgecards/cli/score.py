@@ -313,7 +313,7 @@ def score(  # noqa: PLR0913, PLR0917  click passes one parameter per option
     help="A judge model as provider:model; repeat it, cheapest first (an item goes to the next "
     "one when the current one is not trusted on it).",
 )
-@guarantee_options("item", required=True)
+@guarantee_options
 @_output_option
 @click.option(
     "--json",
