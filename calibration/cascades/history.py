@@ -47,7 +47,7 @@ class StoredCascadeRun:
     """One cascade run as its stored decisions show it.
 
     Attributes:
-        kind: ``items`` (``judgecards cascade``) or ``pairs`` (``compare --guarantee``).
+        kind: ``items`` (``judgecards cascade ITEMS``) or ``pairs`` (``cascade A B``).
         card: ``name@version``.
         created_at: when the run recorded its decisions, UTC.
         target / delta: its guarantee: agreement with people ≥ target on what each judge
@@ -74,7 +74,7 @@ class StoredCascadeRun:
 
     def sentence(self) -> str:
         """The guarantee of this run, in words."""
-        command = "cascade" if self.kind == "items" else "compare --guarantee"
+        command = "cascade" if self.kind == "items" else "cascade A B"
         unit = self.kind
         judges = "; ".join(
             f"{j.model} (threshold {_number(j.threshold)}) decided {self.coverage(j):.0%}"

@@ -1,5 +1,5 @@
-"""``judgecards cascade ITEMS --guarantee T --model M1 --model M2``: judge down a calibrated
-cascade of models (and the options ``compare --guarantee`` shares). Every judge is built and the cascade
+"""``judgecards cascade ITEMS | A B --guarantee T --model M1 --model M2``: judge items, or
+pairs, down a calibrated cascade of models. Every judge is built and the cascade
 calibrated from the stored labels before any call, so a judge without enough labels stops the
 run (exit 2) with nothing paid for; see `calibration.cascades.cascade`.
 """
@@ -52,32 +52,26 @@ class CascadeRunner(Protocol[R]):
     ) -> R: ...
 
 
-def guarantee_options(unit: str, *, required: bool) -> Callable[[F], F]:
-    """``--guarantee`` and ``--delta`` for a run that judges ``unit``s down a calibrated cascade
-    (keyword arguments of the same names); the judges are the command's ``--model``s."""
-
-    def decorator(function: F) -> F:
-        function = click.option(
-            "--delta",
-            type=click.FloatRange(0, 1, min_open=True, max_open=True),
-            default=0.1,
-            show_default=True,
-            help="Allowed probability, per judge, that its guarantee fails.",
-        )(function)
-        needed = "" if required else " (with several --model, cheapest first)"
-        return click.option(
-            "--guarantee",
-            type=click.FloatRange(0, 1, min_open=True, max_open=True),
-            required=required,
-            default=None,
-            metavar="T",
-            help=f"Let a judge decide a {unit} only where its agreement with people is guaranteed "
-            f"to be at least T (e.g. 0.85), from the labels stored for it{needed}; a {unit} goes "
-            "to the next --model when the current one is not trusted on it, and the rest go to "
-            "people (an audit).",
-        )(function)
-
-    return decorator
+def guarantee_options(function: F) -> F:
+    """``--guarantee`` and ``--delta`` for a run that judges items or pairs down a calibrated
+    cascade (keyword arguments of the same names); the judges are the command's ``--model``s."""
+    function = click.option(
+        "--delta",
+        type=click.FloatRange(0, 1, min_open=True, max_open=True),
+        default=0.1,
+        show_default=True,
+        help="Allowed probability, per judge, that its guarantee fails.",
+    )(function)
+    return click.option(
+        "--guarantee",
+        type=click.FloatRange(0, 1, min_open=True, max_open=True),
+        required=True,
+        metavar="T",
+        help="Let a judge decide an item (or pair) only where its agreement with people is "
+        "guaranteed to be at least T (e.g. 0.85), from the labels stored for it; an item goes "
+        "to the next --model when the current one is not trusted on it, and the rest go to "
+        "people (an audit).",
+    )(function)
 
 
 def cascade_models(
@@ -119,7 +113,7 @@ def cascade_judges(
     card: Card, models: Sequence[str], db: Path, judge_options: Mapping[str, Any]
 ) -> Iterator[list[Judge]]:
     """One judge per model of a cascade, cheapest first, all on one store of ``db``; the mock
-    banner once per mock model. Both cascades (``score`` and ``compare``) build theirs here."""
+    banner once per mock model. Both cascades (of items and of pairs) build theirs here."""
     from judgecards.judging import Judge
     from judgecards.storage import Store
 
@@ -133,7 +127,7 @@ def cascade_judges(
         yield judges
 
 
-def judge_down(  # noqa: PLR0913  the run settings score and compare both pass by name
+def judge_down(  # noqa: PLR0913  the run settings both cascades pass by name
     make: Callable[[list[Judge]], CascadeRunner[R]],
     card: Card,
     models: Sequence[str],
@@ -147,7 +141,7 @@ def judge_down(  # noqa: PLR0913  the run settings score and compare both pass b
 ) -> tuple[R, float]:
     """Build the judges and the cascade (``make``), calibrate it, print each stage and
     ``heading``, then send ``units`` down it with one progress line per judge; both cascades
-    (``score`` and ``compare``) run here.
+    (of items and of pairs) run here.
 
     Returns:
         The run and the seconds spent judging.

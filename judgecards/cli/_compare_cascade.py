@@ -1,6 +1,8 @@
-"""``compare --guarantee T --model M1 --model M2``: pairs judged down a calibrated cascade.
+"""``cascade A B --card pairwise --guarantee T --model M1 --model M2`` (and the old
+``compare --guarantee``): pairs judged down a calibrated cascade.
 
-Kept apart from ``compare`` so the plain path stays as it is. Every judge is built and the
+Kept apart from ``compare`` so the plain path stays as it is; ``refuse_with_cascade`` serves only
+the old spelling, whose options could still be mixed. Every judge is built and the
 cascade calibrated from the stored labels before any call, so a judge without enough labels
 stops the run (exit 2) with nothing paid for; see `calibration.cascades.pairwise`. The output has
 one line per pair: the comparison of the judge that decided it (or of the last judge that saw

@@ -26,7 +26,14 @@ if TYPE_CHECKING:
     from judgecards.judging import CheckedItems, Judge, Progress
     from judgecards.storage import JudgeResult
 
-__all__ = ["ScoreTally", "answer_words", "card_and_items", "judge_options", "stream_to_file"]
+__all__ = [
+    "ScoreTally",
+    "answer_words",
+    "card_and_items",
+    "card_items",
+    "judge_options",
+    "stream_to_file",
+]
 
 # The input holding the answer being judged, by card convention (first present wins).
 _JUDGED_INPUTS = ("model_output", "answer_2", "answer")
@@ -39,11 +46,18 @@ def card_and_items(
     time, when judged), for ``score``, ``cascade`` and ``batch submit``: nothing here opens the
     database or calls a provider."""
     from judgecards.cards import load_card
-    from judgecards.judging import check_items
 
     card = load_card(card_ref, cards_dir=list(cards_dirs) or None)
+    return card, card_items(card, items_path, max_input_chars)
+
+
+def card_items(card: Card, items_path: Path, max_input_chars: int) -> CheckedItems:
+    """The items file checked line by line against ``card`` (its required inputs, the input
+    size limit)."""
+    from judgecards.judging import check_items
+
     required = [name for name, spec in card.spec.inputs.items() if spec.required]
-    items = check_items(
+    return check_items(
         items_path,
         required=required,
         required_by=card.ref,
@@ -51,7 +65,6 @@ def card_and_items(
             {name: name for name in card.spec.inputs}, input_limit(max_input_chars)
         ),
     )
-    return card, items
 
 
 def judge_options(  # noqa: PLR0913  the shared option groups, by keyword

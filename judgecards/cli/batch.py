@@ -1,7 +1,8 @@
 """``judgecards batch submit | list | status | collect | cancel``: provider batches stored in
 the database.
 
-Batches are submitted by ``judgecards batch submit ITEMS`` (or ``compare --batch``, or
+Batches are submitted by ``judgecards batch submit ITEMS`` or ``batch submit A B --card
+pairwise`` (or the old ``score --batch`` and ``compare --batch``, or
 `judgecards.batch.submit_batch`); each is stored with the judge it was built for, so these commands rebuild
 that judge (card version, model, call parameters, base URL; the API key from the environment)
 and refuse when the card has changed since. ``collect --wait`` blocks with a progress line per
@@ -26,21 +27,25 @@ from judgecards.cli._common import (
     connection_options,
     db_option,
     finish_run,
-    items_argument,
     max_errors_option,
     max_input_chars_option,
     prices_option,
 )
 from judgecards.cli._judge_output import judge_output_options
+from judgecards.cli._units import units_argument
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
     from judgecards.batch.collect import Retry
     from judgecards.batch.repository import JobRow
     from judgecards.batch.submit import BatchJob
-    from judgecards.judging import Judge
+    from judgecards.cards import Card
+    from judgecards.cli._units import JoinedPairs
+    from judgecards.judging import CheckedItems, Judge
     from judgecards.storage import Store
 
-__all__ = ["batch", "judge_for", "submit_items", "submitted_text"]
+__all__ = ["batch", "judge_for", "submit_items", "submit_units", "submitted_text"]
 
 
 def _base_url_option(function: Any) -> Any:
@@ -75,7 +80,7 @@ def batch() -> None:
 
 
 def submit_items(  # noqa: PLR0913  keyword-only options of the command
-    items_path: Path,
+    paths: Sequence[Path],
     card_ref: str,
     model: str,
     *,
@@ -89,12 +94,12 @@ def submit_items(  # noqa: PLR0913  keyword-only options of the command
     max_input_chars: int,
     prices: Any,
 ) -> None:
-    """Check the card and every line of the items, then submit them and say what comes next
-    (``batch submit``, and the old ``score --batch``)."""
-    from judgecards.batch.submit import submit_batch
-    from judgecards.cli._score_run import card_and_items, judge_options
+    """Check the card and every line of ITEMS (or of A and B), then submit them and say what
+    comes next (``batch submit``, and the old ``score --batch``)."""
+    from judgecards.cli._score_run import judge_options
+    from judgecards.cli._units import card_and_units
 
-    card, items = card_and_items(card_ref, cards_dirs, items_path, max_input_chars)
+    card, units = card_and_units(card_ref, cards_dirs, paths, max_input_chars)
     options = judge_options(
         card,
         no_cache=no_cache,
@@ -105,13 +110,39 @@ def submit_items(  # noqa: PLR0913  keyword-only options of the command
         settings=settings,
         prices=prices,
     )
+    submit_units(card, model, units, db=db, cards_dirs=cards_dirs, options=options)
+
+
+def submit_units(
+    card: Card,
+    model: str,
+    units: CheckedItems | JoinedPairs,
+    *,
+    db: Path,
+    cards_dirs: tuple[Path, ...],
+    options: Mapping[str, Any],
+) -> None:
+    """Submit checked items, or both orders of every pair, to the batch API of ``model`` and say
+    what comes next (``batch submit``, and the old ``compare --batch``)."""
+    from judgecards.batch.pairs import submit_pairs
+    from judgecards.batch.submit import submit_batch
+    from judgecards.cli._units import JoinedPairs
+
+    dirs = [str(path) for path in cards_dirs]
+    decided = None
     with command_judge(card, model, db=db, plan=False, **options) as judge:
-        job = submit_batch(judge, items, cards_dirs=[str(path) for path in cards_dirs])
+        if isinstance(units, JoinedPairs):
+            units.warn_unmatched()
+            job, decided = submit_pairs(judge, units.pairs, cards_dirs=dirs)
+        else:
+            job = submit_batch(judge, units, cards_dirs=dirs)
     click.echo(submitted_text(job, db))
+    if decided is not None:
+        click.echo(f"comparisons already decidable and written: {len(decided)}")
 
 
 @batch.command("submit")
-@items_argument
+@units_argument
 @click.option("--card", "card_ref", required=True, help="Card as NAME or NAME@VERSION.")
 @click.option(
     "--model",
@@ -133,7 +164,7 @@ def submit_items(  # noqa: PLR0913  keyword-only options of the command
 @db_option
 @cards_dir_option
 def submit(  # noqa: PLR0913, PLR0917  click passes one parameter per option
-    items_path: Path,
+    paths: tuple[Path, ...],
     card_ref: str,
     model: str,
     max_attempts: int,
@@ -146,14 +177,18 @@ def submit(  # noqa: PLR0913, PLR0917  click passes one parameter per option
     db: Path,
     cards_dirs: tuple[Path, ...],
 ) -> None:
-    """Submit every item of ITEMS to the provider's batch API (OpenAI Batch, Anthropic Message
-    Batches: half price, results within 24 h) instead of judging them now.
+    """Submit every item of ITEMS, or both orders of every pair of A B, to the provider's batch
+    API (OpenAI Batch, Anthropic Message Batches: half price, results within 24 h) instead of
+    judging them now.
 
-    The card and every line of ITEMS are checked first; items already stored are not sent.
-    Prints the batch ids and the commands that collect them and write the results.
+    ITEMS is a JSONL file of items; A B are two outputs files joined on 'id' as `judgecards
+    compare` joins them, for a pairwise card (--card pairwise). The card and every line are
+    checked first; what is already stored is not sent. Prints the batch ids and the commands
+    that collect them and write the results (`batch collect` writes each pair's comparison once
+    both its orders are stored).
     """
     submit_items(
-        items_path,
+        paths,
         card_ref,
         model,
         cards_dirs=cards_dirs,

@@ -7,13 +7,12 @@ import json
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from judgecards.cli._cascade import cascade_models, guarantee_options
+from judgecards.cli._cascade import cascade_models
 from judgecards.cli._ci_output import CiOutputs, ci_output_options
 from judgecards.cli._ci_runs import compare_run
 from judgecards.cli._common import (
@@ -29,11 +28,10 @@ from judgecards.cli._common import (
     max_errors_option,
     max_input_chars_option,
     mock_banner,
-    oversized_inputs,
     prices_option,
     warn_if_uncalibrated,
 )
-from judgecards.cli._compare_cascade import refuse_with_cascade
+from judgecards.cli._compare_cascade import compare_cascade, refuse_with_cascade
 from judgecards.cli._compare_cost import (
     check_cost_options,
     compare_cost_options,
@@ -46,27 +44,51 @@ from judgecards.cli._judge_output import judge_output_options
 from judgecards.cli._output import OutputFile
 from judgecards.cli._progress import for_judge, reporting
 from judgecards.cli._rate import budget_lines, rate_judge_options, rate_limit_options
-from judgecards.errors import InputError, WrongCardKind
-from judgecards.judging import item_id_of, problems_error, read_jsonl
+from judgecards.cli._units import JoinedPairs, check_pairwise, read_pairs
 
-_SHOWN_UNMATCHED = 20
+if TYPE_CHECKING:
+    from judgecards.cards import Card
+    from judgecards.judging import Judge
+    from judgecards.pairwise.compare import ComparisonResult
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-@dataclass
-class _Side:
-    """One output file, by id: (line number, answer, line object)."""
+def _old_modes(function: F) -> F:
+    """``compare --guarantee/--delta/--batch``, hidden: keyword argument ``old_mode``, what they
+    asked for (None: none given), after one deprecation line each; ``--cascade M1,M2`` stays
+    keyword argument ``deprecated_cascade`` (`cascade_models` warns about it)."""
 
-    path: Path
-    rows: dict[str, tuple[int, str, dict[str, Any]]] = field(default_factory=dict)
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        given = {name: kwargs.pop(f"deprecated_{name}") for name in ("guarantee", "delta", "batch")}
+        mode: dict[str, Any] | None = None
+        if given["guarantee"] is not None or kwargs["deprecated_cascade"] is not None:
+            if given["guarantee"] is not None:
+                deprecated(
+                    "compare --guarantee",
+                    "judgecards cascade A B --card pairwise --model M1 --model M2 --guarantee T",
+                )
+            mode = {"guarantee": given["guarantee"], "delta": given["delta"] or 0.1}
+        elif given["delta"] is not None:
+            deprecated("compare --delta", "judgecards cascade A B --card pairwise --delta")
+        if given["batch"]:
+            deprecated("compare --batch", "judgecards batch submit A B --card pairwise")
+            mode = {**(mode or {}), "batch": True}
+        kwargs["old_mode"] = mode
+        return function(*args, **kwargs)
 
-
-@dataclass
-class _Joined:
-    pairs: list[dict[str, Any]]
-    only_in_a: list[str]
-    only_in_b: list[str]
+    unit = click.FloatRange(0, 1, min_open=True, max_open=True)
+    options = [
+        click.option("--batch", "deprecated_batch", is_flag=True, hidden=True),
+        click.option("--guarantee", "deprecated_guarantee", type=unit, hidden=True),
+        click.option("--delta", "deprecated_delta", type=unit, hidden=True),
+        click.option("--cascade", "deprecated_cascade", hidden=True),
+    ]
+    decorated: Any = wrapper
+    for option in reversed(options):
+        decorated = option(decorated)
+    return decorated  # type: ignore[no-any-return]
 
 
 def _sides_arguments(function: F) -> F:
@@ -116,7 +138,7 @@ def _sides_arguments(function: F) -> F:
     "models",
     multiple=True,
     help="Judge model as provider:model, e.g. openai:gpt-4o, anthropic:claude-sonnet-5-5, "
-    "mock:judge; repeat it, cheapest first, to judge down a cascade (with --guarantee).",
+    "mock:judge.",
 )
 @click.option(
     "--output",
@@ -143,15 +165,6 @@ def _sides_arguments(function: F) -> F:
     type=int,
     help="Seed of the bootstrap behind the report's intervals (the judge is not seeded).",
 )
-@click.option(
-    "--batch",
-    "use_batch",
-    is_flag=True,
-    help="Submit both orders of every pair to the provider's batch API (half price, results "
-    "within 24 h) instead of judging now; `judgecards batch collect` writes the comparisons.",
-)
-@guarantee_options("pair", required=False)
-@click.option("--cascade", "deprecated_cascade", hidden=True, help="Now repeated --model.")
 @max_input_chars_option
 @prices_option
 @rate_limit_options
@@ -161,7 +174,8 @@ def _sides_arguments(function: F) -> F:
 @ci_output_options
 @db_option
 @cards_dir_option
-def compare(  # noqa: PLR0913, PLR0915, PLR0917  click passes one parameter per option; modes: item 5
+@_old_modes
+def compare(  # noqa: PLR0913, PLR0917  click passes one parameter per option
     a_path: Path,
     b_path: Path,
     card_ref: str,
@@ -176,10 +190,6 @@ def compare(  # noqa: PLR0913, PLR0915, PLR0917  click passes one parameter per 
     base_url: str | None,
     timeout: float,
     seed: int,
-    use_batch: bool,
-    guarantee: float | None,
-    delta: float,
-    deprecated_cascade: str | None,
     max_input_chars: int,
     prices: Any,
     rpm: float | None,
@@ -193,6 +203,8 @@ def compare(  # noqa: PLR0913, PLR0915, PLR0917  click passes one parameter per 
     output_format: str,
     db: Path,
     cards_dirs: tuple[Path, ...],
+    deprecated_cascade: str | None,
+    old_mode: dict[str, Any] | None,
 ) -> None:
     """Compare two models' outputs with a pairwise judge, each pair judged in both orders.
 
@@ -204,8 +216,9 @@ def compare(  # noqa: PLR0913, PLR0915, PLR0917  click passes one parameter per 
     A and B are JSONL files of each model's outputs: {id, question?, answer|output, reference?,
     model?} per line, joined on 'id'.
 
-    With --guarantee T, each pair is decided by the first --model (cheapest first) whose agreement with people on the winner is guaranteed to be at least T
-    on it, from the labels stored for it; the rest become an audit for people.
+    To judge the pairs down several models, each trusted only where people agree with it, see
+    `judgecards cascade A B --card pairwise`; to judge them at half price within 24 h,
+    `judgecards batch submit A B --card pairwise`.
 
     Exit status: 0 every pair was judged in both orders (or the failed pairs are within
     --max-errors); 1 more failed pairs than that, or pairs not judged under --max-cost; 2 a
@@ -214,23 +227,24 @@ def compare(  # noqa: PLR0913, PLR0915, PLR0917  click passes one parameter per 
     """
     from judgecards.cards import load_card
     from judgecards.pairwise.compare import compare_many
-    from judgecards.pairwise.report import comparison_report
-    from judgecards.pairwise.rules import is_pairwise
 
     # Cheap checks first: nothing below opens the database or calls the provider.
     card = load_card(card_ref, cards_dir=list(cards_dirs) or None)
-    if not is_pairwise(card):
-        raise WrongCardKind(
-            f"{card.ref} is not a pairwise card (it has no answer_a/answer_b inputs)",
-            file=card.path,
-            field="inputs",
+    check_pairwise(card)
+    guarantee = old_mode.get("guarantee") if old_mode is not None else None
+    if old_mode is not None and "guarantee" in old_mode:
+        refuse_with_cascade(batch="batch" in old_mode, plan=plan, max_cost=max_cost is not None)
+    elif old_mode is not None:  # the old --batch
+        check_cost_options(plan=plan, max_cost=max_cost, use_batch=True)
+    if len(models) > 1 and guarantee is None and deprecated_cascade is None:
+        # The spelling of a cascade elsewhere: never the last one silently.
+        raise click.UsageError(
+            "compare judges with one --model; to judge down several, cheapest first: "
+            "judgecards cascade A B --card pairwise --model M1 --model M2 --guarantee T"
         )
-    check_cost_options(plan=plan, max_cost=max_cost, use_batch=use_batch)
     chosen = cascade_models(models, deprecated_cascade, guarantee)
-    if guarantee is not None:
-        refuse_with_cascade(batch=use_batch, plan=plan, max_cost=max_cost is not None)
     limit = input_limit(max_input_chars)
-    joined = _join(_read_side(a_path, limit), _read_side(b_path, limit), model_a, model_b)
+    joined = read_pairs(a_path, b_path, limit, model_a, model_b)
     output = OutputFile(output_path)
     output.check()
     ci = CiOutputs(junit, summary_md, output_format)
@@ -242,58 +256,36 @@ def compare(  # noqa: PLR0913, PLR0915, PLR0917  click passes one parameter per 
     if prices is not None:
         options["prices"] = prices
     options.update(rate_judge_options(rpm, tpm, max_cost))
-    if guarantee is not None:
-        from judgecards.cli._compare_cascade import compare_cascade
-
-        _warn_unmatched(joined, a_path, b_path)
-        compare_cascade(
+    judge_settings = {
+        "cache": not no_cache,
+        "max_attempts": max_attempts,
+        "max_input_chars": limit,
+        **options,
+    }
+    if old_mode is not None:
+        _old_mode_run(
+            old_mode,
             card,
             chosen,
-            joined.pairs,
-            target=guarantee,
-            delta=delta,
+            joined,
+            judge_settings,
             db=db,
+            cards_dirs=cards_dirs,
             concurrency=concurrency,
             output=output,
             as_json=as_json,
             ci=ci,
             max_errors=max_errors,
-            judge_options={
-                "cache": not no_cache,
-                "max_attempts": max_attempts,
-                "max_input_chars": limit,
-                **options,
-            },
         )
         return
     model = chosen[0]
-    with command_judge(
-        card,
-        model,
-        db=db,
-        plan=plan,
-        cache=not no_cache,
-        max_attempts=max_attempts,
-        max_input_chars=limit,
-        **options,
-    ) as judge:
+    with command_judge(card, model, db=db, plan=plan, **judge_settings) as judge:
         if plan:
             print_compare_plan(judge, joined.pairs, as_json=as_json)
             return
-        if use_batch:
-            from judgecards.batch.pairs import submit_pairs
-            from judgecards.cli.batch import submitted_text
-
-            _warn_unmatched(joined, a_path, b_path)
-            job, decided = submit_pairs(
-                judge, joined.pairs, cards_dirs=[str(d) for d in cards_dirs]
-            )
-            click.echo(submitted_text(job, db))
-            click.echo(f"comparisons already decidable and written: {len(decided)}")
-            return
         mock_banner(model)
         warn_if_uncalibrated(judge)
-        _warn_unmatched(joined, a_path, b_path)
+        joined.warn_unmatched()
         total = 2 * len(joined.pairs)
         click.echo(
             f"Comparing {len(joined.pairs)} pairs ({total} judgments, both orders) with {card.ref} on {model} (db {db})",
@@ -313,8 +305,82 @@ def compare(  # noqa: PLR0913, PLR0915, PLR0917  click passes one parameter per 
         "without new calls",
     )
 
-    from judgecards.limits import run_cost, run_cost_text
+    failed = [c for c in comparisons if c.status == "error"]
+    _print_summary(
+        judge,
+        comparisons,
+        joined,
+        seed=seed,
+        elapsed=elapsed,
+        as_json=as_json,
+        output_path=output_path,
+    )
+    ci.emit(compare_run(comparisons, subject=f"{judge.card.ref} on {model}", seconds=elapsed))
+    mock_banner(model)
+    finish_run(
+        Counter(str(c.first_order.error_kind or c.second_order.error_kind) for c in failed),
+        len(comparisons),
+        max_errors,
+        unit="pairs",
+    )
+    finish_pairs_budget(comparisons)
 
+
+def _old_mode_run(  # noqa: PLR0913  the run's settings, by keyword
+    old_mode: Mapping[str, Any],
+    card: Card,
+    models: list[str],
+    joined: JoinedPairs,
+    judge_options: dict[str, Any],
+    *,
+    db: Path,
+    cards_dirs: tuple[Path, ...],
+    concurrency: int,
+    output: OutputFile,
+    as_json: bool,
+    ci: CiOutputs,
+    max_errors: ErrorBudget,
+) -> None:
+    """``compare --guarantee`` and ``compare --batch``, the old spellings: what ``cascade A B``
+    and ``batch submit A B`` do, with the pairs as ``compare`` joined them (--model-a/-b)."""
+    if "guarantee" in old_mode:
+        joined.warn_unmatched()
+        compare_cascade(
+            card,
+            models,
+            joined.pairs,
+            target=old_mode["guarantee"],
+            delta=old_mode["delta"],
+            db=db,
+            concurrency=concurrency,
+            output=output,
+            as_json=as_json,
+            ci=ci,
+            max_errors=max_errors,
+            judge_options=judge_options,
+        )
+        return
+    from judgecards.cli.batch import submit_units
+
+    submit_units(card, models[0], joined, db=db, cards_dirs=cards_dirs, options=judge_options)
+
+
+def _print_summary(
+    judge: Judge,
+    comparisons: list[ComparisonResult],
+    joined: JoinedPairs,
+    *,
+    seed: int,
+    elapsed: float,
+    as_json: bool,
+    output_path: Path,
+) -> None:
+    """The report and the run's figures (errors, unmatched ids, cache, cost, budget), as text
+    or JSON."""
+    from judgecards.limits import run_cost, run_cost_text
+    from judgecards.pairwise.report import comparison_report
+
+    model = judge.model
     report = comparison_report(comparisons, judge_model=model, seed=seed)
     failed = [c for c in comparisons if c.status == "error"]
     # Orders a --max-cost left were neither called nor served: not counted as either.
@@ -364,147 +430,3 @@ def compare(  # noqa: PLR0913, PLR0915, PLR0917  click passes one parameter per 
         lines.append(f"cost:      {run_cost_text(costs, cached=len(orders) - calls, mock=mock)}")
         lines.extend(budget_lines(judge, cap=False) + pairs_budget_lines(judge, comparisons))
         click.echo("\n".join(lines))
-    ci.emit(compare_run(comparisons, subject=f"{judge.card.ref} on {model}", seconds=elapsed))
-    mock_banner(model)
-    finish_run(
-        Counter(str(c.first_order.error_kind or c.second_order.error_kind) for c in failed),
-        len(comparisons),
-        max_errors,
-        unit="pairs",
-    )
-    finish_pairs_budget(comparisons)
-
-
-# A line's fields and the pairwise card inputs they become (the answer: answer_a or answer_b).
-_SIDE_INPUTS = {
-    "answer": "answer",
-    "output": "answer",
-    "question": "question",
-    "reference": "reference",
-}
-
-
-def _read_side(path: Path, limit: int | None) -> _Side:
-    """Every line of one outputs file, checked; all problems are reported at once."""
-    side = _Side(path)
-    problems: list[InputError] = []
-    too_long = oversized_inputs(_SIDE_INPUTS, limit)
-    for number, line in read_jsonl(path):
-        if isinstance(line, InputError):
-            problems.append(line)
-            continue
-        key = item_id_of(line)
-        if key is None or key == "":
-            problems.append(InputError("missing 'id'", file=path, line=number, field="id"))
-            continue
-        if key in side.rows:
-            problems.append(
-                InputError(
-                    f"duplicate id (first on line {side.rows[key][0]})",
-                    file=path,
-                    line=number,
-                    field="id",
-                )
-            )
-            continue
-        answer_field = "answer" if "answer" in line else "output"
-        answer = line.get(answer_field)
-        if not isinstance(answer, str):
-            problems.append(
-                InputError(
-                    "missing answer: give 'answer' (or 'output') as a string",
-                    file=path,
-                    line=number,
-                    field=answer_field,
-                )
-            )
-            continue
-        for name in ("question", "reference", "model"):
-            if line.get(name) is not None and not isinstance(line[name], str):
-                problems.append(InputError("must be a string", file=path, line=number, field=name))
-        for name, message in too_long(line):
-            problems.append(InputError(message, file=path, line=number, field=name))
-        side.rows[key] = (number, answer, line)
-    _raise(problems, path)
-    if not side.rows:
-        raise InputError("no outputs", file=path)
-    return side
-
-
-def _join(a: _Side, b: _Side, model_a: str | None, model_b: str | None) -> _Joined:
-    """Pairs for the ids in both files, in A's order; question and reference may come from either."""
-    problems: list[InputError] = []
-    pairs: list[dict[str, Any]] = []
-    for key, (line_a, answer_a, row_a) in a.rows.items():
-        if key not in b.rows:
-            continue
-        line_b, answer_b, row_b = b.rows[key]
-        pair: dict[str, Any] = {"id": key, "answer_a": answer_a, "answer_b": answer_b}
-        for name, required in (("question", True), ("reference", False)):
-            value, problem = _shared_field(
-                name, row_a, row_b, a.path, line_a, b.path, line_b, required=required
-            )
-            if problem is not None:
-                problems.append(problem)
-            elif value is not None:
-                pair[name] = value
-        pair["model_a"] = model_a or row_a.get("model")
-        pair["model_b"] = model_b or row_b.get("model")
-        pairs.append(pair)
-    _raise(problems, None)
-    only_in_a = [key for key in a.rows if key not in b.rows]
-    only_in_b = [key for key in b.rows if key not in a.rows]
-    if not pairs:
-        raise InputError(
-            f"no id appears in both files ({len(a.rows)} ids in {a.path}, {len(b.rows)} in {b.path})",
-            field="id",
-        )
-    return _Joined(pairs, only_in_a, only_in_b)
-
-
-def _shared_field(  # noqa: PLR0917  two rows and where each came from
-    name: str,
-    row_a: Mapping[str, Any],
-    row_b: Mapping[str, Any],
-    path_a: Path,
-    line_a: int,
-    path_b: Path,
-    line_b: int,
-    *,
-    required: bool,
-) -> tuple[str | None, InputError | None]:
-    value_a, value_b = row_a.get(name), row_b.get(name)
-    if value_a is not None and value_b is not None and value_a != value_b:
-        return None, InputError(
-            f"differs from {path_b}:{line_b} for the same id; A and B must answer the same {name}",
-            file=path_a,
-            line=line_a,
-            field=name,
-        )
-    value = value_a if value_a is not None else value_b
-    if value is None and required:
-        return None, InputError(
-            f"missing in both files (also {path_b}:{line_b})", file=path_a, line=line_a, field=name
-        )
-    return value, None
-
-
-def _raise(problems: list[InputError], path: Path | None) -> None:
-    if problems:
-        raise problems_error(problems, path)
-
-
-def _warn_unmatched(joined: _Joined, a_path: Path, b_path: Path) -> None:
-    for ids, here, there in (
-        (joined.only_in_a, a_path, b_path),
-        (joined.only_in_b, b_path, a_path),
-    ):
-        if ids:
-            listed = ", ".join(ids[:_SHOWN_UNMATCHED]) + (
-                " …" if len(ids) > _SHOWN_UNMATCHED else ""
-            )
-            click.secho(
-                f"warning: {len(ids)} id(s) in {here} have no line in {there} and are not judged: {listed}",
-                fg="yellow",
-                err=True,
-            )

@@ -1,5 +1,5 @@
-"""``judgecards score ITEMS`` and ``judgecards cascade ITEMS``: judge a JSONL file of items,
-with progress and a closing summary.
+"""``judgecards score ITEMS`` and ``judgecards cascade ITEMS | A B``: judge a JSONL file of
+items (a cascade also the pairs of two outputs files), with progress and a closing summary.
 
 One command per way of deciding who judges, each with only the options that mean something for
 it, so no mix of options has to be refused by hand: ``score`` judges with one model (or, with
@@ -13,6 +13,7 @@ old spellings, still work for one release, hidden, with a deprecation line.
 from __future__ import annotations
 
 import functools
+import json
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -40,12 +41,14 @@ from judgecards.cli._common import (
     prices_option,
     warn_if_uncalibrated,
 )
+from judgecards.cli._compare_cascade import compare_cascade
 from judgecards.cli._judge_output import judge_output_options
 from judgecards.cli._output import OutputFile
 from judgecards.cli._progress import for_judge, reporting
 from judgecards.cli._rate import budget_lines, finish_budget, rate_limit_options, rate_options
 from judgecards.cli._rubric import RubricChoice, rubric_options
 from judgecards.cli._score_run import ScoreTally, card_and_items, judge_options, stream_to_file
+from judgecards.cli._units import JoinedPairs, card_and_units, units_argument
 
 __all__ = ["cascade", "score"]
 
@@ -187,9 +190,10 @@ def score(  # noqa: PLR0913, PLR0917  click passes one parameter per option
             cascade_models(models, deprecated_cascade, target),
             guarantee=target,
             delta=old_mode["delta"],
-            items_path=items_path,
+            paths=(items_path,),
             card_ref=card_ref,
             output_path=output_path,
+            as_json=False,
             concurrency=concurrency,
             max_attempts=max_attempts,
             no_cache=no_cache,
@@ -225,7 +229,7 @@ def score(  # noqa: PLR0913, PLR0917  click passes one parameter per option
             )
         OutputFile(output_path).check()
         submit_items(
-            items_path,
+            (items_path,),
             card_ref,
             model,
             cards_dirs=cards_dirs,
@@ -299,7 +303,7 @@ def score(  # noqa: PLR0913, PLR0917  click passes one parameter per option
 
 
 @click.command()
-@items_argument
+@units_argument
 @_card_option
 @click.option(
     "--model",
@@ -309,8 +313,15 @@ def score(  # noqa: PLR0913, PLR0917  click passes one parameter per option
     help="A judge model as provider:model; repeat it, cheapest first (an item goes to the next "
     "one when the current one is not trusted on it).",
 )
-@guarantee_options("item", required=True)
+@guarantee_options
 @_output_option
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the summary as JSON (the guarantee, coverage, every stage, who decided what) "
+    "instead of text.",
+)
 @judge_run_options("item")
 @connection_options
 @judge_output_options
@@ -323,10 +334,12 @@ def score(  # noqa: PLR0913, PLR0917  click passes one parameter per option
 @db_option
 @cards_dir_option
 def cascade(models: tuple[str, ...], guarantee: float, **run: Any) -> None:
-    """Judge every item of ITEMS down a cascade of models, each trusted only where people agree
-    with it.
+    """Judge every item of ITEMS, or every pair of A B, down a cascade of models, each trusted
+    only where people agree with it.
 
-    Each item is decided by the first --model (cheapest first) whose agreement with people is
+    ITEMS is a JSONL file of items; A B are two outputs files joined on 'id' as `judgecards
+    compare` joins them, for a pairwise card (--card pairwise), each pair judged in both orders.
+    Each item (or pair) is decided by the first --model (cheapest first) whose agreement with people is
     guaranteed to be at least --guarantee on it, from the labels stored for that card version
     and model; a model that cannot meet it is not called, and items no model is trusted on
     become an audit for people. A model without enough labels stops the run before any call
@@ -341,9 +354,10 @@ def cascade(models: tuple[str, ...], guarantee: float, **run: Any) -> None:
 def _cascade_run(  # noqa: PLR0913  keyword-only options of the command
     models: list[str],
     *,
-    items_path: Path,
+    paths: tuple[Path, ...],
     card_ref: str,
     output_path: Path,
+    as_json: bool,
     guarantee: float,
     delta: float,
     concurrency: int,
@@ -365,11 +379,11 @@ def _cascade_run(  # noqa: PLR0913  keyword-only options of the command
     cards_dirs: tuple[Path, ...],
 ) -> None:
     # Cheap checks first: nothing below opens the database or calls the provider.
-    card, items = card_and_items(card_ref, cards_dirs, items_path, max_input_chars)
+    card, items = card_and_units(card_ref, cards_dirs, paths, max_input_chars)
     output = OutputFile(output_path)
     output.check()
     ci = CiOutputs(junit, summary_md, output_format)
-    ci.check(others=[output_path, db])
+    ci.check(as_json=as_json, others=[output_path, db])
     options = judge_options(
         card,
         no_cache=no_cache,
@@ -383,6 +397,23 @@ def _cascade_run(  # noqa: PLR0913  keyword-only options of the command
         rpm=rpm,
         tpm=tpm,
     )
+    if isinstance(items, JoinedPairs):
+        items.warn_unmatched()
+        compare_cascade(
+            card,
+            models,
+            items.pairs,
+            target=guarantee,
+            delta=delta,
+            db=db,
+            concurrency=concurrency,
+            judge_options=options,
+            output=output,
+            as_json=as_json,
+            ci=ci,
+            max_errors=max_errors,
+        )
+        return
     results, run, elapsed = score_cascade(
         card,
         models,
@@ -394,8 +425,28 @@ def _cascade_run(  # noqa: PLR0913  keyword-only options of the command
         judge_options=options,
     )
     output.write_lines((result.model_dump_json() for result in results), note=_NOTE.format(db=db))
-    click.echo(ScoreTally.of(results).summary(elapsed, output_path))
-    click.echo(run.summary())
+    tally = ScoreTally.of(results)
+    if as_json:
+        data = run.to_dict()
+        data.update(
+            {
+                "card": card.ref,
+                "models": list(models),
+                "decided_by": dict(
+                    Counter(d.decided_by or "human" for d in run.decisions).most_common()
+                ),
+                "errors": sum(tally.errors.values()),
+                "error_kinds": dict(tally.error_kinds),
+                "results_served_without_call": tally.cached,
+                "output": str(output_path),
+                "elapsed_s": round(elapsed, 3),
+                "mock": any(model.startswith("mock:") for model in models),
+            }
+        )
+        click.echo(json.dumps(data, indent=2))
+    else:
+        click.echo(tally.summary(elapsed, output_path))
+        click.echo(run.summary())
     ci.emit(score_run(results, subject=f"{card.ref} on {' -> '.join(models)}", seconds=elapsed))
     errors = Counter(str(r.error_kind) for r in results if r.status == "error")
     finish_run(errors, len(results), max_errors)

@@ -1,4 +1,4 @@
-"""``judgecards score --batch`` and ``judgecards batch ...`` as whole processes, against the
+"""``judgecards batch ...`` (and the old ``score --batch``, ``compare --batch``) as whole processes, against the
 loopback fake of both batch APIs: a collector killed while waiting resumes without submitting
 again, and a later live run of the same items makes no call."""
 
@@ -22,6 +22,24 @@ from tests.fakes.batch_server import BatchFake
 def fake() -> Iterator[BatchFake]:
     with BatchFake() as server:
         yield server
+
+
+def write_sides(tmp_path: Path) -> tuple[str, str]:
+    """Two outputs files of the same two questions, for a pairwise card."""
+    for side, text in (("a", "Paris."), ("b", "The capital of France is Paris, a large city.")):
+        lines = [
+            json.dumps(
+                {
+                    "id": f"q{k}",
+                    "question": f"Capital of France ({k})?",
+                    "answer": f"{text} {k}",
+                    "model": f"model-{side}",
+                }
+            )
+            for k in range(2)
+        ]
+        (tmp_path / f"{side}.jsonl").write_text("\n".join(lines) + "\n")
+    return str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl")
 
 
 def environment(fake: BatchFake) -> dict[str, str]:
@@ -126,16 +144,11 @@ def test_batch_refuses_plan_and_a_mock_model(fake: BatchFake, tmp_path: Path) ->
     assert fake.counts["creates"] == 0
 
 
-def test_compare_batch_then_collect_writes_comparisons(fake: BatchFake, tmp_path: Path) -> None:
-    for side, text in (("a", "Paris."), ("b", "The capital of France is Paris, a large city.")):
-        lines = [json.dumps({"id": f"q{k}", "question": f"Capital of France ({k})?",
-                             "answer": f"{text} {k}", "model": f"model-{side}"})
-                 for k in range(2)]  # fmt: skip
-        (tmp_path / f"{side}.jsonl").write_text("\n".join(lines) + "\n")
+def test_pairs_in_a_batch_then_collect_writes_comparisons(fake: BatchFake, tmp_path: Path) -> None:
+    a, b = write_sides(tmp_path)
     db = str(tmp_path / "j.db")
-    submitted = judgecards(fake, "compare", "--card", "pairwise@1", "--model", "openai:gpt-4o-mini",
-                           "--a", str(tmp_path / "a.jsonl"), "--b", str(tmp_path / "b.jsonl"),
-                           "--output", str(tmp_path / "cmp.jsonl"), "--db", db, "--batch")  # fmt: skip
+    model = ["--card", "pairwise@1", "--model", "openai:gpt-4o-mini"]
+    submitted = judgecards(fake, "batch", "submit", a, b, *model, "--db", db)
     assert submitted.returncode == 0, submitted.stderr
     assert "4 submitted" in submitted.stdout and fake.counts["creates"] == 1
     collected = judgecards(fake, "batch", "collect", "--wait", "--poll", "0.05", "--db", db)
@@ -143,6 +156,60 @@ def test_compare_batch_then_collect_writes_comparisons(fake: BatchFake, tmp_path
     ranked = judgecards(fake, "rank", "--db", db, "--card", "pairwise@1")
     assert ranked.returncode == 0 and "model-a" in ranked.stdout and "model-b" in ranked.stdout
     assert fake.counts["live"] == 0
+
+
+def test_batch_submit_of_two_outputs_files_is_compare_batch(
+    fake: BatchFake, tmp_path: Path
+) -> None:
+    """``batch submit A B --card pairwise`` is the new spelling of ``compare --batch``: the same
+    requests, the same comparisons once collected; the old one says so in one line."""
+    a, b = write_sides(tmp_path)
+    model = ["--card", "pairwise@1", "--model", "openai:gpt-4o-mini"]
+    new_db, old_db = str(tmp_path / "new.db"), str(tmp_path / "old.db")
+    new = judgecards(fake, "batch", "submit", a, b, *model, "--db", new_db)
+    output = str(tmp_path / "o.jsonl")
+    old = judgecards(fake, "compare", a, b, *model, "--output", output, "--db", old_db, "--batch")
+    assert new.returncode == old.returncode == 0, new.stderr + old.stderr
+    assert "deprecated" not in new.stderr and "4 submitted" in new.stdout
+    assert [line for line in old.stderr.splitlines() if "deprecated" in line] == [
+        "Warning: compare --batch is deprecated and will be removed in the next release: use "
+        "judgecards batch submit A B --card pairwise"
+    ]
+    assert old.stdout.replace(old_db, new_db).split("jcs-")[0] == new.stdout.split("jcs-")[0]
+    assert "comparisons already decidable and written: 0" in new.stdout
+    first, second = fake.batches.values()
+    assert [r["body"] for r in first.requests] == [r["body"] for r in second.requests]
+
+    written = {}
+    for db in (new_db, old_db):
+        collected = judgecards(fake, "batch", "collect", "--wait", "--poll", "0.05", "--db", db)
+        assert "comparisons written: 2 pair(s)" in collected.stdout, collected.stderr
+        output = tmp_path / f"{Path(db).stem}.jsonl"
+        live = judgecards(fake, "compare", a, b, *model, "--output", str(output), "--db", db)
+        assert live.returncode == 0, live.stderr
+        written[db] = [
+            (row["id"], row["winner"], row["model_a"], row["model_b"])
+            for row in map(json.loads, output.read_text().splitlines())
+        ]
+    assert written[new_db] == written[old_db] and len(written[new_db]) == 2
+    assert fake.counts["live"] == 0
+
+
+def test_batch_submit_takes_two_files_only_with_a_pairwise_card(
+    fake: BatchFake, tmp_path: Path
+) -> None:
+    a, b = write_sides(tmp_path)
+    items = str(write_items(tmp_path / "items.jsonl", 1))
+    db = tmp_path / "j.db"
+    for files, message in (
+        ([a, b], "reference@1 is not a pairwise card"),
+        ([items, a, b], "3 files given: give ITEMS (one file) or A B"),
+        ([], "Missing argument 'ITEMS'"),
+    ):
+        args = ["batch", "submit", *files, "--card", "reference@1", "--model", "openai:gpt-4o-mini"]
+        refused = judgecards(fake, *args, "--db", str(db))
+        assert refused.returncode == 2 and message in refused.stderr, refused.stderr
+    assert fake.counts["creates"] == 0 and not db.exists()
 
 
 def test_a_batch_whose_create_call_never_answered_can_be_given_up(
@@ -225,16 +292,11 @@ def test_compare_after_collect_reports_no_spend_for_batch_judgments(
 ) -> None:
     """Batch judgments served from the store carry their bill (issue 22 item 23), and the run
     that writes them still says it paid nothing."""
-    for side, text in (("a", "Paris."), ("b", "The capital of France is Paris, a large city.")):
-        lines = [json.dumps({"id": f"q{k}", "question": f"Capital of France ({k})?",
-                             "answer": f"{text} {k}", "model": f"model-{side}"})
-                 for k in range(2)]  # fmt: skip
-        (tmp_path / f"{side}.jsonl").write_text("\n".join(lines) + "\n")
+    a, b = write_sides(tmp_path)
     db = str(tmp_path / "j.db")
-    args = ["compare", "--card", "pairwise@1", "--model", "openai:gpt-4o-mini",
-            "--a", str(tmp_path / "a.jsonl"), "--b", str(tmp_path / "b.jsonl"),
-            "--output", str(tmp_path / "cmp.jsonl"), "--db", db]  # fmt: skip
-    assert judgecards(fake, *args, "--batch").returncode == 0
+    model = ["--card", "pairwise@1", "--model", "openai:gpt-4o-mini", "--db", db]
+    assert judgecards(fake, "batch", "submit", a, b, *model).returncode == 0
+    args = ["compare", a, b, *model, "--output", str(tmp_path / "cmp.jsonl")]
     assert (
         judgecards(fake, "batch", "collect", "--wait", "--poll", "0.05", "--db", db).returncode == 0
     )

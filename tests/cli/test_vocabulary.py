@@ -113,6 +113,20 @@ def test_score_has_at_most_20_options_and_one_mode() -> None:
     assert {"cascade", "batch submit"} <= dict(commands()).keys()
 
 
+def test_compare_has_one_mode_and_no_hand_written_exclusion() -> None:
+    """Pairs go down a cascade with ``cascade A B`` and into a batch with ``batch submit A B``;
+    ``compare`` keeps the live run and its ``--plan`` (23 options, was 26)."""
+    by_name = dict(commands())
+    compare = by_name["compare"]
+    assert len(visible_options(compare)) <= 23
+    assert not option_names(compare) & {"--guarantee", "--delta", "--cascade", "--batch"}
+    # score's 20 less --plan and --max-cost, plus --guarantee, --delta and --json
+    assert len(visible_options(by_name["cascade"])) <= 21
+    for name in ("cascade", "batch submit"):
+        (argument,) = [p for p in by_name[name].params if isinstance(p, click.Argument)]
+        assert argument.metavar == "ITEMS | A B", name
+
+
 def test_the_shared_groups_are_spelled_the_same_in_every_command_that_takes_them() -> None:
     by_name = dict(commands())
     judging = ["score", "cascade", "compare", "batch submit"]
@@ -262,7 +276,8 @@ def test_several_models_without_a_guarantee_exit_2(tmp_path: Path, items: Path) 
     result = run_cli("compare", items, items, "--model", "mock:a", "--model", "mock:b",
                  "--output", tmp_path / "o.jsonl", "--db", tmp_path / "v.db")  # fmt: skip
     assert result.exit_code == 2
-    assert "several --model judge down a cascade: give --guarantee" in result.stderr
+    assert "compare judges with one --model; to judge down several" in result.stderr
+    assert "judgecards cascade A B --card pairwise" in result.stderr
 
 
 # --------------------------------------------------------------------------- --rubric FILE

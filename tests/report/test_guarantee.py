@@ -112,6 +112,6 @@ def test_a_pairwise_cascade_states_its_guarantee_and_a_rerun_replaces_the_older_
     assert first.audit_id is not None and again.audit_id is None
     assert stored.audit_ids == (first.audit_id,)
     assert [stored.coverage(j) for j in stored.judges] == pytest.approx([1 / 3, 1 / 3])
-    assert "compare --guarantee, 3 pairs" in judge.guarantee
+    assert "cascade A B, 3 pairs" in judge.guarantee
     assert "≥ 80% on the pairs each judge decided" in judge.guarantee
     assert f"1 pair to people (audit #{first.audit_id})" in judge.guarantee

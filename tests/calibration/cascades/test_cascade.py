@@ -404,7 +404,7 @@ def test_score_with_a_guarantee_on_the_command_line(
         return CliRunner().invoke(cli, [*map(str, args), "--db", str(db)])
 
     def score(items: Path, output: Path, *models: str, guarantee: bool = False) -> Result:
-        which = [arg for model in models for arg in ("--model", model)]
+        which = [arg for m in models for arg in (("--model", m) if ":" in m else (m,))]
         command = ["cascade", "--guarantee", "0.85"] if guarantee else ["score"]
         return cli_run(*command, "--card", "single@1", *which, items,
                        "--output", output, "--base-url", server.base_url)  # fmt: skip
@@ -453,6 +453,15 @@ def test_score_with_a_guarantee_on_the_command_line(
     assert sorted((r["result_id"], r["decided_by"], r["threshold"]) for r in stored) == sorted(
         (r["id"], "openai:strong", 0.0) for r in written
     )
+
+    # Again with --json: nothing called, the same decisions as data.
+    again = score(items, out, "openai:cheap", "openai:strong", "--json", guarantee=True)
+    assert again.exit_code == 0, again.output
+    data = json.loads(again.stdout[again.stdout.index("{") :])
+    assert server.requests == before + 5 and data["results_served_without_call"] == 5
+    assert data["decided_by"] == {"openai:strong": 5} and data["coverage"] == 1.0
+    assert data["models"] == ["openai:cheap", "openai:strong"] and data["errors"] == 0
+    assert [s["decided"] for s in data["stages"]] == [0, 5] and data["items"] == 5
 
     # Too few labels for a judge: exit 2, naming what to label, and nothing called.
     before = server.requests

@@ -290,9 +290,10 @@ def test_mt_bench_cascade_keeps_the_guarantee() -> None:
 def test_compare_with_a_guarantee_on_the_command_line(
     tmp_path: Path, serve: Callable[..., FakeServer], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``compare --guarantee 0.85 --cascade openai:cheap,openai:strong`` on a loopback server
-    whose two models answer as each pair's question says; then the escalated pairs' sheet is
-    written, filled and ingested with the audit commands."""
+    """``cascade A B --card pairwise --model openai:cheap --model openai:strong --guarantee 0.85``
+    on a loopback server whose two models answer as each pair's question says (and
+    ``compare --guarantee``, the old spelling, to the same rows); then the escalated pairs'
+    sheet is written, filled and ingested with the audit commands."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-4f9a7c2e1b3d5f60718293a4b5c6d7e8")
 
     def answer(request: FakeRequest) -> tuple[int, dict[str, Any]]:
@@ -321,10 +322,13 @@ def test_compare_with_a_guarantee_on_the_command_line(
             ))  # fmt: skip
         return a, b
 
-    def compare(name: str, *which: str) -> Result:
+    def compare(name: str, *which: str, command: str = "compare") -> Result:
         a, b = sides(name, items[name])
-        return cli_run("compare", a, b, "--card", CARD, *which,
+        return cli_run(command, a, b, "--card", CARD, *which,
                        "--output", tmp_path / f"{name}.out.jsonl", "--base-url", server.base_url)  # fmt: skip
+
+    def cascade_run(name: str, *which: str) -> Result:
+        return compare(name, *which, command="cascade")
 
     items = {
         "cal": calibration_pairs(),
@@ -346,8 +350,9 @@ def test_compare_with_a_guarantee_on_the_command_line(
 
     before = server.requests
     cascade = ["--model", "openai:cheap", "--model", "openai:strong", "--guarantee", "0.85"]
-    result = compare("new", *cascade)
+    result = cascade_run("new", *cascade)
     assert result.exit_code == 0, result.output
+    assert "deprecated" not in result.output
     assert server.requests == before + 6 + 4  # cheap: 3 pairs x 2 orders; strong: 2 x 2
     rows = [json.loads(line) for line in (tmp_path / "new.out.jsonl").read_text().splitlines()]
     assert [r["id"] for r in rows] == ["t1", "t2", "t3"]
@@ -368,7 +373,8 @@ def test_compare_with_a_guarantee_on_the_command_line(
     )
 
     # Again: every judgment is stored, so nothing is called, and the decisions are the same.
-    again = compare("new", *cascade, "--json")
+    first_rows = rows
+    again = cascade_run("new", *cascade, "--json")
     assert again.exit_code == 0, again.output
     assert server.requests == before + 10
     data = json.loads(again.output[again.output.index("{") :])
@@ -381,6 +387,28 @@ def test_compare_with_a_guarantee_on_the_command_line(
     rows = [json.loads(line) for line in (tmp_path / "new.out.jsonl").read_text().splitlines()]
     assert rows[2]["cascade"]["audit_id"] == audit_id
 
+    def decided(rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+        # What the run decided and from which stored judgments (a re-run serves them cached).
+        fields = ("id", "winner", "model", "model_a", "model_b", "cascade")
+        return [
+            (*(r[f] for f in fields), r["first_order"]["result_id"], r["second_order"]["result_id"])
+            for r in rows
+        ]
+
+    assert decided(rows) == decided(first_rows)
+
+    # The old spelling: the same decisions and summary, and one line saying what to write now.
+    old = compare("new", *cascade, "--json")
+    assert old.exit_code == 0, old.output
+    assert [line for line in old.stderr.splitlines() if "deprecated" in line] == [
+        "Warning: compare --guarantee is deprecated and will be removed in the next release: "
+        "use judgecards cascade A B --card pairwise --model M1 --model M2 --guarantee T"
+    ]
+    old_data = json.loads(old.stdout[old.stdout.index("{") :])
+    assert {**old_data, "elapsed_s": 0} == {**data, "elapsed_s": 0}
+    rows = [json.loads(line) for line in (tmp_path / "new.out.jsonl").read_text().splitlines()]
+    assert decided(rows) == decided(first_rows) and server.requests == before + 10
+
     # The escalated pair goes to people with the audit commands.
     sheet = tmp_path / "escalated.jsonl"
     assert cli_run("audit", "sheet", audit_id, "--sheet", sheet).exit_code == 0
@@ -390,7 +418,7 @@ def test_compare_with_a_guarantee_on_the_command_line(
     ingested = cli_run("audit", "ingest", sheet, "--labeler", "bob")
     assert ingested.exit_code == 0, ingested.output
     # Labelled there, it is not queued for people again either.
-    third = compare("new", *cascade)
+    third = cascade_run("new", *cascade)
     assert third.exit_code == 0, third.output
     assert f"1 pair already in audit #{audit_id} (0 waiting, 1 labelled)" in third.output
     with Audit(db) as audit:
@@ -399,7 +427,7 @@ def test_compare_with_a_guarantee_on_the_command_line(
 
     # Too few labels for a judge: exit 2, naming what to label, and nothing called.
     before = server.requests
-    short = compare(
+    short = cascade_run(
         "new", "--model", "openai:strong", "--model", "openai:new", "--guarantee", "0.85"
     )
     assert short.exit_code == 2
@@ -408,7 +436,11 @@ def test_compare_with_a_guarantee_on_the_command_line(
     assert server.requests == before
 
     usage = compare("new", "--model", "openai:a", "--model", "openai:b")
-    assert usage.exit_code == 2 and "several --model judge down a cascade" in usage.output
+    assert usage.exit_code == 2 and "compare judges with one --model" in usage.output
+    one_file = cli_run(
+        "cascade", tmp_path / "new_a.jsonl", "--card", CARD, *cascade, "--output", tmp_path / "x"
+    )
+    assert one_file.exit_code == 2 and "answer_a" in one_file.output
     old = compare("new", "--cascade", "openai:a,openai:b")
     assert old.exit_code == 2 and "--cascade needs --guarantee" in old.output
     batch = compare("new", *cascade, "--batch")
