@@ -18,6 +18,9 @@ stops (released on the way out, even on an error). A holder killed without relea
 power loss) strands nothing: its claims are taken over at once when it ran on this host and its
 process is gone (or a zombie), else once they are older than the lease. On Windows, and across
 hosts, only the lease applies.
+
+The time claims are stamped with and measured against comes from one ``clock`` (Unix seconds,
+``time.time`` by default), injectable so a test can age a claim without waiting for it.
 """
 
 from __future__ import annotations
@@ -26,17 +29,25 @@ import logging
 import os
 import socket
 import threading
+import time
 import uuid
 from collections import Counter
-from collections.abc import Sequence
-from datetime import datetime, timedelta, timezone
+from collections.abc import Callable, Sequence
+from datetime import datetime, timezone
 from pathlib import Path
 from types import TracebackType
 
 from judgecards.batch.repository import BatchRepository, ItemRow
 from judgecards.errors import StoreError
 
-__all__ = ["CLAIM_LEASE", "Claims", "claim_in_force", "describe_holder", "holder_gone"]
+__all__ = [
+    "CLAIM_LEASE",
+    "Claims",
+    "claim_in_force",
+    "claim_stamp",
+    "describe_holder",
+    "holder_gone",
+]
 
 CLAIM_LEASE = 120.0  # seconds a claim outlives its holder's last sign of life
 _log = logging.getLogger(__name__)
@@ -67,13 +78,23 @@ def holder_gone(owner: str) -> bool:
     return stat.rpartition(")")[2].split()[:1] == ["Z"]
 
 
-def claim_in_force(owner: str | None, claimed_at: str | None, lease: float = CLAIM_LEASE) -> bool:
+def claim_stamp(seconds: float) -> str:
+    """A ``claimed_at`` value for the instant ``seconds`` (Unix time): ISO 8601 in UTC, to the
+    microsecond, so stamps compare as text in the database."""
+    return datetime.fromtimestamp(seconds, timezone.utc).isoformat(timespec="microseconds")
+
+
+def claim_in_force(
+    owner: str | None,
+    claimed_at: str | None,
+    lease: float = CLAIM_LEASE,
+    clock: Callable[[], float] = time.time,
+) -> bool:
     """Whether a claim still binds others: its holder is neither gone nor silent for ``lease``
-    seconds."""
+    seconds of ``clock``."""
     if owner is None or claimed_at is None:
         return False
-    stale = datetime.now(timezone.utc) - timedelta(seconds=lease)
-    return claimed_at >= stale.isoformat(timespec="microseconds") and not holder_gone(owner)
+    return claimed_at >= claim_stamp(clock() - lease) and not holder_gone(owner)
 
 
 def describe_holder(owner: str) -> str:
@@ -84,13 +105,20 @@ def describe_holder(owner: str) -> str:
 
 class Claims:
     """One collection's claims: taken per batch and state, renewed while it runs, released
-    when it ends (use as a context manager)."""
+    when it ends (use as a context manager). ``clock`` stamps and ages them; the renewals
+    themselves come every quarter of ``lease`` in real seconds."""
 
-    def __init__(self, repo: BatchRepository, lease: float = CLAIM_LEASE) -> None:
+    def __init__(
+        self,
+        repo: BatchRepository,
+        lease: float = CLAIM_LEASE,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         if lease <= 0:
             raise ValueError("claim_lease must be positive")
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.lease = lease
+        self.clock = clock
         self.busy: Counter[str] = Counter()  # items `take` left to other holders
         self._repo = repo
         self._stop = threading.Event()
@@ -120,19 +148,20 @@ class Claims:
     def _renew(self) -> None:
         while not self._stop.wait(self.lease / 4):
             try:
-                self._repo.renew_claims(self.owner)
+                self._repo.renew_claims(self.owner, claimed_at=claim_stamp(self.clock()))
             except StoreError as error:  # the next beat tries again; the lease is 4 beats
                 _log.warning("could not renew batch item claims: %s", error)
 
     def take(self, job_id: str, states: Sequence[str]) -> list[ItemRow]:
         """Claim the items of one batch in ``states`` that no running collector holds; those
         it holds are counted in `busy`."""
-        stale = datetime.now(timezone.utc) - timedelta(seconds=self.lease)
+        now = self.clock()
         mine, others = self._repo.claim_items(
             job_id,
             states,
             self.owner,
-            stale_before=stale.isoformat(timespec="microseconds"),
+            claimed_at=claim_stamp(now),
+            stale_before=claim_stamp(now - self.lease),
             gone=holder_gone,
         )
         for owner, (count, _) in others.items():

@@ -160,13 +160,17 @@ def progress_line(jobs: Sequence[JobRow]) -> str:
 
 
 def refresh(
-    api: BatchAPI, repo: BatchRepository, job: JobRow, lease: float = CLAIM_LEASE
+    api: BatchAPI,
+    repo: BatchRepository,
+    job: JobRow,
+    lease: float = CLAIM_LEASE,
+    clock: Callable[[], float] = time.time,
 ) -> JobRow:
     """Retrieve one batch's status from the provider and store it (reconciling a row left
     ``submitting`` first, unless a running process is still making its create call). Returns
     the row as stored now."""
     if job.provider_batch_id is None:
-        if claim_in_force(job.owner, job.claimed_at, lease):
+        if claim_in_force(job.owner, job.claimed_at, lease, clock):
             return job  # its create call is under way: it gets its id when that returns
         job = _reconcile(api, repo, job)
         if job.provider_batch_id is None:
@@ -197,6 +201,7 @@ def collect_batch(  # noqa: PLR0913  public API: keyword-only options
     progress: Callable[[str], None] | None = None,
     sleep: Callable[[float], None] = time.sleep,
     claim_lease: float = CLAIM_LEASE,
+    clock: Callable[[], float] = time.time,
 ) -> BatchCollection:
     """Store what ``judge``'s batches (all, or those of submission/batch ``job``) answered.
 
@@ -205,7 +210,8 @@ def collect_batch(  # noqa: PLR0913  public API: keyword-only options
     Items a batch did not answer are left (and counted) unless ``retry`` says ``resubmit``
     (one new batch for them, awaited too when waiting) or ``live`` (judged now, normal calls).
     Items another running collector holds are left to it (``wait``: until it is done or gone);
-    a holder silent for ``claim_lease`` seconds is taken to be gone (`judgecards.batch.claims`).
+    a holder silent for ``claim_lease`` seconds (of ``clock``, Unix seconds) is taken to be gone
+    (`judgecards.batch.claims`).
     """
     repo = BatchRepository(judge.store)
     selected = repo.jobs(job)
@@ -220,7 +226,7 @@ def collect_batch(  # noqa: PLR0913  public API: keyword-only options
         )
     api = batch_api_for(judge.provider)
     collection = BatchCollection()
-    with Claims(repo, claim_lease) as claims:
+    with Claims(repo, claim_lease, clock) as claims:
         _collect(
             judge,
             api,
@@ -278,11 +284,11 @@ def _collect(  # noqa: PLR0913, PLR0917  collect_batch's state and options (a co
         for index, row in enumerate(jobs):
             if row.state not in _DONE:
                 if row.state != "ended":  # an ended batch (its items held elsewhere) stays so
-                    row = refresh(api, repo, row, claims.lease)
+                    row = refresh(api, repo, row, claims.lease, claims.clock)
                 if row.state == "ended":
                     collection.results += _ingest(judge, api, repo, row, concurrency, claims)
                 elif row.provider_batch_id is None and claim_in_force(
-                    row.owner, row.claimed_at, claims.lease
+                    row.owner, row.claimed_at, claims.lease, claims.clock
                 ):
                     claims.busy[str(row.owner)] += row.requests  # another process creates it
                     unfound.pop(row.id, None)

@@ -282,12 +282,13 @@ class BatchRepository:
         states: Sequence[str],
         owner: str,
         *,
+        claimed_at: str,
         stale_before: str,
         gone: Callable[[str], bool],
     ) -> tuple[list[ItemRow], dict[str, tuple[int, str]]]:
-        """Make ``owner`` the holder of the items of one batch in ``states`` that no other
-        collector holds: unclaimed ones, its own, and those of holders that are ``gone`` or
-        have not renewed their claim since ``stale_before``. One immediate transaction: of two
+        """Make ``owner`` the holder (since ``claimed_at``) of the items of one batch in
+        ``states`` that no other collector holds: unclaimed ones, its own, and those of holders
+        that are ``gone`` or have not renewed their claim since ``stale_before``. One immediate transaction: of two
         collectors asking at once, one gets each item.
 
         Returns the items ``owner`` now holds, and ``{other holder: (items, claimed since)}``
@@ -307,7 +308,7 @@ class BatchRepository:
             tx.execute(
                 "UPDATE batch_items SET owner = ?, claimed_at = ? WHERE job_id = ? AND "
                 f"state IN ({marks}) AND (owner IS NULL OR owner = ?{taken})",
-                [owner, _now(), job_id, *wanted, owner, *free],
+                [owner, claimed_at, job_id, *wanted, owner, *free],
             )
             mine = tx.execute(
                 f"SELECT {', '.join(_ITEM_COLUMNS)} FROM batch_items WHERE job_id = ? AND "
@@ -317,11 +318,14 @@ class BatchRepository:
         others = {row[0]: (int(row[1]), str(row[2])) for row in held if row[0] not in free}
         return [ItemRow.of(row) for row in mine], others
 
-    def renew_claims(self, owner: str) -> None:
-        """``owner`` is alive: its claims (items, batches being created) are fresh again."""
+    def renew_claims(self, owner: str, *, claimed_at: str) -> None:
+        """``owner`` is alive at ``claimed_at``: its claims (items, batches being created) are
+        fresh again."""
         with self._db.transaction("renew batch claims") as tx:
             for table in ("batch_items", "batch_jobs"):
-                tx.execute(f"UPDATE {table} SET claimed_at = ? WHERE owner = ?", [_now(), owner])
+                tx.execute(
+                    f"UPDATE {table} SET claimed_at = ? WHERE owner = ?", [claimed_at, owner]
+                )
 
     def release_claims(self, owner: str) -> None:
         """``owner`` stops: what it still holds is free for the next collector."""

@@ -12,7 +12,7 @@ import json
 import re
 import socket
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, get_args
 
@@ -30,8 +30,11 @@ _PARAMETERS: dict[str, DroppableParameter] = {
 _UNREACHABLE_ERRNOS = {errno.ECONNREFUSED, errno.EHOSTUNREACH, errno.ENETUNREACH}
 
 
-def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
-    """Seconds the server asked us to wait: ``retry-after-ms``, ``retry-after`` seconds or HTTP date."""
+def retry_after_seconds(
+    headers: Mapping[str, str] | None, clock: Callable[[], float] = time.time
+) -> float | None:
+    """Seconds the server asked us to wait: ``retry-after-ms``, ``retry-after`` seconds or HTTP
+    date (counted from ``clock``, Unix seconds: injectable so a test's date need not race it)."""
     if not headers:
         return None
     millis = headers.get("retry-after-ms")
@@ -49,7 +52,7 @@ def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
         parsed = email.utils.parsedate_tz(value)
         if parsed is None:
             return None
-        return max(0.0, email.utils.mktime_tz(parsed) - time.time())
+        return max(0.0, email.utils.mktime_tz(parsed) - clock())
 
 
 @dataclass(frozen=True)

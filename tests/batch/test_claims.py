@@ -26,6 +26,7 @@ import pytest
 from click.testing import CliRunner
 
 from judgecards.batch import BatchCollection, collect_batch, submit_batch
+from judgecards.batch.claims import claim_stamp
 from judgecards.cli import cli
 from judgecards.judging import Judge
 from tests.builders import BATCH_PROVIDERS as PROVIDERS
@@ -168,6 +169,16 @@ def test_two_collectors_resubmit_left_items_once(fake: BatchFake, tmp_path: Path
     assert rows(db, "SELECT note, owner FROM batch_jobs") == [(None, None), (None, None)]
 
 
+class Clock:
+    """A Unix-time clock that moves only when told to: claims age by it, not by wall time."""
+
+    def __init__(self) -> None:
+        self.now = time.time()
+
+    def __call__(self) -> float:
+        return self.now
+
+
 def test_a_running_collector_keeps_its_claims_past_the_lease(
     fake: BatchFake, tmp_path: Path
 ) -> None:
@@ -175,11 +186,21 @@ def test_a_running_collector_keeps_its_claims_past_the_lease(
     db = tmp_path / "j.db"
     fake.invalid = {submit(fake, db, 2)[0]}
     fake.gate = threading.Event()
-    first = Collector(fake, db, wait=True, claim_lease=0.4)
+    clock = Clock()
+    first = Collector(fake, db, wait=True, claim_lease=0.4, clock=clock)
     first.start()
     wait_for(lambda: fake.counts["held"] == 1)
-    time.sleep(1.2)  # three leases: renewed every 0.1 s, the claim is still fresh
-    second = Collector(fake, db, claim_lease=0.4)
+    clock.now += 1.2  # three leases later: only a renewal since keeps the claim in force
+    renewed = claim_stamp(clock.now)
+    wait_for(
+        lambda: (
+            (stamps := rows(db, "SELECT claimed_at FROM batch_items WHERE owner IS NOT NULL"))
+            and all(stamp >= renewed for (stamp,) in stamps)
+        ),
+        alive=first.is_alive,
+        what="the first collector's renewal",
+    )
+    second = Collector(fake, db, claim_lease=0.4, clock=clock)
     second.start()
     two = second.result()
     fake.gate.set()

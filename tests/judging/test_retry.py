@@ -22,6 +22,7 @@ import pytest
 from judgecards.errors import TransportError
 from judgecards.judging.retry import Sent, TransportState, acall_with_retries, call_with_retries
 from judgecards.providers.base import CompletionRequest, Message, RetryDecision
+from judgecards.providers.http_errors import retry_after_seconds
 from tests.fakes.http import (
     Script,
     Waits,
@@ -127,14 +128,19 @@ def test_quota_exhausted_429_is_fatal() -> None:
 
 
 def test_retry_after_as_an_http_date() -> None:
-    when = email.utils.formatdate(time.time() + 30, usegmt=True)
+    # A date years ahead, so the wall clock the provider compares it to cannot pass it; the
+    # seconds themselves are counted from an injected clock.
+    now = float(int(time.time()) + 10 * 365 * 86400)
+    when = email.utils.formatdate(now + 30, usegmt=True)
     provider, error = raised_by(
         "openai",
         httpx2.Response(503, headers={"retry-after": when}, json={"error": {"message": "busy"}}),
     )
     decision = provider.classify(error)
     assert decision.retry and decision.kind == "transient"
-    assert decision.retry_after is not None and 27 <= decision.retry_after <= 31
+    assert decision.retry_after is not None and decision.retry_after > 30
+    assert isinstance(error, openai.APIStatusError)
+    assert retry_after_seconds(error.response.headers, clock=lambda: now) == 30.0
 
 
 def test_anthropic_400_about_temperature_names_the_rejected_parameter_and_changes_nothing() -> None:

@@ -511,17 +511,46 @@ def test_a_run_against_random_429s_keeps_its_concurrency_and_loses_nothing(
     assert stats.concurrency >= 6 and stats.decreases <= 4
 
 
-class RequestsPerWindow:
-    """A fault for the fake server: at most ``per`` requests accepted in any ``seconds``, the
-    rest answered 429 without ``retry-after`` (a requests-per-minute limit, sped up)."""
+class WaitedTime:
+    """A clock that runs only while the judge waits: each of its retry policy's waits is slept
+    and then moves the clock to where that wait ends, counted from where the clock stood when
+    it began (waits that overlap count once). Time spent sending, answering and parsing does
+    not move it, so a fake server's limit measured by it frees as the client backs off, the
+    same however fast the machine sends requests."""
 
-    def __init__(self, per: int, seconds: float) -> None:
-        self.per, self.seconds = per, seconds
+    def __init__(self) -> None:
+        self.now = 0.0
+        self._lock = threading.Lock()
+
+    def __call__(self) -> float:
+        return self.now
+
+    def _until(self, end: float) -> None:
+        with self._lock:
+            self.now = max(self.now, end)
+
+    def sleep(self, seconds: float) -> None:
+        end = self.now + seconds
+        time.sleep(seconds)
+        self._until(end)
+
+    async def asleep(self, seconds: float) -> None:
+        end = self.now + seconds
+        await asyncio.sleep(seconds)
+        self._until(end)
+
+
+class RequestsPerWindow:
+    """A fault for the fake server: at most ``per`` requests accepted in any ``seconds`` of
+    ``clock``, the rest answered 429 without ``retry-after`` (a requests-per-minute limit)."""
+
+    def __init__(self, per: int, seconds: float, clock: Callable[[], float]) -> None:
+        self.per, self.seconds, self.clock = per, seconds, clock
         self.accepted: deque[float] = deque()
         self.refused = 0
 
     def __call__(self, request: FakeRequest) -> tuple[int, dict[str, Any]] | None:
-        now = time.monotonic()
+        now = self.clock()
         while self.accepted and self.accepted[0] <= now - self.seconds:
             self.accepted.popleft()
         if len(self.accepted) >= self.per:
@@ -537,10 +566,15 @@ def test_a_server_limiting_requests_per_minute_still_gets_the_limit_cut_down(
     tmp_path: Path,
 ) -> None:
     # Its refusals come whatever the concurrency: cutting to the calls in flight is not enough,
-    # each refusal costs a factor and, with nothing else in flight, a timed backoff.
-    window = RequestsPerWindow(8, 0.25)
+    # each refusal costs a factor and, with nothing else in flight, a timed backoff. The
+    # server's window is measured in the judge's waits, so how fast requests arrive does not
+    # change which are refused.
+    waited = WaitedTime()
+    window = RequestsPerWindow(8, 0.25, clock=waited)
     server = FakeServer(latency=0.02, fault=window).serve_in_thread()
-    policy = RetryPolicy(initial_wait=0.05, max_wait=0.5, jitter=0.05)
+    policy = RetryPolicy(
+        initial_wait=0.05, max_wait=0.5, jitter=0.05, sleep=waited.sleep, async_sleep=waited.asleep
+    )
     try:
         with Judge(
             "reference", "openai:fake", db=tmp_path / "db", base_url=server.base_url,
@@ -554,7 +588,9 @@ def test_a_server_limiting_requests_per_minute_still_gets_the_limit_cut_down(
     assert [r.status for r in results].count("ok") == 40
     assert stats.lowest is not None and stats.lowest <= 2  # from 8 (and asked 64)
     assert stats.overloads == window.refused > 0
-    assert window.refused <= 30  # ~50 for the semaphore alone at 64
+    # Measured, idle and beside two busy cores: 48-62 refusals; the semaphore alone at 64
+    # (RateLimits(adaptive=False)) gets 101-144.
+    assert window.refused <= 80
 
 
 def test_single_calls_from_threads_share_one_limiter(tmp_path: Path) -> None:
