@@ -225,29 +225,22 @@ def corrected_mean(  # noqa: PLR0913  public API: keyword-only options
     Warns:
         SmallSampleWarning: fewer than 30 labelled items (the interval may undercover).
     """
-    y, f, f_u, w, w_u = checked_inputs(
-        human, judge_on_labeled, judge_on_unlabeled, weights, unlabeled_weights, finite_population
+    fitted = _fitted(
+        "corrected mean",
+        human,
+        judge_on_labeled,
+        judge_on_unlabeled,
+        alpha=alpha,
+        tuning=tuning,
+        folds=folds,
+        seed=seed,
+        weights=weights,
+        unlabeled_weights=unlabeled_weights,
+        finite_population=finite_population,
+        bounds=bounds,
+        interval=interval,
     )
-    check_alpha(alpha)
-    check_design(finite_population, bounds, weights is not None, y)
-    choice = choose_interval(interval, y, bounds, finite_population)
-    tuning, choice = _tuning(tuning, interval, finite_population, f, choice)
-    warn_if_small(len(y), "corrected mean", stacklevel=2)
-    fit = fit_ppi(
-        y,
-        f,
-        f_u,
-        w,
-        w_u,
-        alpha,
-        tuning,
-        folds,
-        seed,
-        finite_population,
-        _shrinks(interval, finite_population),
-    )
-    choice = recheck_interval(interval, choice, fit)
-    return _interval(fit, choice, y, f, f_u, bounds, alpha, tuning, seed)
+    return fitted.interval(fitted.fit, fitted.tuning, bounds, alpha, seed)
 
 
 def _tuning(
@@ -272,23 +265,79 @@ def _shrinks(interval: Interval, finite_population: bool) -> bool:
     return interval == "auto" and finite_population
 
 
-def _interval(  # noqa: PLR0913, PLR0917  one fit, its chosen interval and the arrays it is rebuilt from
-    fit: Fit,
-    choice: IntervalChoice,
-    y: Floats,
-    f: Floats,
-    f_u: Floats,
-    bounds: tuple[float, float] | None,
+@dataclass(frozen=True)
+class _Fitted:
+    """One estimate's checked arrays, the interval chosen for it and its PPI fit."""
+
+    y: Floats
+    f: Floats
+    f_u: Floats
+    w: Floats
+    w_u: Floats
+    choice: IntervalChoice
+    tuning: Tuning
+    fit: Fit
+
+    def interval(
+        self,
+        fit: Fit,
+        tuning: Tuning,
+        bounds: tuple[float, float] | None,
+        alpha: float,
+        seed: int | None,
+    ) -> Estimate:
+        """``fit``'s estimate (this one, or the same arrays at λ = 0) with the chosen interval."""
+        if self.choice.kind == "normal":
+            return fit.papers
+        if self.choice.kind == "bounded" and bounds is not None:
+            return bounded_estimate(
+                fit.estimate, self.y, self.f, self.f_u, bounds, alpha, tuning, seed
+            )
+        return fit.estimate
+
+
+def _fitted(  # noqa: PLR0913  the public estimators' keyword options, passed through by name
+    what: str,
+    human: Sequence[Any] | NDArray[Any],
+    judge_on_labeled: Sequence[Any] | NDArray[Any],
+    judge_on_unlabeled: Sequence[Any] | NDArray[Any],
+    *,
     alpha: float,
     tuning: Tuning,
+    folds: int,
     seed: int | None,
-) -> Estimate:
-    """The fit's estimate with the interval chosen."""
-    if choice.kind == "normal":
-        return fit.papers
-    if choice.kind == "bounded" and bounds is not None:
-        return bounded_estimate(fit.estimate, y, f, f_u, bounds, alpha, tuning, seed)
-    return fit.estimate
+    weights: Sequence[float] | NDArray[Any] | None,
+    unlabeled_weights: Sequence[float] | NDArray[Any] | None,
+    finite_population: bool,
+    bounds: tuple[float, float] | None,
+    interval: Interval,
+) -> _Fitted:
+    """Check the inputs, choose the interval from the labels, fit, and check the choice on
+    what the fit averages (`calibration.stats._ppi_core.recheck_interval`): the one path of
+    `corrected_mean`, `corrected_rate` and `corrected_estimate`."""
+    y, f, f_u, w, w_u = checked_inputs(
+        human, judge_on_labeled, judge_on_unlabeled, weights, unlabeled_weights, finite_population
+    )
+    check_alpha(alpha)
+    check_design(finite_population, bounds, weights is not None, y)
+    choice = choose_interval(interval, y, bounds, finite_population)
+    tuning, choice = _tuning(tuning, interval, finite_population, f, choice)
+    warn_if_small(len(y), what, stacklevel=3)
+    fit = fit_ppi(
+        y,
+        f,
+        f_u,
+        w,
+        w_u,
+        alpha,
+        tuning,
+        folds,
+        seed,
+        finite_population,
+        _shrinks(interval, finite_population),
+    )
+    choice = recheck_interval(interval, choice, fit)
+    return _Fitted(y, f, f_u, w, w_u, choice, tuning, fit)
 
 
 def corrected_rate(  # noqa: PLR0913  public API: keyword-only options
@@ -346,26 +395,22 @@ def corrected_rate(  # noqa: PLR0913  public API: keyword-only options
             (judge_on_unlabeled, "judge_on_unlabeled"),
         )
     )
-    y, f, f_u, w, w_u = checked_inputs(y, f, f_u, weights, unlabeled_weights, finite_population)
-    check_alpha(alpha)
-    check_design(finite_population, bounds, weights is not None, y)
-    choice = choose_interval(interval, y, bounds, finite_population)
-    tuning, choice = _tuning(tuning, interval, finite_population, f, choice)
-    warn_if_small(len(y), "corrected rate", stacklevel=2)
-    fit = fit_ppi(
+    fitted = _fitted(
+        "corrected rate",
         y,
         f,
         f_u,
-        w,
-        w_u,
-        alpha,
-        tuning,
-        folds,
-        seed,
-        finite_population,
-        _shrinks(interval, finite_population),
+        alpha=alpha,
+        tuning=tuning,
+        folds=folds,
+        seed=seed,
+        weights=weights,
+        unlabeled_weights=unlabeled_weights,
+        finite_population=finite_population,
+        bounds=bounds,
+        interval=interval,
     )
-    return clip_share(_interval(fit, choice, y, f, f_u, bounds, alpha, tuning, seed))
+    return clip_share(fitted.interval(fitted.fit, fitted.tuning, bounds, alpha, seed))
 
 
 def corrected_estimate(  # noqa: PLR0913  public API: keyword-only options
@@ -426,35 +471,30 @@ def corrected_estimate(  # noqa: PLR0913  public API: keyword-only options
                 (judge_on_unlabeled, "judge_on_unlabeled"),
             )
         )
-    y, f, f_u, w, w_u = checked_inputs(
-        human, judge_on_labeled, judge_on_unlabeled, weights, unlabeled_weights, finite_population
+    fitted = _fitted(
+        "corrected estimate",
+        human,
+        judge_on_labeled,
+        judge_on_unlabeled,
+        alpha=alpha,
+        tuning=tuning,
+        folds=folds,
+        seed=seed,
+        weights=weights,
+        unlabeled_weights=unlabeled_weights,
+        finite_population=finite_population,
+        bounds=bounds,
+        interval=interval,
     )
-    check_alpha(alpha)
-    check_design(finite_population, bounds, weights is not None, y)
-    choice = choose_interval(interval, y, bounds, finite_population)
-    tuning, choice = _tuning(tuning, interval, finite_population, f, choice)
-    warn_if_small(len(y), "corrected estimate", stacklevel=2)
-    fit = fit_ppi(
-        y,
-        f,
-        f_u,
-        w,
-        w_u,
-        alpha,
-        tuning,
-        folds,
-        seed,
-        finite_population,
-        _shrinks(interval, finite_population),
-    )
-    choice = recheck_interval(interval, choice, fit)
+    y, f, f_u, w, w_u = fitted.y, fitted.f, fitted.f_u, fitted.w, fitted.w_u
+    fit, choice = fitted.fit, fitted.choice
     classical = fit_ppi(y, f, f_u, w, w_u, alpha, 0.0, 1, None, finite_population)
     judged = np.concatenate([w * f, w_u * f_u])
     judge_only = normal_estimate(
         float(judged.mean()), float(judged.std() / math.sqrt(judged.size)), alpha, judged.size
     )
-    corrected = _interval(fit, choice, y, f, f_u, bounds, alpha, tuning, seed)
-    human_only = _interval(classical, choice, y, f, f_u, bounds, alpha, 0.0, seed)
+    corrected = fitted.interval(fit, fitted.tuning, bounds, alpha, seed)
+    human_only = fitted.interval(classical, 0.0, bounds, alpha, seed)
     if category is not None:
         corrected, human_only, judge_only = (
             clip_share(e) for e in (corrected, human_only, judge_only)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from calibration import SmallSampleWarning
-from calibration.stats import corrected_estimate
+from calibration.stats import corrected_estimate, corrected_rate
 from calibration.stats._ppi_core import choose_interval
 from tests.builders import data_file, mt_bench, summeval
 
@@ -157,3 +157,8 @@ def test_a_judge_right_on_every_labelled_item_does_not_collapse_the_interval() -
     assert e.corrected.high - e.corrected.low >= 0.05
     assert e.human_only.high - e.human_only.low >= e.corrected.high - e.corrected.low
     assert e.corrected.low <= float(human.mean()) <= e.corrected.high
+    # corrected_rate takes the same path: the share of "mismatch" labels, not a collapse.
+    rate = corrected_rate(
+        human[:60], judge[:60], judge[60:], category=1.0, finite_population=True, bounds=(0, 1)
+    )
+    assert (rate.low, rate.high) == (e.corrected.low, e.corrected.high)
